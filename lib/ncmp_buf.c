@@ -1,0 +1,172 @@
+#include "ncmp_buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "ncmpd: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *ncmp_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom(n);
+    return p;
+}
+
+void *ncmp_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        oom(n * size);
+    return p;
+}
+
+void *ncmp_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q)
+        oom(n);
+    return q;
+}
+
+char *ncmp_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = ncmp_xmalloc(n);
+    memcpy(p, s, n);
+    return p;
+}
+
+void ncmp_buf_reserve(ncmp_buf *b, size_t extra)
+{
+    size_t need = b->len + extra + 1;
+    size_t cap;
+
+    if (need <= b->cap)
+        return;
+    cap = b->cap ? b->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    b->data = ncmp_xrealloc(b->data, cap);
+    b->cap = cap;
+}
+
+void ncmp_buf_append(ncmp_buf *b, const void *data, size_t len)
+{
+    ncmp_buf_reserve(b, len);
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
+    b->data[b->len] = '\0';
+}
+
+void ncmp_buf_append_str(ncmp_buf *b, const char *s)
+{
+    ncmp_buf_append(b, s, strlen(s));
+}
+
+void ncmp_buf_append_char(ncmp_buf *b, char c)
+{
+    ncmp_buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+
+void ncmp_buf_appendf(ncmp_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    ncmp_buf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void ncmp_buf_append_json_string(ncmp_buf *b, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    ncmp_buf_append_char(b, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"':
+            ncmp_buf_append(b, "\\\"", 2);
+            break;
+        case '\\':
+            ncmp_buf_append(b, "\\\\", 2);
+            break;
+        case '\n':
+            ncmp_buf_append(b, "\\n", 2);
+            break;
+        case '\r':
+            ncmp_buf_append(b, "\\r", 2);
+            break;
+        case '\t':
+            ncmp_buf_append(b, "\\t", 2);
+            break;
+        default:
+            if (*p < 0x20) {
+                char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 0xf]};
+                ncmp_buf_append(b, esc, sizeof(esc));
+            } else {
+                ncmp_buf_append_char(b, (char)*p);
+            }
+        }
+    }
+    ncmp_buf_append_char(b, '"');
+}
+
+void ncmp_buf_append_copy_field(ncmp_buf *b, const char *s, size_t len)
+{
+    if (!s) {
+        ncmp_buf_append(b, "\\N", 2);
+        return;
+    }
+    ncmp_buf_reserve(b, len);
+    b->data[b->len] = '\0';
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '\\':
+            ncmp_buf_append(b, "\\\\", 2);
+            break;
+        case '\t':
+            ncmp_buf_append(b, "\\t", 2);
+            break;
+        case '\n':
+            ncmp_buf_append(b, "\\n", 2);
+            break;
+        case '\r':
+            ncmp_buf_append(b, "\\r", 2);
+            break;
+        default:
+            ncmp_buf_append_char(b, s[i]);
+        }
+    }
+}
+
+void ncmp_buf_reset(ncmp_buf *b)
+{
+    b->len = 0;
+    if (b->data)
+        b->data[0] = '\0';
+}
+
+void ncmp_buf_free(ncmp_buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,543 @@
+#include "ncmp_config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "ncmp_buf.h"
+
+#define OFF(field) offsetof(ncmp_config, field)
+
+/* clang-format off */
+const ncmp_option ncmp_options[] = {
+    {"config", NCMP_OPT_STRING, "", NULL, 0, 0, 0, (size_t)-1,
+     "Configuration file of `key = value` lines (read before the environment and flags)."},
+
+    {"db.url", NCMP_OPT_STRING, "postgresql://ncmpd@127.0.0.1:5432/ncmpd", NULL, 0, 0, 0, OFF(db_url),
+     "PostgreSQL connection string (URI or key=value form). Put the password in db.password."},
+    {"db.password", NCMP_OPT_STRING, "", NULL, 0, 0, 1, OFF(db_password),
+     "PostgreSQL password; overrides one in db.url. Never logged or dumped."},
+    {"db.connect-timeout-s", NCMP_OPT_INT, "10", NULL, 1, 3600, 0, OFF(db_connect_timeout_s),
+     "Seconds to wait for one connection attempt."},
+    {"db.migrate-on-start", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(db_migrate_on_start),
+     "Apply pending migrations when the service starts (otherwise run `ncmpd migrate`)."},
+
+    {"kafka.bootstrap.servers", NCMP_OPT_STRING, "127.0.0.1:9092", NULL, 0, 0, 0, OFF(kafka_bootstrap_servers),
+     "Kafka brokers, host:port[,host:port...]."},
+    {"kafka.group.id", NCMP_OPT_STRING, "ncmp-group", NULL, 0, 0, 0, OFF(kafka_group_id),
+     "Consumer group prefix; each worker role consumes in group `<prefix>-<role>`."},
+    {"kafka.instance-id", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(kafka_instance_id),
+     "Stable name of this process for static group membership (e.g. its host name in a "
+     "StatefulSet): a restarted process gets its partitions back at once instead of after the "
+     "session timeout. Unique per running process; empty for dynamic membership."},
+    {"kafka.topic-partitions", NCMP_OPT_INT, "6", NULL, 1, 10000, 0, OFF(kafka_topic_partitions),
+     "Partitions of the topics that `ncmpd create-topics` creates."},
+    {"kafka.max-message-bytes", NCMP_OPT_INT, "16777216", NULL, 1024, 1000000000, 0, OFF(kafka_max_message_bytes),
+     "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
+
+    {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest."},
+    {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
+     "Seconds a graceful stop may take before the process exits anyway."},
+
+    {"log.level", NCMP_OPT_STRING, "info", "error|warn|info|debug|trace", 0, 0, 0, OFF(log_level),
+     "Log threshold."},
+    {"log.format", NCMP_OPT_STRING, "text", "text|json", 0, 0, 0, OFF(log_format),
+     "Log line format: human text or JSON lines."},
+
+    {"ingest.topic", NCMP_OPT_STRING, "ncmp-ingest", NULL, 0, 0, 0, OFF(ingest_topic),
+     "Topic of the ingest role: JSON events stored one row each in table ingest_event."},
+    {"ingest.workers", NCMP_OPT_INT, "2", NULL, 1, 256, 0, OFF(ingest_workers),
+     "Consumer threads of the ingest role (each with its own database connection)."},
+    {"ingest.batch-size", NCMP_OPT_INT, "1000", NULL, 1, 1000000, 0, OFF(ingest_batch_size),
+     "Most records one ingest transaction takes."},
+    {"ingest.batch-wait-ms", NCMP_OPT_INT, "50", NULL, 0, 60000, 0, OFF(ingest_batch_wait_ms),
+     "Longest wait to fill an ingest batch before processing what arrived."},
+
+    {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
+     "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},
+
+    {NULL, 0, NULL, NULL, 0, 0, 0, 0, NULL},
+};
+/* clang-format on */
+
+static const ncmp_option *option_find(const char *name)
+{
+    for (const ncmp_option *o = ncmp_options; o->name; o++)
+        if (strcmp(o->name, name) == 0)
+            return o;
+    return NULL;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = 1;
+            return 0;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = 0;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int choice_ok(const char *choices, const char *value)
+{
+    size_t vlen = strlen(value);
+    const char *p = choices;
+
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == vlen && strncmp(p, value, n) == 0)
+            return 1;
+        if (!bar)
+            break;
+        p = bar + 1;
+    }
+    return 0;
+}
+
+static void kafka_prop_set(ncmp_config *cfg, const char *key, const char *value)
+{
+    for (size_t i = 0; i < cfg->kafka_props_len; i++) {
+        if (strcmp(cfg->kafka_props[i].key, key) == 0) {
+            free(cfg->kafka_props[i].value);
+            cfg->kafka_props[i].value = ncmp_xstrdup(value);
+            return;
+        }
+    }
+    cfg->kafka_props =
+        ncmp_xrealloc(cfg->kafka_props, (cfg->kafka_props_len + 1) * sizeof(*cfg->kafka_props));
+    cfg->kafka_props[cfg->kafka_props_len].key = ncmp_xstrdup(key);
+    cfg->kafka_props[cfg->kafka_props_len].value = ncmp_xstrdup(value);
+    cfg->kafka_props_len++;
+}
+
+static int option_apply(ncmp_config *cfg, const ncmp_option *o, const char *value, ncmp_err *err)
+{
+    char *field = (char *)cfg + o->offset;
+
+    if (o->offset == (size_t)-1)
+        return 0; /* handled by the loader itself */
+
+    switch (o->type) {
+    case NCMP_OPT_STRING:
+        if (o->choices && !choice_ok(o->choices, value))
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "option %s: '%s' is not one of %s", o->name,
+                                value, o->choices);
+        free(*(char **)field);
+        *(char **)field = ncmp_xstrdup(value);
+        return 0;
+    case NCMP_OPT_INT: {
+        char *end = NULL;
+        long v;
+        errno = 0;
+        v = strtol(value, &end, 10);
+        if (errno || !*value || *end)
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "option %s: '%s' is not an integer", o->name,
+                                value);
+        if (v < o->min || v > o->max)
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "option %s: %ld is out of range [%ld, %ld]",
+                                o->name, v, o->min, o->max);
+        *(int *)field = (int)v;
+        return 0;
+    }
+    case NCMP_OPT_BOOL: {
+        int b;
+        if (parse_bool(value, &b) != 0)
+            return ncmp_err_set(err, NCMP_ERR_FATAL,
+                                "option %s: '%s' is not a boolean (true/false)", o->name, value);
+        *(int *)field = b;
+        return 0;
+    }
+    }
+    return ncmp_err_set(err, NCMP_ERR_FATAL, "option %s: bad type", o->name);
+}
+
+int ncmp_config_set(ncmp_config *cfg, const char *name, const char *value, ncmp_err *err)
+{
+    const ncmp_option *o = option_find(name);
+
+    if (o)
+        return option_apply(cfg, o, value, err);
+    if (strncmp(name, "kafka.", 6) == 0 && name[6]) {
+        kafka_prop_set(cfg, name + 6, value);
+        return 0;
+    }
+    return ncmp_err_set(err, NCMP_ERR_FATAL, "unknown option '%s' (see --help)", name);
+}
+
+ncmp_config *ncmp_config_new_defaults(void)
+{
+    ncmp_config *cfg = ncmp_xcalloc(1, sizeof(*cfg));
+    ncmp_err err;
+
+    for (const ncmp_option *o = ncmp_options; o->name; o++) {
+        if (option_apply(cfg, o, o->def, &err) != 0) {
+            /* A bad default is a programming error caught by the tests. */
+            fprintf(stderr, "ncmpd: bad default: %s\n", err.msg);
+            abort();
+        }
+    }
+    return cfg;
+}
+
+void ncmp_config_destroy(ncmp_config *cfg)
+{
+    if (!cfg)
+        return;
+    for (const ncmp_option *o = ncmp_options; o->name; o++)
+        if (o->type == NCMP_OPT_STRING && o->offset != (size_t)-1)
+            free(*(char **)((char *)cfg + o->offset));
+    for (size_t i = 0; i < cfg->kafka_props_len; i++) {
+        free(cfg->kafka_props[i].key);
+        free(cfg->kafka_props[i].value);
+    }
+    free(cfg->kafka_props);
+    free(cfg);
+}
+
+void ncmp_config_env_name(const char *name, char *out, size_t outlen)
+{
+    size_t n = 0;
+    const char *prefix = "NCMP_";
+
+    for (const char *p = prefix; *p && n + 1 < outlen; p++)
+        out[n++] = *p;
+    for (const char *p = name; *p && n + 1 < outlen; p++)
+        out[n++] = (*p == '.' || *p == '-') ? '_' : (char)toupper((unsigned char)*p);
+    out[n] = '\0';
+}
+
+static char *trim(char *s)
+{
+    char *e;
+
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+static int load_file(ncmp_config *cfg, const char *path, ncmp_err *err)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    int lineno = 0;
+    int rc = 0;
+
+    if (!f)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot read config file %s: %s", path,
+                            strerror(errno));
+    while (fgets(line, sizeof(line), f)) {
+        char *s, *eq, *key, *value;
+        lineno++;
+        s = trim(line);
+        if (!*s || *s == '#')
+            continue;
+        eq = strchr(s, '=');
+        if (!eq) {
+            rc = ncmp_err_set(err, NCMP_ERR_FATAL, "%s:%d: expected `key = value`", path, lineno);
+            break;
+        }
+        *eq = '\0';
+        key = trim(s);
+        value = trim(eq + 1);
+        if (ncmp_config_set(cfg, key, value, err) != 0) {
+            rc = ncmp_err_prefix(err, "%s:%d", path, lineno);
+            break;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+static const char *env_get(char **envp, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (char **e = envp; e && *e; e++)
+        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+            return *e + n + 1;
+    return NULL;
+}
+
+static int load_env(ncmp_config *cfg, char **envp, ncmp_err *err)
+{
+    char env[256];
+
+    for (const ncmp_option *o = ncmp_options; o->name; o++) {
+        const char *v;
+        ncmp_config_env_name(o->name, env, sizeof(env));
+        v = env_get(envp, env);
+        if (v && option_apply(cfg, o, v, err) != 0)
+            return ncmp_err_prefix(err, "environment %s", env);
+    }
+    /* NCMP_KAFKA_X_Y that is no option of ours: librdkafka's x.y */
+    for (char **e = envp; e && *e; e++) {
+        const char *eq = strchr(*e, '=');
+        char key[256];
+        size_t n;
+        int known = 0;
+
+        if (strncmp(*e, "NCMP_KAFKA_", 11) != 0 || !eq)
+            continue;
+        for (const ncmp_option *o = ncmp_options; o->name && !known; o++) {
+            ncmp_config_env_name(o->name, env, sizeof(env));
+            known = strncmp(*e, env, (size_t)(eq - *e)) == 0 && env[eq - *e] == '\0';
+        }
+        if (known)
+            continue;
+        n = 0;
+        for (const char *p = *e + 11; p < eq && n + 1 < sizeof(key); p++)
+            key[n++] = *p == '_' ? '.' : (char)tolower((unsigned char)*p);
+        key[n] = '\0';
+        if (n)
+            kafka_prop_set(cfg, key, eq + 1);
+    }
+    return 0;
+}
+
+/* First pass over argv: find --config before anything else is applied. */
+static const char *find_config_flag(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strncmp(argv[i], "--config=", 9) == 0)
+            return argv[i] + 9;
+        if ((strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0) && i + 1 < argc)
+            return argv[i + 1];
+    }
+    return NULL;
+}
+
+static int load_flags(ncmp_config *cfg, int argc, char **argv, ncmp_cli *cli, ncmp_err *err)
+{
+    int positional_only = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *eq;
+        const ncmp_option *o;
+        char name[256];
+        const char *value;
+
+        if (!positional_only && strcmp(a, "--") == 0) {
+            positional_only = 1;
+            continue;
+        }
+        if (positional_only || a[0] != '-') {
+            if (!cli)
+                return ncmp_err_set(err, NCMP_ERR_FATAL, "unexpected argument '%s'", a);
+            if (!cli->command) {
+                cli->command = a;
+                cli->args = argv + i + 1;
+                cli->nargs = 0;
+            } else {
+                if (cli->nargs == 0)
+                    cli->args = argv + i; /* options may stand between */
+                cli->nargs++;
+            }
+            continue;
+        }
+        if (cli && cli->command && cli->nargs > 0) {
+            /* options after command arguments are fine, but the argument
+             * list must stay contiguous */
+            return ncmp_err_set(err, NCMP_ERR_FATAL,
+                                "put options before the arguments of '%s' (at '%s')", cli->command,
+                                a);
+        }
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            if (cli)
+                cli->help = 1;
+            continue;
+        }
+        if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            if (cli)
+                cli->version = 1;
+            continue;
+        }
+        if (strcmp(a, "--dump-config") == 0) {
+            if (cli)
+                cli->dump_config = 1;
+            continue;
+        }
+        if (strcmp(a, "-c") == 0) {
+            if (i + 1 >= argc)
+                return ncmp_err_set(err, NCMP_ERR_FATAL, "flag -c needs a value");
+            i++; /* already read by find_config_flag */
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0)
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "unknown flag '%s' (see --help)", a);
+        a += 2;
+        eq = strchr(a, '=');
+        if (eq) {
+            snprintf(name, sizeof(name), "%.*s", (int)(eq - a), a);
+            value = eq + 1;
+        } else {
+            snprintf(name, sizeof(name), "%s", a);
+            o = option_find(name);
+            if (o && o->type == NCMP_OPT_BOOL) {
+                value = "true";
+            } else if (i + 1 < argc) {
+                value = argv[++i];
+            } else {
+                return ncmp_err_set(err, NCMP_ERR_FATAL, "flag --%s needs a value", name);
+            }
+        }
+        if (ncmp_config_set(cfg, name, value, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+int ncmp_config_load(ncmp_config **out, int argc, char **argv, char **envp, ncmp_cli *cli,
+                     ncmp_err *err)
+{
+    ncmp_config *cfg = ncmp_config_new_defaults();
+    const char *file;
+
+    if (cli)
+        memset(cli, 0, sizeof(*cli));
+    file = find_config_flag(argc, argv);
+    if (!file)
+        file = env_get(envp, "NCMP_CONFIG");
+    if (file && *file && load_file(cfg, file, err) != 0)
+        goto fail;
+    if (load_env(cfg, envp, err) != 0)
+        goto fail;
+    if (load_flags(cfg, argc, argv, cli, err) != 0)
+        goto fail;
+    *out = cfg;
+    return 0;
+fail:
+    ncmp_config_destroy(cfg);
+    return -1;
+}
+
+int ncmp_config_key_is_secret(const char *key)
+{
+    return strstr(key, "password") || strstr(key, "secret") || strstr(key, "sasl.oauthbearer") ||
+           strstr(key, "ssl.key.pem") || strstr(key, "ssl_key");
+}
+
+static void value_text(const ncmp_config *cfg, const ncmp_option *o, char *out, size_t outlen)
+{
+    const char *field = (const char *)cfg + o->offset;
+
+    switch (o->type) {
+    case NCMP_OPT_STRING:
+        snprintf(out, outlen, "%s", *(char *const *)field ? *(char *const *)field : "");
+        break;
+    case NCMP_OPT_INT:
+        snprintf(out, outlen, "%d", *(const int *)field);
+        break;
+    case NCMP_OPT_BOOL:
+        snprintf(out, outlen, "%s", *(const int *)field ? "true" : "false");
+        break;
+    }
+}
+
+void ncmp_config_dump(const ncmp_config *cfg, FILE *out)
+{
+    char v[4096];
+
+    for (const ncmp_option *o = ncmp_options; o->name; o++) {
+        if (o->offset == (size_t)-1)
+            continue;
+        value_text(cfg, o, v, sizeof(v));
+        fprintf(out, "%s = %s\n", o->name, o->secret && *v ? "********" : v);
+    }
+    for (size_t i = 0; i < cfg->kafka_props_len; i++)
+        fprintf(out, "kafka.%s = %s\n", cfg->kafka_props[i].key,
+                ncmp_config_key_is_secret(cfg->kafka_props[i].key) ? "********"
+                                                                   : cfg->kafka_props[i].value);
+}
+
+static const char *type_name(const ncmp_option *o)
+{
+    if (o->choices)
+        return o->choices;
+    switch (o->type) {
+    case NCMP_OPT_STRING:
+        return "string";
+    case NCMP_OPT_INT:
+        return "integer";
+    case NCMP_OPT_BOOL:
+        return "true|false";
+    }
+    return "?";
+}
+
+void ncmp_config_help(FILE *out)
+{
+    char env[256];
+
+    fprintf(out, "Options (defaults < --config file < NCMP_* environment < flags):\n");
+    for (const ncmp_option *o = ncmp_options; o->name; o++) {
+        ncmp_config_env_name(o->name, env, sizeof(env));
+        fprintf(out, "  --%s=<%s>\n      %s\n      default: %s; env %s\n", o->name,
+                type_name(o), o->help, *o->def ? o->def : "(empty)", env);
+        if (o->type == NCMP_OPT_INT)
+            fprintf(out, "      range: %ld..%ld\n", o->min, o->max);
+    }
+    fprintf(out, "  --kafka.<property>=<value>\n"
+                 "      Any librdkafka property, passed through (env NCMP_KAFKA_<PROPERTY>,\n"
+                 "      underscores standing for dots).\n");
+}
+
+void ncmp_config_doc_markdown(FILE *out)
+{
+    char env[256];
+
+    fprintf(out, "# Configuration\n\n"
+                 "<!-- Generated by `ncmpd config-doc` from the option table in "
+                 "lib/ncmp_config.c; a test fails when this file differs. -->\n\n"
+                 "Every setting can come from four places; a later one wins:\n\n"
+                 "1. the built-in default,\n"
+                 "2. the configuration file named by `--config FILE` (or `NCMP_CONFIG`), one\n"
+                 "   `key = value` per line, `#` starts a comment,\n"
+                 "3. the environment: `NCMP_` + the key in upper case with `.` and `-` as `_`,\n"
+                 "4. command-line flags: `--key=value` or `--key value`.\n\n"
+                 "`ncmpd --dump-config` prints the effective settings with secrets redacted.\n\n"
+                 "Keys under `kafka.` that are not listed below are passed to librdkafka as they\n"
+                 "are (see librdkafka's CONFIGURATION.md), e.g. `kafka.security.protocol = SSL`\n"
+                 "or `NCMP_KAFKA_SECURITY_PROTOCOL=SSL` (in the environment, underscores after\n"
+                 "`NCMP_KAFKA_` stand for dots). Keys naming a password or secret are redacted\n"
+                 "in dumps.\n\n"
+                 "| key | environment | type | default | description |\n"
+                 "|---|---|---|---|---|\n");
+    for (const ncmp_option *o = ncmp_options; o->name; o++) {
+        ncmp_config_env_name(o->name, env, sizeof(env));
+        fprintf(out, "| `%s` | `%s` | ", o->name, env);
+        if (o->type == NCMP_OPT_INT)
+            fprintf(out, "integer %ld..%ld", o->min, o->max);
+        else if (o->choices) {
+            for (const char *p = o->choices; *p; p++) {
+                if (*p == '|')
+                    fputs(", ", out);
+                else
+                    fputc(*p, out);
+            }
+        } else if (o->type == NCMP_OPT_BOOL)
+            fputs("true, false", out); /* a bare | would split the cell */
+        else
+            fputs(type_name(o), out);
+        fprintf(out, " | %s%s%s | %s%s |\n", *o->def ? "`" : "", *o->def ? o->def : "(empty)",
+                *o->def ? "`" : "", o->help, o->secret ? " Secret." : "");
+    }
+}

@@ -1,0 +1,122 @@
+/*
+ * ncmp_config: the one option table of ncmpd.
+ *
+ * The table drives parsing, validation, `--help`, `--dump-config` (secrets
+ * redacted) and docs/configuration.md (`ncmpd config-doc` prints it; a test
+ * compares). Sources, later ones winning:
+ *     defaults < config file < NCMP_* environment < command-line flags.
+ * An option `a.b-c` is `a.b-c = v` in the file, NCMP_A_B_C in the
+ * environment and `--a.b-c=v` on the command line.
+ *
+ * Keys under `kafka.` that are not options of ours go straight to
+ * librdkafka (like kcat's -X): `kafka.security.protocol=SSL` in the file,
+ * NCMP_KAFKA_SECURITY_PROTOCOL in the environment (underscores become
+ * dots), or `--kafka.security.protocol=SSL`.
+ *
+ * After loading, the config is read-only and may be shared by threads.
+ */
+#ifndef NCMP_CONFIG_H
+#define NCMP_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ncmp_err.h"
+
+typedef struct ncmp_kv {
+    char *key;
+    char *value;
+} ncmp_kv;
+
+typedef struct ncmp_config {
+    /* database */
+    char *db_url;
+    char *db_password;
+    int db_connect_timeout_s;
+    int db_migrate_on_start;
+    /* kafka */
+    char *kafka_bootstrap_servers;
+    char *kafka_group_id;
+    char *kafka_instance_id;
+    int kafka_topic_partitions;
+    int kafka_max_message_bytes;
+    /* the service */
+    char *roles;
+    int shutdown_timeout_s;
+    /* logging */
+    char *log_level;
+    char *log_format;
+    /* ingest role: the platform's first vertical slice */
+    char *ingest_topic;
+    int ingest_workers;
+    int ingest_batch_size;
+    int ingest_batch_wait_ms;
+    /* testing */
+    char *debug_fault;
+
+    /* kafka.* pass-through properties, in the order they were set */
+    ncmp_kv *kafka_props;
+    size_t kafka_props_len;
+} ncmp_config;
+
+typedef enum ncmp_opt_type {
+    NCMP_OPT_STRING,
+    NCMP_OPT_INT,
+    NCMP_OPT_BOOL,
+} ncmp_opt_type;
+
+typedef struct ncmp_option {
+    const char *name;
+    ncmp_opt_type type;
+    const char *def;     /* default, as text */
+    const char *choices; /* "a|b|c" for an enumeration, or NULL */
+    long min, max;       /* bounds of an INT */
+    int secret;          /* redacted in dumps, never logged */
+    size_t offset;       /* field in ncmp_config */
+    const char *help;
+} ncmp_option;
+
+/* The table, terminated by an entry with name NULL. */
+extern const ncmp_option ncmp_options[];
+
+/* What the command line asked for besides options. */
+typedef struct ncmp_cli {
+    const char *command; /* first positional argument, or NULL */
+    char **args;         /* further positional arguments (borrowed from argv) */
+    int nargs;
+    int help;
+    int version;
+    int dump_config;
+} ncmp_cli;
+
+/* Build a config from defaults, the file named by --config / NCMP_CONFIG,
+ * the environment `envp` (NULL-terminated "K=V" strings; pass `environ`)
+ * and argv. On success *cfg is owned by the caller (ncmp_config_destroy).
+ * `cli` may be NULL when no positional arguments are expected. */
+int ncmp_config_load(ncmp_config **cfg, int argc, char **argv, char **envp, ncmp_cli *cli,
+                     ncmp_err *err);
+
+/* Set one option by name from text (validated). */
+int ncmp_config_set(ncmp_config *cfg, const char *name, const char *value, ncmp_err *err);
+
+/* A config holding only the defaults. */
+ncmp_config *ncmp_config_new_defaults(void);
+
+void ncmp_config_destroy(ncmp_config *cfg);
+
+/* Environment variable name of an option, e.g. NCMP_DB_URL. */
+void ncmp_config_env_name(const char *name, char *out, size_t outlen);
+
+/* Effective configuration, one `name = value` per line, secrets redacted. */
+void ncmp_config_dump(const ncmp_config *cfg, FILE *out);
+
+/* `--help` text of the options. */
+void ncmp_config_help(FILE *out);
+
+/* docs/configuration.md. */
+void ncmp_config_doc_markdown(FILE *out);
+
+/* True for pass-through keys that carry secrets (passwords, keys). */
+int ncmp_config_key_is_secret(const char *key);
+
+#endif

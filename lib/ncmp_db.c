@@ -1,0 +1,296 @@
+#include "ncmp_db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_log.h"
+
+typedef struct db_stmt {
+    char *name;
+    char *sql;
+    unsigned prepared_gen; /* connection generation it was prepared on */
+} db_stmt;
+
+struct ncmp_db {
+    PGconn *conn;
+    unsigned gen; /* bumped on every (re)connect */
+    char *url;
+    char *password;
+    int connect_timeout_s;
+    db_stmt *stmts;
+    size_t nstmts;
+};
+
+static void strip_newline(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+}
+
+static int fail(ncmp_db *db, PGresult *res, const char *what, ncmp_err *err)
+{
+    char msg[NCMP_ERR_MSG_MAX];
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    ncmp_err_class cls = ncmp_db_classify(db->conn, res);
+
+    snprintf(msg, sizeof(msg), "%s", res ? PQresultErrorMessage(res) : PQerrorMessage(db->conn));
+    strip_newline(msg);
+    if (!*msg)
+        snprintf(msg, sizeof(msg), "%s", PQerrorMessage(db->conn));
+    strip_newline(msg);
+    ncmp_err_set(err, cls, "%s: %s%s%s%s", what, msg, state ? " (SQLSTATE " : "",
+                 state ? state : "", state ? ")" : "");
+    if (res)
+        PQclear(res);
+    return -1;
+}
+
+ncmp_err_class ncmp_db_classify(PGconn *conn, const PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+    if (!conn || PQstatus(conn) != CONNECTION_OK)
+        return NCMP_ERR_RETRY;
+    if (!state)
+        return NCMP_ERR_RETRY; /* no SQLSTATE: the server went away mid-call */
+    if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+        strncmp(state, "53", 2) == 0 || strcmp(state, "40001") == 0 ||
+        strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
+        return NCMP_ERR_RETRY;
+    if (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0)
+        return NCMP_ERR_REJECT;
+    return NCMP_ERR_FATAL;
+}
+
+/* Server notices ("relation exists, skipping") go to the log, not stderr. */
+static void notice_cb(void *arg, const char *message)
+{
+    char msg[1024];
+    snprintf(msg, sizeof(msg), "%s", message);
+    strip_newline(msg);
+    log_debug("db", "%s", msg);
+}
+
+static int db_connect(ncmp_db *db, ncmp_err *err)
+{
+    char timeout[16];
+    const char *keys[5];
+    const char *vals[5];
+    int n = 0;
+
+    snprintf(timeout, sizeof(timeout), "%d", db->connect_timeout_s);
+    keys[n] = "dbname";
+    vals[n++] = db->url;
+    keys[n] = "connect_timeout";
+    vals[n++] = timeout;
+    keys[n] = "fallback_application_name";
+    vals[n++] = "ncmpd";
+    if (db->password && *db->password) {
+        keys[n] = "password";
+        vals[n++] = db->password;
+    }
+    keys[n] = NULL;
+    vals[n] = NULL;
+
+    if (db->conn)
+        PQfinish(db->conn);
+    db->conn = PQconnectdbParams(keys, vals, 1);
+    db->gen++;
+    if (PQstatus(db->conn) != CONNECTION_OK) {
+        char msg[NCMP_ERR_MSG_MAX];
+        snprintf(msg, sizeof(msg), "%s", PQerrorMessage(db->conn));
+        strip_newline(msg);
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "cannot connect to PostgreSQL: %s", msg);
+    }
+    PQsetNoticeProcessor(db->conn, notice_cb, NULL);
+    return 0;
+}
+
+int ncmp_db_open(ncmp_db **out, const char *url, const char *password, int connect_timeout_s,
+                 ncmp_err *err)
+{
+    ncmp_db *db = ncmp_xcalloc(1, sizeof(*db));
+
+    db->url = ncmp_xstrdup(url);
+    db->password = ncmp_xstrdup(password ? password : "");
+    db->connect_timeout_s = connect_timeout_s > 0 ? connect_timeout_s : 10;
+    if (db_connect(db, err) != 0) {
+        ncmp_db_close(db);
+        return -1;
+    }
+    *out = db;
+    return 0;
+}
+
+void ncmp_db_close(ncmp_db *db)
+{
+    if (!db)
+        return;
+    if (db->conn)
+        PQfinish(db->conn);
+    for (size_t i = 0; i < db->nstmts; i++) {
+        free(db->stmts[i].name);
+        free(db->stmts[i].sql);
+    }
+    free(db->stmts);
+    free(db->url);
+    free(db->password);
+    free(db);
+}
+
+PGconn *ncmp_db_conn(ncmp_db *db)
+{
+    return db->conn;
+}
+
+int ncmp_db_ensure(ncmp_db *db, ncmp_err *err)
+{
+    if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
+        return 0;
+    log_warn("db", "connection lost; reconnecting");
+    return db_connect(db, err);
+}
+
+int ncmp_db_exec(ncmp_db *db, const char *sql, ncmp_err *err)
+{
+    PGresult *res;
+
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    res = PQexec(db->conn, sql);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+        return fail(db, res, "SQL failed", err);
+    PQclear(res);
+    return 0;
+}
+
+static int result_ok(PGresult *res)
+{
+    ExecStatusType st = PQresultStatus(res);
+    return st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+}
+
+int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                  PGresult **out, ncmp_err *err)
+{
+    PGresult *res;
+
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    res = PQexecParams(db->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    if (!result_ok(res))
+        return fail(db, res, "query failed", err);
+    if (out)
+        *out = res;
+    else
+        PQclear(res);
+    return 0;
+}
+
+void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
+{
+    for (size_t i = 0; i < db->nstmts; i++) {
+        if (strcmp(db->stmts[i].name, name) == 0) {
+            free(db->stmts[i].sql);
+            db->stmts[i].sql = ncmp_xstrdup(sql);
+            db->stmts[i].prepared_gen = 0;
+            return;
+        }
+    }
+    db->stmts = ncmp_xrealloc(db->stmts, (db->nstmts + 1) * sizeof(*db->stmts));
+    db->stmts[db->nstmts].name = ncmp_xstrdup(name);
+    db->stmts[db->nstmts].sql = ncmp_xstrdup(sql);
+    db->stmts[db->nstmts].prepared_gen = 0;
+    db->nstmts++;
+}
+
+int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *params,
+                PGresult **out, ncmp_err *err)
+{
+    db_stmt *st = NULL;
+    PGresult *res;
+
+    for (size_t i = 0; i < db->nstmts; i++)
+        if (strcmp(db->stmts[i].name, name) == 0)
+            st = &db->stmts[i];
+    if (!st)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "statement '%s' was never registered", name);
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    if (st->prepared_gen != db->gen) {
+        res = PQprepare(db->conn, st->name, st->sql, 0, NULL);
+        if (!result_ok(res))
+            return fail(db, res, st->name, err);
+        PQclear(res);
+        st->prepared_gen = db->gen;
+    }
+    res = PQexecPrepared(db->conn, st->name, nparams, params, NULL, NULL, 0);
+    if (!result_ok(res))
+        return fail(db, res, st->name, err);
+    if (out)
+        *out = res;
+    else
+        PQclear(res);
+    return 0;
+}
+
+int ncmp_db_begin(ncmp_db *db, ncmp_err *err)
+{
+    return ncmp_db_exec(db, "BEGIN", err);
+}
+
+int ncmp_db_commit(ncmp_db *db, ncmp_err *err)
+{
+    PGresult *res;
+
+    if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "commit: connection lost");
+    res = PQexec(db->conn, "COMMIT");
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        return fail(db, res, "commit failed", err);
+    PQclear(res);
+    return 0;
+}
+
+void ncmp_db_rollback(ncmp_db *db)
+{
+    if (db->conn && PQstatus(db->conn) == CONNECTION_OK &&
+        PQtransactionStatus(db->conn) != PQTRANS_IDLE)
+        PQclear(PQexec(db->conn, "ROLLBACK"));
+}
+
+int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err)
+{
+    PGresult *res;
+    const size_t chunk = 1 << 20;
+
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    res = PQexec(db->conn, copy_sql);
+    if (PQresultStatus(res) != PGRES_COPY_IN)
+        return fail(db, res, "COPY failed to start", err);
+    PQclear(res);
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t n = len - off < chunk ? len - off : chunk;
+        if (PQputCopyData(db->conn, data + off, (int)n) != 1) {
+            PQputCopyEnd(db->conn, "client error");
+            return fail(db, PQgetResult(db->conn), "COPY data", err);
+        }
+    }
+    if (PQputCopyEnd(db->conn, NULL) != 1)
+        return fail(db, NULL, "COPY end", err);
+    res = PQgetResult(db->conn);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+        int rc = fail(db, res, "COPY failed", err);
+        while ((res = PQgetResult(db->conn)))
+            PQclear(res);
+        return rc;
+    }
+    PQclear(res);
+    while ((res = PQgetResult(db->conn)))
+        PQclear(res);
+    return 0;
+}

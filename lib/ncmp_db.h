@@ -1,0 +1,61 @@
+/*
+ * ncmp_db: one PostgreSQL connection (libpq) with reconnect, prepared
+ * statements that survive a reconnect, transactions and COPY.
+ *
+ * A connection belongs to one thread at a time (a worker owns its own).
+ * Errors are classified from SQLSTATE: a lost connection, a serialization
+ * failure or a deadlock is RETRY; a data or integrity error is REJECT;
+ * anything else (a missing table, bad SQL) is FATAL.
+ */
+#ifndef NCMP_DB_H
+#define NCMP_DB_H
+
+#include <libpq-fe.h>
+#include <stddef.h>
+
+#include "ncmp_err.h"
+
+typedef struct ncmp_db ncmp_db;
+
+/* Connect. `password` may be NULL or "". On success *db is owned by the
+ * caller (ncmp_db_close). A failed first connection is RETRY. */
+int ncmp_db_open(ncmp_db **db, const char *url, const char *password, int connect_timeout_s,
+                 ncmp_err *err);
+void ncmp_db_close(ncmp_db *db);
+
+/* The libpq connection (borrowed); valid until the next reconnect. */
+PGconn *ncmp_db_conn(ncmp_db *db);
+
+/* Reconnect if the connection was lost. */
+int ncmp_db_ensure(ncmp_db *db, ncmp_err *err);
+
+/* Run SQL with no parameters and no rows wanted (may hold several
+ * statements). */
+int ncmp_db_exec(ncmp_db *db, const char *sql, ncmp_err *err);
+
+/* Run SQL with text parameters. On success *res (if res is not NULL) is
+ * owned by the caller (PQclear). */
+int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                  PGresult **res, ncmp_err *err);
+
+/* Register a named statement. It is prepared on the connection when first
+ * used, and again after a reconnect. `sql` is copied. */
+void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql);
+
+/* Run a registered statement with text parameters; *res as ncmp_db_query. */
+int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *params,
+                PGresult **res, ncmp_err *err);
+
+int ncmp_db_begin(ncmp_db *db, ncmp_err *err);
+int ncmp_db_commit(ncmp_db *db, ncmp_err *err);
+/* Roll back if a transaction is open; never fails (a lost connection has
+ * no transaction left to roll back). */
+void ncmp_db_rollback(ncmp_db *db);
+
+/* `copy_sql` is "COPY t (cols) FROM STDIN"; `data` is COPY text format. */
+int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err);
+
+/* Classify a failed result (or a connection without a result). */
+ncmp_err_class ncmp_db_classify(PGconn *conn, const PGresult *res);
+
+#endif

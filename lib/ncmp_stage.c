@@ -1,0 +1,437 @@
+#include "ncmp_stage.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_fault.h"
+#include "ncmp_log.h"
+#include "ncmp_signal.h"
+
+#define DELIVERY_TIMEOUT_MS 60000
+
+typedef struct stage_worker {
+    ncmp_stage *st;
+    int index;
+    pthread_t thread;
+    int started;
+    int ready; /* connected and consuming, or given up: under st->lock */
+    ncmp_err err; /* fatal error that ended it */
+    int failed;
+} stage_worker;
+
+struct ncmp_stage {
+    const ncmp_config *cfg;
+    const ncmp_stage_role *role;
+    ncmp_producer *producer;
+    char group[256];
+    char point_before[160];
+    char point_after[160];
+    stage_worker *workers;
+    int nworkers;
+    pthread_mutex_t lock;
+    pthread_cond_t ready_cond;
+};
+
+static void worker_set_ready(stage_worker *w)
+{
+    pthread_mutex_lock(&w->st->lock);
+    w->ready = 1;
+    pthread_cond_broadcast(&w->st->ready_cond);
+    pthread_mutex_unlock(&w->st->lock);
+}
+
+/* Partition bookkeeping of one batch. */
+typedef struct part_state {
+    const char *topic;
+    int32_t partition;
+    int64_t next;    /* from the database */
+    int64_t last;    /* highest offset in the batch */
+} part_state;
+
+static const char SQL_LOCK_OFFSETS[] =
+    "INSERT INTO consumer_offsets (group_id, topic, partition, next_offset) "
+    "SELECT $1, t, p, 0 FROM unnest($2::text[], $3::int[]) AS v(t, p) ORDER BY t, p "
+    "ON CONFLICT (group_id, topic, partition) "
+    "DO UPDATE SET next_offset = consumer_offsets.next_offset "
+    "RETURNING topic, partition, next_offset";
+
+static const char SQL_SAVE_OFFSETS[] =
+    "UPDATE consumer_offsets c SET next_offset = v.o, updated_at = now() "
+    "FROM unnest($2::text[], $3::int[], $4::bigint[]) AS v(t, p, o) "
+    "WHERE c.group_id = $1 AND c.topic = v.t AND c.partition = v.p";
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Postgres array literal of the parts' topics, partitions or offsets. */
+static void array_literal(ncmp_buf *b, const part_state *ps, size_t n, int what)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_append_char(b, '{');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ncmp_buf_append_char(b, ',');
+        if (what == 0)
+            ncmp_buf_append_json_string(b, ps[i].topic); /* "..." is valid in arrays */
+        else if (what == 1)
+            ncmp_buf_appendf(b, "%d", (int)ps[i].partition);
+        else
+            ncmp_buf_appendf(b, "%lld", (long long)(ps[i].last + 1));
+    }
+    ncmp_buf_append_char(b, '}');
+}
+
+static size_t collect_parts(rd_kafka_message_t **msgs, size_t n, part_state *ps)
+{
+    size_t np = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = rd_kafka_topic_name(msgs[i]->rkt);
+        size_t j;
+        for (j = 0; j < np; j++)
+            if (ps[j].partition == msgs[i]->partition && strcmp(ps[j].topic, topic) == 0)
+                break;
+        if (j == np) {
+            ps[np].topic = topic;
+            ps[np].partition = msgs[i]->partition;
+            ps[np].next = 0;
+            ps[np].last = msgs[i]->offset;
+            np++;
+        } else if (msgs[i]->offset > ps[j].last) {
+            ps[j].last = msgs[i]->offset;
+        }
+    }
+    return np;
+}
+
+int ncmp_stage_reject(ncmp_stage_ctx *ctx, const rd_kafka_message_t *m, const char *reason,
+                      ncmp_err *err)
+{
+    char dlq[512];
+    char num[32];
+    rd_kafka_headers_t *orig = NULL;
+    rd_kafka_headers_t *hdrs;
+    const char *topic = rd_kafka_topic_name(m->rkt);
+
+    log_warn(ctx->role, "rejected record topic=%s partition=%d offset=%lld: %s", topic,
+             m->partition, (long long)m->offset, reason);
+    snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
+    if (rd_kafka_message_headers(m, &orig) == RD_KAFKA_RESP_ERR_NO_ERROR && orig)
+        hdrs = rd_kafka_headers_copy(orig);
+    else
+        hdrs = rd_kafka_headers_new(6);
+    rd_kafka_header_add(hdrs, "dlq_reason", -1, reason, -1);
+    rd_kafka_header_add(hdrs, "dlq_topic", -1, topic, -1);
+    snprintf(num, sizeof(num), "%d", m->partition);
+    rd_kafka_header_add(hdrs, "dlq_partition", -1, num, -1);
+    snprintf(num, sizeof(num), "%lld", (long long)m->offset);
+    rd_kafka_header_add(hdrs, "dlq_offset", -1, num, -1);
+    rd_kafka_header_add(hdrs, "dlq_role", -1, ctx->role, -1);
+    return ncmp_producer_send(ctx->producer, &ctx->delivery, dlq, RD_KAFKA_PARTITION_UA, m->key,
+                              m->key_len, m->payload, m->len, hdrs, err);
+}
+
+/* One transaction over msgs. With `reject_reason`, the records are
+ * dead-lettered instead of applied. */
+static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_message_t **msgs,
+                  size_t n, const char *reject_reason, ncmp_err *err)
+{
+    part_state *ps = ncmp_xcalloc(n, sizeof(*ps));
+    rd_kafka_message_t **todo = ncmp_xcalloc(n, sizeof(*todo));
+    ncmp_buf topics = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
+    PGresult *res = NULL;
+    size_t np, ntodo = 0;
+    int rc = -1;
+
+    ncmp_delivery_init(&ctx->delivery);
+    np = collect_parts(msgs, n, ps);
+    array_literal(&topics, ps, np, 0);
+    array_literal(&parts, ps, np, 1);
+    array_literal(&offs, ps, np, 2);
+
+    if (ncmp_db_begin(ctx->db, err) != 0)
+        goto done;
+    {
+        const char *params[3] = {st->group, topics.data, parts.data};
+        if (ncmp_db_run(ctx->db, "stage_lock_offsets", 3, params, &res, err) != 0)
+            goto done;
+    }
+    for (int r = 0; r < PQntuples(res); r++) {
+        const char *t = PQgetvalue(res, r, 0);
+        int32_t p = (int32_t)atoi(PQgetvalue(res, r, 1));
+        int64_t next = atoll(PQgetvalue(res, r, 2));
+        for (size_t j = 0; j < np; j++)
+            if (ps[j].partition == p && strcmp(ps[j].topic, t) == 0)
+                ps[j].next = next;
+    }
+    PQclear(res);
+    res = NULL;
+
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = rd_kafka_topic_name(msgs[i]->rkt);
+        for (size_t j = 0; j < np; j++) {
+            if (ps[j].partition == msgs[i]->partition && strcmp(ps[j].topic, topic) == 0) {
+                if (msgs[i]->offset >= ps[j].next)
+                    todo[ntodo++] = msgs[i];
+                else
+                    log_debug(st->role->name,
+                              "skipping record topic=%s partition=%d offset=%lld: already applied",
+                              topic, msgs[i]->partition, (long long)msgs[i]->offset);
+                break;
+            }
+        }
+    }
+
+    if (ntodo) {
+        if (reject_reason) {
+            for (size_t i = 0; i < ntodo; i++)
+                if (ncmp_stage_reject(ctx, todo[i], reject_reason, err) != 0)
+                    goto done;
+        } else if (st->role->apply(state, ctx, todo, ntodo, err) != 0) {
+            goto done;
+        }
+    }
+    ncmp_fault_point(st->point_before);
+    {
+        const char *params[4] = {st->group, topics.data, parts.data, offs.data};
+        if (ncmp_db_run(ctx->db, "stage_save_offsets", 4, params, NULL, err) != 0)
+            goto done;
+    }
+    if (ncmp_producer_wait(ctx->producer, &ctx->delivery, DELIVERY_TIMEOUT_MS, err) != 0)
+        goto done;
+    if (ncmp_db_commit(ctx->db, err) != 0)
+        goto done;
+    ncmp_fault_point(st->point_after);
+    rc = 0;
+done:
+    if (rc != 0) {
+        ncmp_db_rollback(ctx->db);
+        /* Records queued for a rolled-back batch may still be delivered;
+         * wait so that their reports do not count against the next one. */
+        ncmp_err ignore;
+        ncmp_producer_wait(ctx->producer, &ctx->delivery, DELIVERY_TIMEOUT_MS, &ignore);
+    }
+    PQclear(res);
+    ncmp_buf_free(&topics);
+    ncmp_buf_free(&parts);
+    ncmp_buf_free(&offs);
+    free(ps);
+    free(todo);
+    return rc;
+}
+
+/* Apply msgs until done, retrying and isolating bad records. Returns -1
+ * only for a fatal error or a stop request in the middle of retries (the
+ * batch is then redelivered to whoever owns the partitions next). */
+static int process_batch(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state,
+                         rd_kafka_message_t **msgs, size_t n, ncmp_err *err)
+{
+    long backoff = 100;
+
+    for (;;) {
+        if (run_tx(st, ctx, state, msgs, n, NULL, err) == 0)
+            return 0;
+        if (err->cls == NCMP_ERR_REJECT) {
+            if (n == 1) {
+                char reason[NCMP_ERR_MSG_MAX];
+                snprintf(reason, sizeof(reason), "%s", err->msg);
+                if (run_tx(st, ctx, state, msgs, 1, reason, err) == 0)
+                    return 0;
+                if (err->cls == NCMP_ERR_REJECT)
+                    err->cls = NCMP_ERR_RETRY; /* could not even dead-letter it */
+            } else {
+                log_info(st->role->name,
+                         "batch of %zu failed (%s); applying its records one by one", n,
+                         err->msg);
+                for (size_t i = 0; i < n; i++)
+                    if (process_batch(st, ctx, state, &msgs[i], 1, err) != 0)
+                        return -1;
+                return 0;
+            }
+        }
+        if (err->cls == NCMP_ERR_FATAL)
+            return -1;
+        if (ncmp_stopping)
+            return -1;
+        log_warn(st->role->name, "batch of %zu failed, retrying in %ld ms: %s", n, backoff,
+                 err->msg);
+        sleep_ms(backoff);
+        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+    }
+}
+
+static int worker_connect(ncmp_stage *st, ncmp_stage_ctx *ctx, ncmp_err *err)
+{
+    long backoff = 200;
+
+    while (!ncmp_stopping) {
+        if (ncmp_db_open(&ctx->db, st->cfg->db_url, st->cfg->db_password,
+                         st->cfg->db_connect_timeout_s, err) == 0) {
+            ncmp_db_statement(ctx->db, "stage_lock_offsets", SQL_LOCK_OFFSETS);
+            ncmp_db_statement(ctx->db, "stage_save_offsets", SQL_SAVE_OFFSETS);
+            return 0;
+        }
+        log_warn(st->role->name, "worker %d: %s; retrying", ctx->worker, err->msg);
+        sleep_ms(backoff);
+        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+    }
+    return ncmp_err_set(err, NCMP_ERR_RETRY, "stopped before the database was reached");
+}
+
+static void *worker_main(void *arg)
+{
+    stage_worker *w = arg;
+    ncmp_stage *st = w->st;
+    const ncmp_stage_role *role = st->role;
+    ncmp_stage_ctx ctx;
+    ncmp_consumer *consumer = NULL;
+    void *state = NULL;
+    int have_state = 0;
+    size_t max = (size_t)role->batch_size;
+    char instance[256] = "";
+    rd_kafka_message_t **msgs = ncmp_xcalloc(max, sizeof(*msgs));
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.cfg = st->cfg;
+    ctx.producer = st->producer;
+    ctx.role = role->name;
+    ctx.worker = w->index;
+    ncmp_delivery_init(&ctx.delivery);
+
+    if (worker_connect(st, &ctx, &w->err) != 0) {
+        if (!ncmp_stopping)
+            w->failed = 1;
+        goto done;
+    }
+    if (role->worker_init && role->worker_init(role->arg, &ctx, &state, &w->err) != 0) {
+        w->failed = 1;
+        goto done;
+    }
+    have_state = 1;
+    if (*st->cfg->kafka_instance_id)
+        snprintf(instance, sizeof(instance), "%s-%s-%d", st->cfg->kafka_instance_id, role->name,
+                 w->index);
+    if (ncmp_consumer_new(&consumer, st->cfg, st->group, instance, role->topics, role->ntopics,
+                          &w->err) != 0) {
+        w->failed = 1;
+        goto done;
+    }
+    log_debug(role->name, "worker %d consuming in group %s", w->index, st->group);
+    worker_set_ready(w);
+
+    while (!ncmp_stopping) {
+        size_t n = 0;
+        if (ncmp_consumer_poll(consumer, msgs, max, role->batch_wait_ms, &n, &w->err) != 0) {
+            log_warn(role->name, "%s", w->err.msg);
+            continue;
+        }
+        if (!n)
+            continue;
+        if (process_batch(st, &ctx, state, msgs, n, &w->err) != 0) {
+            for (size_t i = 0; i < n; i++)
+                rd_kafka_message_destroy(msgs[i]);
+            if (w->err.cls == NCMP_ERR_FATAL) {
+                w->failed = 1;
+                log_error(role->name, "worker %d stops: %s", w->index, w->err.msg);
+                ncmp_signal_request_stop();
+            }
+            break;
+        }
+        ncmp_consumer_commit(consumer, msgs, n);
+        for (size_t i = 0; i < n; i++)
+            rd_kafka_message_destroy(msgs[i]);
+    }
+done:
+    worker_set_ready(w);
+    ncmp_consumer_close(consumer);
+    if (have_state && role->worker_fini)
+        role->worker_fini(state);
+    ncmp_db_close(ctx.db);
+    free(msgs);
+    if (w->failed)
+        ncmp_signal_request_stop();
+    return NULL;
+}
+
+int ncmp_stage_start(ncmp_stage **out, const ncmp_config *cfg, const ncmp_stage_role *role,
+                     ncmp_producer *producer, ncmp_err *err)
+{
+    ncmp_stage *st = ncmp_xcalloc(1, sizeof(*st));
+
+    st->cfg = cfg;
+    st->role = role;
+    st->producer = producer;
+    snprintf(st->group, sizeof(st->group), "%s-%s", cfg->kafka_group_id, role->name);
+    snprintf(st->point_before, sizeof(st->point_before), "%s.before-commit", role->name);
+    snprintf(st->point_after, sizeof(st->point_after), "%s.after-commit", role->name);
+    st->nworkers = role->workers > 0 ? role->workers : 1;
+    st->workers = ncmp_xcalloc((size_t)st->nworkers, sizeof(*st->workers));
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->ready_cond, NULL);
+    for (int i = 0; i < st->nworkers; i++) {
+        st->workers[i].st = st;
+        st->workers[i].index = i;
+        if (pthread_create(&st->workers[i].thread, NULL, worker_main, &st->workers[i]) != 0) {
+            ncmp_signal_request_stop();
+            ncmp_stage_join(st, NULL);
+            ncmp_stage_destroy(st);
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start worker thread");
+        }
+        st->workers[i].started = 1;
+    }
+    /* Report "started" only once every worker reached its database and
+     * joined the group, or gave up: a start-up error is then the caller's. */
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->nworkers; i++)
+        while (!st->workers[i].ready)
+            pthread_cond_wait(&st->ready_cond, &st->lock);
+    pthread_mutex_unlock(&st->lock);
+    for (int i = 0; i < st->nworkers; i++) {
+        if (st->workers[i].failed) {
+            *err = st->workers[i].err;
+            ncmp_signal_request_stop();
+            ncmp_stage_join(st, NULL);
+            ncmp_stage_destroy(st);
+            return -1;
+        }
+    }
+    log_info(role->name, "%d workers started, group %s, batch %d", st->nworkers, st->group,
+             role->batch_size);
+    *out = st;
+    return 0;
+}
+
+int ncmp_stage_join(ncmp_stage *st, ncmp_err *err)
+{
+    int rc = 0;
+
+    for (int i = 0; i < st->nworkers; i++) {
+        if (!st->workers[i].started)
+            continue;
+        pthread_join(st->workers[i].thread, NULL);
+        st->workers[i].started = 0;
+        if (st->workers[i].failed && rc == 0) {
+            rc = -1;
+            if (err)
+                *err = st->workers[i].err;
+        }
+    }
+    return rc;
+}
+
+void ncmp_stage_destroy(ncmp_stage *st)
+{
+    if (!st)
+        return;
+    pthread_mutex_destroy(&st->lock);
+    pthread_cond_destroy(&st->ready_cond);
+    free(st->workers);
+    free(st);
+}
