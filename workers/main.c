@@ -1,0 +1,308 @@
+/*
+ * ncmpd: the service. Parses the configuration, then runs a command:
+ *
+ *   run            (default) the worker roles named by `roles`
+ *   migrate        apply pending database migrations and exit
+ *   create-topics  create the Kafka topics the roles use and exit
+ *   config-doc     print docs/configuration.md from the option table
+ *
+ * Exit status: 0 stopped cleanly; 1 a fatal error at run time (database
+ * schema wrong, a migration failed, Kafka refused the configuration);
+ * 2 bad usage or configuration; 130 a second stop signal.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ingest.h"
+#include "ncmp_config.h"
+#include "ncmp_db.h"
+#include "ncmp_fault.h"
+#include "ncmp_kafka.h"
+#include "ncmp_log.h"
+#include "ncmp_migrate.h"
+#include "ncmp_signal.h"
+#include "ncmp_stage.h"
+#include "ncmp_yang.h"
+
+extern char **environ;
+
+#define EXIT_FATAL 1
+#define EXIT_USAGE 2
+
+static const char usage[] =
+    "Usage: ncmpd [options] [command]\n"
+    "\n"
+    "A network CM proxy: keeps the inventory of CM handles registered by DMI\n"
+    "plugins, announces their lifecycle on Kafka, and proxies data operations.\n"
+    "\n"
+    "Commands:\n"
+    "  run            run the worker roles named by --roles (the default)\n"
+    "  migrate        apply pending database migrations, then exit\n"
+    "  create-topics  create the Kafka topics the roles use, then exit\n"
+    "  config-doc     print the configuration reference (Markdown)\n"
+    "\n"
+    "General flags:\n"
+    "  -h, --help        this text\n"
+    "  -V, --version     print the version\n"
+    "  -c, --config FILE read options from FILE\n"
+    "  --dump-config     print the effective configuration (secrets redacted) and exit\n"
+    "\n"
+    "Exit status: 0 clean stop, 1 fatal error, 2 bad usage or configuration,\n"
+    "130 stopped by a second signal.\n"
+    "\n";
+
+typedef struct role_entry {
+    const char *name;
+    void (*init)(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+} role_entry;
+
+static const role_entry all_roles[] = {
+    {"ingest", ingest_role_init},
+};
+#define NROLES (sizeof(all_roles) / sizeof(all_roles[0]))
+
+/* Is `name` in the comma-separated `roles` (or is it "all")? */
+static int role_wanted(const char *roles, const char *name)
+{
+    size_t n = strlen(name);
+    const char *p = roles;
+
+    if (strcmp(roles, "all") == 0)
+        return 1;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        while (len && *p == ' ')
+            p++, len--;
+        while (len && p[len - 1] == ' ')
+            len--;
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static int roles_check(const char *roles, ncmp_err *err)
+{
+    const char *p = roles;
+
+    if (strcmp(roles, "all") == 0)
+        return 0;
+    while (*p) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[64];
+        int known = 0;
+        snprintf(name, sizeof(name), "%.*s", (int)len, p);
+        for (size_t i = 0; i < NROLES; i++)
+            known |= role_wanted(name, all_roles[i].name);
+        if (!known)
+            return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    return 0;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Connect, waiting for the database to come up (as in a fresh deployment
+ * where ncmpd starts first), until a stop is requested. */
+static int db_connect_wait(const ncmp_config *cfg, ncmp_db **db, ncmp_err *err)
+{
+    long backoff = 200;
+
+    for (;;) {
+        if (ncmp_db_open(db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) == 0)
+            return 0;
+        if (err->cls != NCMP_ERR_RETRY || ncmp_stopping)
+            return -1;
+        log_warn("db", "%s; retrying in %ld ms", err->msg, backoff);
+        sleep_ms(backoff);
+        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+    }
+}
+
+static int cmd_migrate(const ncmp_config *cfg)
+{
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    int applied = 0;
+
+    if (db_connect_wait(cfg, &db, &err) != 0) {
+        log_error("migrate", "%s", err.msg);
+        return EXIT_FATAL;
+    }
+    if (ncmp_migrate_run(db, ncmp_migrations, &applied, &err) != 0) {
+        log_error("migrate", "%s", err.msg);
+        ncmp_db_close(db);
+        return EXIT_FATAL;
+    }
+    log_info("migrate", "database schema up to date (%d migrations applied now)", applied);
+    ncmp_db_close(db);
+    return 0;
+}
+
+static int cmd_create_topics(const ncmp_config *cfg)
+{
+    const char *topics[2 * NROLES + 1];
+    char dlq[NROLES][256];
+    size_t n = 0;
+    ncmp_err err;
+
+    for (size_t i = 0; i < NROLES; i++) {
+        ncmp_stage_role role;
+        const char *role_topics[4];
+        all_roles[i].init(&role, cfg, role_topics);
+        for (size_t t = 0; t < role.ntopics && t < 1; t++) {
+            topics[n++] = role.topics[t];
+            snprintf(dlq[i], sizeof(dlq[i]), "%s-dlq", role.topics[t]);
+            topics[n++] = dlq[i];
+        }
+    }
+    if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
+        log_error("kafka", "%s", err.msg);
+        return EXIT_FATAL;
+    }
+    log_info("kafka", "%zu topics present with %d partitions each (new ones)", n,
+             cfg->kafka_topic_partitions);
+    return 0;
+}
+
+static void *shutdown_watchdog(void *arg)
+{
+    const ncmp_config *cfg = arg;
+    sleep_ms(cfg->shutdown_timeout_s * 1000L);
+    log_error("main", "graceful stop took longer than %d s; exiting", cfg->shutdown_timeout_s);
+    _exit(EXIT_FATAL);
+    return NULL;
+}
+
+static int cmd_run(const ncmp_config *cfg)
+{
+    ncmp_producer *producer = NULL;
+    ncmp_stage *stages[NROLES] = {0};
+    ncmp_stage_role roles[NROLES];
+    const char *role_topics[NROLES][4];
+    ncmp_err err;
+    int rc = 0;
+    int nstarted = 0;
+    pthread_t watchdog;
+
+    if (cfg->db_migrate_on_start) {
+        rc = cmd_migrate(cfg);
+        if (rc != 0 || ncmp_stopping)
+            return rc;
+    }
+    if (ncmp_producer_new(&producer, cfg, "ncmpd", &err) != 0) {
+        log_error("main", "%s", err.msg);
+        return EXIT_FATAL;
+    }
+    for (size_t i = 0; i < NROLES; i++) {
+        if (!role_wanted(cfg->roles, all_roles[i].name))
+            continue;
+        all_roles[i].init(&roles[i], cfg, role_topics[i]);
+        if (ncmp_stage_start(&stages[i], cfg, &roles[i], producer, &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+            break;
+        }
+        nstarted++;
+    }
+    log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
+
+    while (!ncmp_stopping)
+        sleep_ms(100);
+    log_info("main", "stopping: finishing the batches in flight");
+    pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
+    pthread_detach(watchdog);
+
+    for (size_t i = 0; i < NROLES; i++) {
+        if (!stages[i])
+            continue;
+        if (ncmp_stage_join(stages[i], &err) != 0) {
+            log_error("main", "role %s failed: %s", all_roles[i].name, err.msg);
+            rc = EXIT_FATAL;
+        }
+        ncmp_stage_destroy(stages[i]);
+    }
+    ncmp_producer_destroy(producer);
+    log_info("main", "stopped");
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    ncmp_config *cfg = NULL;
+    ncmp_cli cli;
+    ncmp_err err;
+    int rc;
+    int level, format;
+
+    if (ncmp_config_load(&cfg, argc, argv, environ, &cli, &err) != 0) {
+        fprintf(stderr, "ncmpd: %s\n", err.msg);
+        return EXIT_USAGE;
+    }
+    if (cli.help) {
+        fputs(usage, stdout);
+        ncmp_config_help(stdout);
+        rc = 0;
+        goto out;
+    }
+    if (cli.version) {
+        printf("ncmpd %s (librdkafka %s, libpq %d)\n", NCMPD_VERSION, rd_kafka_version_str(),
+               PQlibVersion());
+        rc = 0;
+        goto out;
+    }
+    if (cli.dump_config) {
+        ncmp_config_dump(cfg, stdout);
+        rc = 0;
+        goto out;
+    }
+    level = ncmp_log_level_parse(cfg->log_level);
+    format = ncmp_log_format_parse(cfg->log_format);
+    ncmp_log_setup((ncmp_log_level)level, (ncmp_log_format)format, stderr);
+    ncmp_yang_log_setup();
+    if (ncmp_fault_setup(cfg->debug_fault, &err) != 0 || roles_check(cfg->roles, &err) != 0) {
+        fprintf(stderr, "ncmpd: %s\n", err.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (cli.nargs > 0) {
+        fprintf(stderr, "ncmpd: unexpected argument '%s'\n", cli.args[0]);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    ncmp_signal_install();
+
+    if (!cli.command || strcmp(cli.command, "run") == 0) {
+        rc = cmd_run(cfg);
+    } else if (strcmp(cli.command, "migrate") == 0) {
+        rc = cmd_migrate(cfg);
+    } else if (strcmp(cli.command, "create-topics") == 0) {
+        rc = cmd_create_topics(cfg);
+    } else if (strcmp(cli.command, "config-doc") == 0) {
+        ncmp_config_doc_markdown(stdout);
+        rc = 0;
+    } else {
+        fprintf(stderr, "ncmpd: unknown command '%s' (see --help)\n", cli.command);
+        rc = EXIT_USAGE;
+    }
+out:
+    ncmp_config_destroy(cfg);
+    return rc;
+}
