@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# The whole system on loopback: PostgreSQL, Kafka and ncmpd, for one
+# instance folder. Used by `up`/`down` and by demo, test and bench (each
+# with its own instance folder and ports).
+
+ncmpd_env() {
+    export NCMP_DB_URL
+    NCMP_DB_URL=$(pg_url)
+    export NCMP_KAFKA_BOOTSTRAP_SERVERS
+    NCMP_KAFKA_BOOTSTRAP_SERVERS=$(kafka_bootstrap)
+}
+
+# services_up: PostgreSQL and Kafka, topics and schema. On failure, stops
+# what it started and exits.
+services_up() {
+    deps_ensure build services
+    build_project release
+    ( pg_start ) || { services_down; exit 1; }
+    ( kafka_start ) || { services_down; exit 1; }
+    ncmpd_env
+    "$NCMP_BIN/workers/ncmpd" create-topics >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 ||
+        { services_down; die "creating the Kafka topics failed (see $NCMP_INSTANCE_DIR/setup.log)"; }
+    "$NCMP_BIN/workers/ncmpd" migrate >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 ||
+        { services_down; die "database migration failed: $(tail -n 1 "$NCMP_INSTANCE_DIR/setup.log")"; }
+}
+
+services_down() {
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    kafka_stop
+    pg_stop
+}
+
+# ncmpd_start [ARGS...]: the service in the background, logging to
+# $NCMP_INSTANCE_DIR/ncmpd.log; waits until it runs.
+ncmpd_start() {
+    local pidfile="$NCMP_INSTANCE_DIR/ncmpd.pid" log="$NCMP_INSTANCE_DIR/ncmpd.log" i
+    ncmpd_env
+    setsid "$NCMP_BIN/workers/ncmpd" "$@" >>"$log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    for ((i = 0; i < 300; i++)); do
+        pid_alive "$pidfile" || break
+        grep -q 'running (' "$log" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "ncmpd did not start: $(tail -n 1 "$log")"
+}
+
+system_up() {
+    services_up
+    if pid_alive "$NCMP_INSTANCE_DIR/ncmpd.pid"; then
+        info "ncmpd already running (pid $(cat "$NCMP_INSTANCE_DIR/ncmpd.pid"))"
+    else
+        ( ncmpd_start ) || { services_down; exit 1; }
+        info "ncmpd running (pid $(cat "$NCMP_INSTANCE_DIR/ncmpd.pid"))"
+    fi
+    cat <<ENDPOINTS
+PostgreSQL  $(pg_url)
+Kafka       $(kafka_bootstrap)
+ncmpd       log $NCMP_INSTANCE_DIR/ncmpd.log
+Try:        $NCMP_BIN/producers/ncmp-publish -b $(kafka_bootstrap) -t ncmp-ingest -n 1000
+Stop with:  ./run down
+ENDPOINTS
+}
+
+system_down() {
+    services_down
+    info "stopped"
+}
+
+system_status() {
+    local name
+    for name in ncmpd kafka pg; do
+        if pid_alive "$NCMP_INSTANCE_DIR/$name.pid"; then
+            printf '%-6s running (pid %s)\n' "$name" "$(cat "$NCMP_INSTANCE_DIR/$name.pid")"
+        else
+            printf '%-6s stopped\n' "$name"
+        fi
+    done
+}

@@ -1,0 +1,87 @@
+# shellcheck shell=bash
+# ./run test: build, start private services, run every suite, stop them.
+#
+# The test instance lives in .local/test on its own ports, and is made
+# anew on each run (a fresh cluster and broker take a few seconds and make
+# every run start from the same state).
+
+_test_results=()
+_test_failed=0
+
+# test_suite NAME COMMAND...: run one suite, record a one-line result.
+test_suite() {
+    local name=$1 log rc start secs
+    shift
+    log="$NCMP_INSTANCE_DIR/logs/suite-$name.log"
+    info "suite $name"
+    start=$(date +%s)
+    "$@" 2>&1 | tee "$log"
+    rc=${PIPESTATUS[0]}
+    secs=$(($(date +%s) - start))
+    if [ "$rc" -eq 0 ]; then
+        _test_results+=("PASS  $name (${secs}s)")
+    else
+        _test_results+=("FAIL  $name (${secs}s, exit $rc; log $log)")
+        _test_failed=$((_test_failed + 1))
+    fi
+}
+
+_test_cleanup() {
+    services_down 2>/dev/null
+}
+
+test_main() {
+    local sanitize=1 fast=0 arg passed total
+    for arg in "$@"; do
+        case "$arg" in
+        --fast) sanitize=0 fast=1 ;;
+        *) die "test: unknown option '$arg' (options: --fast)" ;;
+        esac
+    done
+    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/test"
+    export NCMP_PG_PORT=${NCMP_TEST_PG_PORT:-55532}
+    export NCMP_KAFKA_PORT=${NCMP_TEST_KAFKA_PORT:-59192}
+    export NCMP_KAFKA_CONTROLLER_PORT=${NCMP_TEST_KAFKA_CONTROLLER_PORT:-59193}
+
+    deps_ensure build services lint
+    # A previous run that was killed may have left its services running.
+    services_down 2>/dev/null
+    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
+    mkdir -p "$NCMP_INSTANCE_DIR/logs"
+    trap _test_cleanup EXIT
+    trap 'exit 130' INT TERM
+
+    info "building (warnings are errors)"
+    build_project release
+    local bin_release=$NCMP_BIN bin_asan=
+    if [ $sanitize -eq 1 ]; then
+        info "building with ASan+UBSan"
+        build_project asan
+        bin_asan=$NCMP_BIN
+    fi
+
+    test_suite format format_sources --check
+    test_suite unit "$bin_release/tests/unit/ncmp-unit-tests" --jobs 2
+
+    pg_start
+    kafka_start
+    export NCMP_TEST_DB_URL NCMP_TEST_KAFKA NCMP_TEST_LOG_DIR="$NCMP_INSTANCE_DIR/logs"
+    NCMP_TEST_DB_URL=$(pg_url)
+    NCMP_TEST_KAFKA=$(kafka_bootstrap)
+    test_suite scripts bash "$NCMP_ROOT/tests/scripts/test_run.sh"
+    test_suite integration "$bin_release/tests/integration/ncmp-it-tests" --jobs 2
+    if [ $sanitize -eq 1 ]; then
+        export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+        test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
+        test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 2
+    fi
+    services_down
+
+    printf '\n'
+    printf '%s\n' "${_test_results[@]}"
+    total=${#_test_results[@]}
+    passed=$((total - _test_failed))
+    [ $fast -eq 1 ] && printf '(--fast: the sanitizer build was skipped)\n'
+    printf 'suites: %d passed, %d failed\n' "$passed" "$_test_failed"
+    [ "$_test_failed" -eq 0 ]
+}
