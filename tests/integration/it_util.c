@@ -1,0 +1,364 @@
+#include "it_util.h"
+
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_kafka.h"
+
+extern char **environ;
+
+void it_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+const char *it_db_url(void)
+{
+    const char *v = getenv("NCMP_TEST_DB_URL");
+    if (!v || !*v)
+        cr_assert_fail("NCMP_TEST_DB_URL is not set: run the integration tests through ./run test");
+    return v;
+}
+
+const char *it_kafka(void)
+{
+    const char *v = getenv("NCMP_TEST_KAFKA");
+    if (!v || !*v)
+        cr_assert_fail("NCMP_TEST_KAFKA is not set: run the integration tests through ./run test");
+    return v;
+}
+
+void it_unique(char *buf, size_t len, const char *prefix)
+{
+    static int counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(buf, len, "%s-%d-%d-%ld%03ld", prefix, (int)getpid(), ++counter, (long)ts.tv_sec,
+             ts.tv_nsec / 1000000L);
+}
+
+ncmp_config *it_config(void)
+{
+    ncmp_config *cfg = ncmp_config_new_defaults();
+    ncmp_err err;
+    cr_assert_eq(ncmp_config_set(cfg, "kafka.bootstrap.servers", it_kafka(), &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(ncmp_config_set(cfg, "db.url", it_db_url(), &err), 0, "%s", err.msg);
+    return cfg;
+}
+
+ncmp_db *it_db(void)
+{
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    cr_assert_eq(ncmp_db_open(&db, it_db_url(), NULL, 10, &err), 0, "%s", err.msg);
+    return db;
+}
+
+long it_query_long(ncmp_db *db, const char *sql, int nparams, const char *const *params)
+{
+    PGresult *res = NULL;
+    ncmp_err err;
+    long v;
+    cr_assert_eq(ncmp_db_query(db, sql, nparams, params, &res, &err), 0, "%s: %s", sql, err.msg);
+    cr_assert_gt(PQntuples(res), 0, "no rows from %s", sql);
+    v = PQgetisnull(res, 0, 0) ? 0 : atol(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return v;
+}
+
+long it_wait_long(ncmp_db *db, const char *sql, const char *param, long expected, int timeout_ms)
+{
+    long deadline = now_ms() + timeout_ms;
+    long v;
+    for (;;) {
+        v = it_query_long(db, sql, param ? 1 : 0, &param);
+        if (v == expected || now_ms() > deadline)
+            return v;
+        it_sleep_ms(50);
+    }
+}
+
+void it_create_topic(const char *topic, int partitions)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_err err;
+    const char *topics[1] = {topic};
+    cr_assert_eq(ncmp_kafka_create_topics(cfg, topics, 1, partitions, 30000, &err), 0, "%s",
+                 err.msg);
+    ncmp_config_destroy(cfg);
+}
+
+void it_publish_events(const char *topic, const char *prefix, long first, long n)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_producer *p = NULL;
+    ncmp_delivery d;
+    ncmp_err err;
+
+    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    ncmp_delivery_init(&d);
+    for (long i = first; i < first + n; i++) {
+        char id[128], body[256];
+        int len;
+        snprintf(id, sizeof(id), "%s-%ld", prefix, i);
+        len = snprintf(body, sizeof(body), "{\"id\":\"%s\",\"seq\":%ld}", id, i);
+        cr_assert_eq(ncmp_producer_send(p, &d, topic, RD_KAFKA_PARTITION_UA, id, strlen(id), body,
+                                        (size_t)len, NULL, &err),
+                     0, "%s", err.msg);
+    }
+    cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
+    ncmp_producer_destroy(p);
+    ncmp_config_destroy(cfg);
+}
+
+void it_publish_raw(const char *topic, const char *const *values, const size_t *lens, size_t n,
+                    const char *const *headers)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_producer *p = NULL;
+    ncmp_delivery d;
+    ncmp_err err;
+
+    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    ncmp_delivery_init(&d);
+    for (size_t i = 0; i < n; i++) {
+        rd_kafka_headers_t *h = NULL;
+        char key[32];
+        if (headers) {
+            h = rd_kafka_headers_new(4);
+            for (size_t k = 0; headers[k]; k += 2)
+                rd_kafka_header_add(h, headers[k], -1, headers[k + 1], -1);
+        }
+        /* one key: the records keep their order on one partition */
+        snprintf(key, sizeof(key), "raw");
+        cr_assert_eq(ncmp_producer_send(p, &d, topic, RD_KAFKA_PARTITION_UA, key, strlen(key),
+                                        values[i], lens[i], h, &err),
+                     0, "%s", err.msg);
+    }
+    cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
+    ncmp_producer_destroy(p);
+    ncmp_config_destroy(cfg);
+}
+
+/* A consumer outside any group when `group` is NULL (it only reads
+ * assigned partitions), or one that can query `group`'s offsets. */
+static rd_kafka_t *plain_consumer(const char *group)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk;
+    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
+    if (group)
+        rd_kafka_conf_set(conf, "group.id", group, errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    cr_assert_not_null(rk, "%s", errstr);
+    return rk;
+}
+
+static rd_kafka_t *it_consumer_keep;
+
+size_t it_consume_all(const char *topic, size_t expected, int timeout_ms,
+                      rd_kafka_message_t ***out)
+{
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    rd_kafka_queue_t *q;
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_message_t **msgs = NULL;
+    int nparts = 0;
+    size_t n = 0;
+    long deadline = now_ms() + timeout_ms;
+
+    /* The legacy (simple) consumer: no group, no coordinator, reads the
+     * partitions it is told to from where it is told to. */
+    rk = plain_consumer(NULL);
+    rkt = rd_kafka_topic_new(rk, topic, NULL);
+    /* the topic may be created by the first produce: wait for it */
+    for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
+        if (!e && md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0)
+            break;
+        if (!e)
+            rd_kafka_metadata_destroy(md);
+        md = NULL;
+        if (now_ms() > deadline) {
+            rd_kafka_topic_destroy(rkt);
+            rd_kafka_destroy(rk);
+            *out = NULL;
+            return 0;
+        }
+        it_sleep_ms(200);
+    }
+    nparts = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    q = rd_kafka_queue_new(rk);
+    for (int i = 0; i < nparts; i++)
+        rd_kafka_consume_start_queue(rkt, i, RD_KAFKA_OFFSET_BEGINNING, q);
+    while (n < expected && now_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consume_queue(q, 100);
+        if (!m)
+            continue;
+        if (m->err) {
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        msgs = realloc(msgs, (n + 1) * sizeof(*msgs));
+        msgs[n++] = m;
+    }
+    for (int i = 0; i < nparts; i++)
+        rd_kafka_consume_stop(rkt, i);
+    rd_kafka_queue_destroy(q);
+    /* the records keep the topic handle alive until they are destroyed */
+    rd_kafka_topic_destroy(rkt);
+    *out = msgs;
+    it_consumer_keep = rk;
+    return n;
+}
+
+void it_consume_release(rd_kafka_message_t **msgs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        rd_kafka_message_destroy(msgs[i]);
+    free(msgs);
+    if (it_consumer_keep)
+        rd_kafka_destroy(it_consumer_keep);
+    it_consumer_keep = NULL;
+}
+
+long it_committed_sum(const char *group, const char *topic, int partitions)
+{
+    rd_kafka_t *rk = plain_consumer(group);
+    rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(partitions);
+    long sum = 0;
+    rd_kafka_resp_err_t e;
+
+    for (int i = 0; i < partitions; i++)
+        rd_kafka_topic_partition_list_add(parts, topic, i);
+    e = rd_kafka_committed(rk, parts, 10000);
+    cr_assert_eq(e, 0, "committed: %s", rd_kafka_err2str(e));
+    for (int i = 0; i < parts->cnt; i++)
+        if (parts->elems[i].offset > 0)
+            sum += (long)parts->elems[i].offset;
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_destroy(rk);
+    return sum;
+}
+
+pid_t it_ncmpd_spawn(const char *log_path, const char *const *args)
+{
+    const char *argv[64];
+    int n = 0;
+    pid_t pid;
+
+    argv[n++] = NCMPD_PATH;
+    for (const char *const *a = args; a && *a && n < 62; a++)
+        argv[n++] = *a;
+    argv[n++] = "run";
+    argv[n] = NULL;
+    pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        int fd;
+        /* Die with the test: a failed assertion must not leave ncmpd running. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* Criterion's pipes to its runner must not outlive the test either. */
+        for (int i = 3; i < 1024; i++)
+            close(i);
+        fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDERR_FILENO);
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+        }
+        setenv("NCMP_DB_URL", it_db_url(), 1);
+        setenv("NCMP_KAFKA_BOOTSTRAP_SERVERS", it_kafka(), 1);
+        execv(NCMPD_PATH, (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+pid_t it_ncmpd_start(const char *log_path, const char *const *args)
+{
+    pid_t pid = it_ncmpd_spawn(log_path, args);
+    long deadline = now_ms() + 60000;
+
+    while (now_ms() < deadline) {
+        int status;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            cr_assert_fail("ncmpd exited during start-up (status %d); log %s", status, log_path);
+        if (it_file_contains(log_path, "running ("))
+            return pid;
+        it_sleep_ms(50);
+    }
+    kill(pid, SIGKILL);
+    cr_assert_fail("ncmpd did not start within 60 s; log %s", log_path);
+    return -1;
+}
+
+int it_wait_exit(pid_t pid, int timeout_ms)
+{
+    long deadline = now_ms() + timeout_ms;
+    int status;
+
+    while (now_ms() < deadline) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return status;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        it_sleep_ms(20);
+    }
+    return -1;
+}
+
+int it_ncmpd_stop(pid_t pid)
+{
+    int status;
+    kill(pid, SIGTERM);
+    status = it_wait_exit(pid, 60000);
+    if (status == -1) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        cr_assert_fail("ncmpd did not stop within 60 s of SIGTERM");
+    }
+    return status;
+}
+
+int it_file_contains(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "r");
+    ncmp_buf b = NCMP_BUF_INIT;
+    char chunk[4096];
+    size_t got;
+    int found;
+
+    if (!f)
+        return 0;
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        ncmp_buf_append(&b, chunk, got);
+    fclose(f);
+    found = b.data && strstr(b.data, needle) != NULL;
+    ncmp_buf_free(&b);
+    return found;
+}

@@ -1,0 +1,77 @@
+/*
+ * Helpers of the integration tests: they run on the real PostgreSQL and
+ * Kafka that `./run test` starts, found through NCMP_TEST_DB_URL and
+ * NCMP_TEST_KAFKA. Every test works on its own topics and consumer group,
+ * so tests can run in parallel and repeat.
+ */
+#ifndef IT_UTIL_H
+#define IT_UTIL_H
+
+#include <librdkafka/rdkafka.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ncmp_config.h"
+#include "ncmp_db.h"
+
+const char *it_db_url(void);
+const char *it_kafka(void);
+
+/* A name unique to this test run: "<prefix>-<pid>-<n>-<time>". */
+void it_unique(char *buf, size_t len, const char *prefix);
+
+/* Defaults with the test broker and database. Owned by the caller. */
+ncmp_config *it_config(void);
+
+/* Open the test database (asserts). */
+ncmp_db *it_db(void);
+
+/* First column of the first row of `sql` as a number (asserts). */
+long it_query_long(ncmp_db *db, const char *sql, int nparams, const char *const *params);
+
+/* Poll `sql` (one parameter) until it returns `expected` or timeout_ms
+ * passes; returns the last value. */
+long it_wait_long(ncmp_db *db, const char *sql, const char *param, long expected, int timeout_ms);
+
+void it_create_topic(const char *topic, int partitions);
+
+/* Publish `n` JSON events {"id":"<prefix>-<i>","seq":i} keyed by id,
+ * starting at `first`; waits for all acknowledgements (asserts). */
+void it_publish_events(const char *topic, const char *prefix, long first, long n);
+
+/* Publish raw records, each with the given headers (NULL-terminated
+ * name/value pairs, may be NULL). */
+void it_publish_raw(const char *topic, const char *const *values, const size_t *lens, size_t n,
+                    const char *const *headers);
+
+/* Read every record of `topic` from the beginning until it has seen
+ * `expected` records or timeout_ms passed. *out gets the records; returns
+ * the count. Release them with it_consume_release. */
+size_t it_consume_all(const char *topic, size_t expected, int timeout_ms,
+                      rd_kafka_message_t ***out);
+void it_consume_release(rd_kafka_message_t **msgs, size_t n);
+
+/* Sum over partitions of the offsets committed in Kafka by `group` for
+ * `topic`. */
+long it_committed_sum(const char *group, const char *topic, int partitions);
+
+/* Start `ncmpd run` with extra flags (NULL-terminated), logging to
+ * log_path; returns once it reports running, or asserts. */
+pid_t it_ncmpd_start(const char *log_path, const char *const *args);
+
+/* Start ncmpd and do not wait (for crash tests). */
+pid_t it_ncmpd_spawn(const char *log_path, const char *const *args);
+
+/* Wait for the process to exit; returns the waitpid status, or -1 on
+ * timeout. */
+int it_wait_exit(pid_t pid, int timeout_ms);
+
+/* SIGTERM, then wait; returns the waitpid status (asserts it exited). */
+int it_ncmpd_stop(pid_t pid);
+
+/* Does the file contain `needle`? */
+int it_file_contains(const char *path, const char *needle);
+
+void it_sleep_ms(long ms);
+
+#endif

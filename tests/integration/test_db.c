@@ -1,0 +1,196 @@
+/*
+ * ncmp_db and ncmp_migrate on the real PostgreSQL: migrations applied once
+ * and in order, a failing one named with the database's error, error
+ * classes, COPY, and prepared statements that survive a lost connection.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it_util.h"
+#include "ncmp_migrate.h"
+
+/* A scratch database of its own for each migration test. */
+typedef struct scratch {
+    char name[96];
+    char url[512];
+    ncmp_db *admin;
+    ncmp_db *db;
+} scratch;
+
+static void scratch_open(scratch *s)
+{
+    char sql[256];
+    ncmp_err err;
+    const char *base = it_db_url();
+    const char *slash = strrchr(base, '/');
+
+    it_unique(s->name, sizeof(s->name), "it_mig");
+    for (char *p = s->name; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    s->admin = it_db();
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", s->name);
+    cr_assert_eq(ncmp_db_exec(s->admin, sql, &err), 0, "%s", err.msg);
+    cr_assert_not_null(slash, "NCMP_TEST_DB_URL must be a URL ending in /dbname");
+    snprintf(s->url, sizeof(s->url), "%.*s/%s", (int)(slash - base), base, s->name);
+    cr_assert_eq(ncmp_db_open(&s->db, s->url, NULL, 10, &err), 0, "%s", err.msg);
+}
+
+static void scratch_close(scratch *s)
+{
+    char sql[256];
+    ncmp_err err;
+    ncmp_db_close(s->db);
+    snprintf(sql, sizeof(sql), "DROP DATABASE %s", s->name);
+    cr_assert_eq(ncmp_db_exec(s->admin, sql, &err), 0, "%s", err.msg);
+    ncmp_db_close(s->admin);
+}
+
+Test(migrate, applies_every_migration_once_in_order, .timeout = 60)
+{
+    scratch s;
+    ncmp_err err;
+    int applied = -1;
+    int total = 0;
+
+    for (const ncmp_migration *m = ncmp_migrations; m->name; m++)
+        total++;
+    scratch_open(&s);
+    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, &applied, &err), 0, "%s", err.msg);
+    cr_assert_eq(applied, total);
+    cr_assert_eq(it_query_long(s.db, "SELECT count(*) FROM schema_migrations", 0, NULL), total);
+    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, &applied, &err), 0, "%s", err.msg);
+    cr_assert_eq(applied, 0, "a second run applies nothing");
+    cr_assert_eq(it_query_long(s.db,
+                               "SELECT count(*) FROM information_schema.tables "
+                               "WHERE table_name IN ('consumer_offsets', 'ingest_event')",
+                               0, NULL),
+                 2);
+    scratch_close(&s);
+}
+
+Test(migrate, failed_migration_names_its_file_and_the_error, .timeout = 60)
+{
+    scratch s;
+    ncmp_err err;
+    int applied = -1;
+    const ncmp_migration list[] = {
+        {"0001_ok.sql", "CREATE TABLE mig_a (x int);"},
+        {"0002_bad.sql", "CREATE TABLE mig_b (x int); CREATE TABLE mig_c (y nosuchtype);"},
+        {"0003_later.sql", "CREATE TABLE mig_d (x int);"},
+        {NULL, NULL},
+    };
+
+    scratch_open(&s);
+    cr_assert_eq(ncmp_migrate_run(s.db, list, &applied, &err), -1);
+    cr_assert(strstr(err.msg, "0002_bad.sql") != NULL, "message names the file: %s", err.msg);
+    cr_assert(strstr(err.msg, "nosuchtype") != NULL, "message has the database error: %s",
+              err.msg);
+    cr_assert_eq(it_query_long(s.db, "SELECT count(*) FROM schema_migrations", 0, NULL), 1);
+    cr_assert_eq(it_query_long(s.db,
+                               "SELECT count(*) FROM information_schema.tables "
+                               "WHERE table_name IN ('mig_b', 'mig_c', 'mig_d')",
+                               0, NULL),
+                 0, "the failed migration was rolled back whole and nothing after it ran");
+    scratch_close(&s);
+}
+
+Test(migrate, a_changed_migration_is_refused, .timeout = 60)
+{
+    scratch s;
+    ncmp_err err;
+    const ncmp_migration v1[] = {{"0001_a.sql", "CREATE TABLE mig_a (x int);"}, {NULL, NULL}};
+    const ncmp_migration v2[] = {{"0001_a.sql", "CREATE TABLE mig_a (x bigint);"}, {NULL, NULL}};
+
+    scratch_open(&s);
+    cr_assert_eq(ncmp_migrate_run(s.db, v1, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_migrate_run(s.db, v2, NULL, &err), -1);
+    cr_assert(strstr(err.msg, "changed") != NULL, "%s", err.msg);
+    scratch_close(&s);
+}
+
+Test(db, errors_are_classified, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_err err;
+
+    cr_assert_eq(ncmp_db_exec(db, "CREATE TEMP TABLE t (k int PRIMARY KEY)", &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(ncmp_db_exec(db, "INSERT INTO t VALUES (1)", &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(db, "INSERT INTO t VALUES (1)", &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT, "unique violation is this input's fault");
+    cr_assert(strstr(err.msg, "23505") != NULL, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(db, "SELEC 1", &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_FATAL, "bad SQL is ours");
+    cr_assert_eq(ncmp_db_exec(db, "SELECT 'x'::int", &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT);
+    ncmp_db_close(db);
+}
+
+Test(db, copy_stores_escaped_text, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_err err;
+    const char data[] = "1\ttab\\there\n2\tnew\\nline\n3\t\\N\n";
+    PGresult *res = NULL;
+
+    cr_assert_eq(ncmp_db_exec(db, "CREATE TEMP TABLE c (k int, v text)", &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_copy(db, "COPY c (k, v) FROM STDIN", data, strlen(data), &err), 0, "%s",
+                 err.msg);
+    cr_assert_eq(ncmp_db_query(db, "SELECT v FROM c ORDER BY k", 0, NULL, &res, &err), 0);
+    cr_assert_eq(PQntuples(res), 3);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "tab\there");
+    cr_assert_str_eq(PQgetvalue(res, 1, 0), "new\nline");
+    cr_assert(PQgetisnull(res, 2, 0));
+    PQclear(res);
+    /* a bad row fails the COPY with a data error and leaves the connection usable */
+    cr_assert_eq(ncmp_db_copy(db, "COPY c (k, v) FROM STDIN", "x\ty\n", 4, &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT, "%s", err.msg);
+    cr_assert_eq(it_query_long(db, "SELECT count(*) FROM c", 0, NULL), 3);
+    ncmp_db_close(db);
+}
+
+Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_db *killer = it_db();
+    ncmp_err err;
+    PGresult *res = NULL;
+    const char *params[1] = {"41"};
+    char pid[32];
+    const char *kp[1] = {pid};
+    int rc;
+
+    ncmp_db_statement(db, "plus_one", "SELECT $1::int + 1");
+    cr_assert_eq(ncmp_db_run(db, "plus_one", 1, params, &res, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "42");
+    PQclear(res);
+
+    snprintf(pid, sizeof(pid), "%d", PQbackendPID(ncmp_db_conn(db)));
+    cr_assert_eq(it_query_long(killer, "SELECT pg_terminate_backend($1::int)::int", 1, kp), 1);
+    it_sleep_ms(100);
+
+    rc = ncmp_db_run(db, "plus_one", 1, params, &res, &err);
+    if (rc != 0) {
+        cr_assert_eq(err.cls, NCMP_ERR_RETRY, "a lost connection is retryable: %s", err.msg);
+        rc = ncmp_db_run(db, "plus_one", 1, params, &res, &err);
+    }
+    cr_assert_eq(rc, 0, "reconnected and prepared again: %s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "42");
+    PQclear(res);
+    ncmp_db_close(db);
+    ncmp_db_close(killer);
+}
+
+Test(db, unreachable_server_is_a_retry, .timeout = 60)
+{
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    /* port 1 on loopback: nothing listens there */
+    cr_assert_eq(ncmp_db_open(&db, "postgresql://nobody@127.0.0.1:1/x", NULL, 2, &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_RETRY);
+    cr_assert(strstr(err.msg, "cannot connect") != NULL, "%s", err.msg);
+    cr_assert_null(db, "output untouched on failure");
+}
