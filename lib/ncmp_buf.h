@@ -16,7 +16,10 @@ typedef struct ncmp_buf {
     size_t cap;
 } ncmp_buf;
 
-#define NCMP_BUF_INIT {NULL, 0, 0}
+#define NCMP_BUF_INIT                                                                              \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 void ncmp_buf_reserve(ncmp_buf *b, size_t extra);
 void ncmp_buf_append(ncmp_buf *b, const void *data, size_t len);

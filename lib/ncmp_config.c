@@ -490,8 +490,8 @@ void ncmp_config_help(FILE *out)
     fprintf(out, "Options (defaults < --config file < NCMP_* environment < flags):\n");
     for (const ncmp_option *o = ncmp_options; o->name; o++) {
         ncmp_config_env_name(o->name, env, sizeof(env));
-        fprintf(out, "  --%s=<%s>\n      %s\n      default: %s; env %s\n", o->name,
-                type_name(o), o->help, *o->def ? o->def : "(empty)", env);
+        fprintf(out, "  --%s=<%s>\n      %s\n      default: %s; env %s\n", o->name, type_name(o),
+                o->help, *o->def ? o->def : "(empty)", env);
         if (o->type == NCMP_OPT_INT)
             fprintf(out, "      range: %ld..%ld\n", o->min, o->max);
     }

@@ -136,8 +136,8 @@ int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, in
     for (;;) {
         e = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_PARTITION(partition),
                               RD_KAFKA_V_KEY(key, keylen), RD_KAFKA_V_VALUE((void *)value, len),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                              RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(d), RD_KAFKA_V_END);
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(headers),
+                              RD_KAFKA_V_OPAQUE(d), RD_KAFKA_V_END);
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
             break;
         rd_kafka_poll(p->rk, 10);
@@ -148,9 +148,9 @@ int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, in
             rd_kafka_headers_destroy(headers);
         if (d)
             atomic_fetch_sub(&d->pending, 1);
-        return ncmp_err_set(err, e == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? NCMP_ERR_REJECT
-                                                                          : NCMP_ERR_RETRY,
-                            "produce to %s: %s", topic, rd_kafka_err2str(e));
+        return ncmp_err_set(
+            err, e == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? NCMP_ERR_REJECT : NCMP_ERR_RETRY,
+            "produce to %s: %s", topic, rd_kafka_err2str(e));
     }
     rd_kafka_poll(p->rk, 0);
     return 0;
@@ -209,8 +209,8 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_config *cfg, const char *g
 {
     /* A dead member holds its partitions until its session times out:
      * 10 s instead of Kafka's 45 s bounds that pause after a crash. */
-    static const char *const defaults[] = {"session.timeout.ms", "10000",
-                                           "heartbeat.interval.ms", "2000", NULL};
+    static const char *const defaults[] = {"session.timeout.ms", "10000", "heartbeat.interval.ms",
+                                           "2000", NULL};
     char errstr[512];
     char client_id[256];
     char fetch_bytes[32];

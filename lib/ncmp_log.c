@@ -77,8 +77,7 @@ void ncmp_log_write(ncmp_log_level level, const char *component, const char *fmt
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
     snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-             (int)(tv.tv_usec / 1000));
+             tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
 
     if (log_format == NCMP_LOG_JSON) {
         ncmp_buf_appendf(&line, "{\"ts\":\"%s\",\"level\":\"%s\",\"component\":", ts,

@@ -48,8 +48,8 @@ void ncmp_log_write(ncmp_log_level level, const char *component, const char *fmt
     } while (0)
 
 #define log_error(comp, ...) NCMP_LOG(NCMP_LOG_ERROR, comp, __VA_ARGS__)
-#define log_warn(comp, ...) NCMP_LOG(NCMP_LOG_WARN, comp, __VA_ARGS__)
-#define log_info(comp, ...) NCMP_LOG(NCMP_LOG_INFO, comp, __VA_ARGS__)
+#define log_warn(comp, ...)  NCMP_LOG(NCMP_LOG_WARN, comp, __VA_ARGS__)
+#define log_info(comp, ...)  NCMP_LOG(NCMP_LOG_INFO, comp, __VA_ARGS__)
 #define log_debug(comp, ...) NCMP_LOG(NCMP_LOG_DEBUG, comp, __VA_ARGS__)
 #define log_trace(comp, ...) NCMP_LOG(NCMP_LOG_TRACE, comp, __VA_ARGS__)
 

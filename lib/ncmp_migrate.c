@@ -109,10 +109,9 @@ int ncmp_migrate_run(ncmp_db *db, const ncmp_migration *list, int *applied, ncmp
     rc = 0;
     if (applied)
         *applied = count;
-done:
-    {
-        ncmp_err ignore;
-        ncmp_db_exec(db, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", &ignore);
-    }
+done : {
+    ncmp_err ignore;
+    ncmp_db_exec(db, "SELECT pg_advisory_unlock(" MIGRATE_LOCK_KEY ")", &ignore);
+}
     return rc;
 }

@@ -18,7 +18,7 @@ typedef struct stage_worker {
     int index;
     pthread_t thread;
     int started;
-    int ready; /* connected and consuming, or given up: under st->lock */
+    int ready;    /* connected and consuming, or given up: under st->lock */
     ncmp_err err; /* fatal error that ended it */
     int failed;
 } stage_worker;
@@ -48,8 +48,8 @@ static void worker_set_ready(stage_worker *w)
 typedef struct part_state {
     const char *topic;
     int32_t partition;
-    int64_t next;    /* from the database */
-    int64_t last;    /* highest offset in the batch */
+    int64_t next; /* from the database */
+    int64_t last; /* highest offset in the batch */
 } part_state;
 
 static const char SQL_LOCK_OFFSETS[] =
@@ -248,8 +248,7 @@ static int process_batch(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state,
                     err->cls = NCMP_ERR_RETRY; /* could not even dead-letter it */
             } else {
                 log_info(st->role->name,
-                         "batch of %zu failed (%s); applying its records one by one", n,
-                         err->msg);
+                         "batch of %zu failed (%s); applying its records one by one", n, err->msg);
                 for (size_t i = 0; i < n; i++)
                     if (process_batch(st, ctx, state, &msgs[i], 1, err) != 0)
                         return -1;

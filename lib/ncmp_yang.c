@@ -4,7 +4,7 @@
 
 static void yang_log_cb(LY_LOG_LEVEL level, const char *msg, const char *path)
 {
-    ncmp_log_level lvl = level == LY_LLERR    ? NCMP_LOG_WARN /* the caller reports errors */
+    ncmp_log_level lvl = level == LY_LLERR   ? NCMP_LOG_WARN /* the caller reports errors */
                          : level == LY_LLWRN ? NCMP_LOG_INFO
                                              : NCMP_LOG_DEBUG;
     NCMP_LOG(lvl, "libyang", "%s%s%s", msg, path ? " at " : "", path ? path : "");

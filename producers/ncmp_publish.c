@@ -43,12 +43,15 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"bootstrap", required_argument, 0, 'b'}, {"topic", required_argument, 0, 't'},
-        {"count", required_argument, 0, 'n'},     {"file", required_argument, 0, 'f'},
-        {"key", required_argument, 0, 'k'},       {"header", required_argument, 0, 'H'},
-        {"quiet", no_argument, 0, 'q'},           {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"bootstrap", required_argument, 0, 'b'},
+                                         {"topic", required_argument, 0, 't'},
+                                         {"count", required_argument, 0, 'n'},
+                                         {"file", required_argument, 0, 'f'},
+                                         {"key", required_argument, 0, 'k'},
+                                         {"header", required_argument, 0, 'H'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     const char *bootstrap = getenv("NCMP_KAFKA_BOOTSTRAP_SERVERS");
     const char *topic = NULL, *file = NULL, *key = NULL;
     const char *headers[32];

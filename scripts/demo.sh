@@ -14,8 +14,8 @@ demo_main() {
     done
     export NCMP_INSTANCE_DIR="$NCMP_LOCAL/demo"
     export NCMP_PG_PORT=${NCMP_DEMO_PG_PORT:-55832}
-    export NCMP_KAFKA_PORT=${NCMP_DEMO_KAFKA_PORT:-59492}
-    export NCMP_KAFKA_CONTROLLER_PORT=${NCMP_DEMO_KAFKA_CONTROLLER_PORT:-59493}
+    export NCMP_BROKER_PORT=${NCMP_DEMO_BROKER_PORT:-59492}
+    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_DEMO_BROKER_CONTROLLER_PORT:-59493}
     services_down 2>/dev/null
     rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
     mkdir -p "$NCMP_INSTANCE_DIR"

@@ -1,29 +1,29 @@
 # shellcheck shell=bash
 # A single-node Apache Kafka 4.x (KRaft, broker + controller in one JVM)
-# for one instance folder, on 127.0.0.1:$NCMP_KAFKA_PORT.
+# for one instance folder, on 127.0.0.1:$NCMP_BROKER_PORT.
 #
 # The jars come from Maven Central through scripts/kafka/pom.xml and are
-# cached in $NCMP_KAFKA_JARS, so only the first run needs the network.
+# cached in $NCMP_BROKER_JARS, so only the first run needs the network.
 
-NCMP_KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$NCMP_ROOT/scripts/kafka/pom.xml")
+NCMP_BROKER_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' "$NCMP_ROOT/scripts/kafka/pom.xml")
 
-kafka_bootstrap() { printf '127.0.0.1:%s\n' "$NCMP_KAFKA_PORT"; }
+kafka_bootstrap() { printf '127.0.0.1:%s\n' "$NCMP_BROKER_PORT"; }
 
 kafka_fetch() {
-    local stamp="$NCMP_KAFKA_JARS/.complete"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$NCMP_KAFKA_VERSION" ]; then
+    local stamp="$NCMP_BROKER_JARS/.complete"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$NCMP_BROKER_VERSION" ]; then
         return 0
     fi
     command -v mvn >/dev/null || die "Kafka cannot start: Maven (mvn) is missing (Debian package maven)"
-    info "fetching Apache Kafka $NCMP_KAFKA_VERSION jars (once; cached in $NCMP_KAFKA_JARS)"
-    rm -rf "$NCMP_KAFKA_JARS"
+    info "fetching Apache Kafka $NCMP_BROKER_VERSION jars (once; cached in $NCMP_BROKER_JARS)"
+    rm -rf "$NCMP_BROKER_JARS"
     mkdir -p "$NCMP_LOCAL"
     if ! mvn -q -B -f "$NCMP_ROOT/scripts/kafka/pom.xml" package \
-        -Djars.dir="$NCMP_KAFKA_JARS" >"$NCMP_LOCAL/kafka-fetch.log" 2>&1; then
+        -Djars.dir="$NCMP_BROKER_JARS" >"$NCMP_LOCAL/kafka-fetch.log" 2>&1; then
         die "Kafka cannot start: download of the broker jars refused or failed (see $NCMP_LOCAL/kafka-fetch.log)"
     fi
     rm -rf "$NCMP_ROOT/scripts/kafka/target"
-    printf '%s\n' "$NCMP_KAFKA_VERSION" >"$stamp"
+    printf '%s\n' "$NCMP_BROKER_VERSION" >"$stamp"
 }
 
 _kafka_java() {
@@ -40,17 +40,17 @@ kafka_start() {
         return 0
     fi
     _kafka_java
-    for p in "$NCMP_KAFKA_PORT" "$NCMP_KAFKA_CONTROLLER_PORT"; do
-        port_in_use "$p" && die "Kafka cannot start: port $p is taken (set NCMP_KAFKA_PORT / NCMP_KAFKA_CONTROLLER_PORT)"
+    for p in "$NCMP_BROKER_PORT" "$NCMP_BROKER_CONTROLLER_PORT"; do
+        port_in_use "$p" && die "Kafka cannot start: port $p is taken (set NCMP_BROKER_PORT / NCMP_BROKER_CONTROLLER_PORT)"
     done
     kafka_fetch
     mkdir -p "$dir"
     cat >"$dir/server.properties" <<PROPS
 process.roles=broker,controller
 node.id=1
-controller.quorum.bootstrap.servers=127.0.0.1:$NCMP_KAFKA_CONTROLLER_PORT
-listeners=PLAINTEXT://127.0.0.1:$NCMP_KAFKA_PORT,CONTROLLER://127.0.0.1:$NCMP_KAFKA_CONTROLLER_PORT
-advertised.listeners=PLAINTEXT://127.0.0.1:$NCMP_KAFKA_PORT
+controller.quorum.bootstrap.servers=127.0.0.1:$NCMP_BROKER_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$NCMP_BROKER_PORT,CONTROLLER://127.0.0.1:$NCMP_BROKER_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$NCMP_BROKER_PORT
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
@@ -86,8 +86,8 @@ logger.apache.name = org.apache.kafka
 logger.apache.level = warn
 PROPS
     if [ ! -f "$dir/data/meta.properties" ]; then
-        cid=$(java -cp "$NCMP_KAFKA_JARS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
-        java -cp "$NCMP_KAFKA_JARS/*" kafka.tools.StorageTool format -t "$cid" \
+        cid=$(java -cp "$NCMP_BROKER_JARS/*" kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+        java -cp "$NCMP_BROKER_JARS/*" kafka.tools.StorageTool format -t "$cid" \
             -c "$dir/server.properties" --standalone >"$dir/format.log" 2>&1 ||
             die "Kafka cannot start: formatting the storage failed (see $dir/format.log)"
     fi
@@ -95,19 +95,19 @@ PROPS
     # reaches only ./run, which then stops it by pid.
     setsid java -Xms256m -Xmx1g -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true \
         -Dlog4j2.configurationFile="$dir/log4j2.properties" \
-        -cp "$NCMP_KAFKA_JARS/*" kafka.Kafka "$dir/server.properties" \
+        -cp "$NCMP_BROKER_JARS/*" kafka.Kafka "$dir/server.properties" \
         >"$dir/kafka.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    wait_port "$NCMP_KAFKA_PORT" 120 "$pidfile"
+    wait_port "$NCMP_BROKER_PORT" 120 "$pidfile"
     rc=$?
     if [ $rc -ne 0 ]; then
         local why
         why=$(grep -m1 -E 'ERROR|Exception' "$dir/kafka.log" | cut -c1-200)
         stop_pidfile "$pidfile" Kafka 5
         [ $rc -eq 2 ] && die "Kafka cannot start: the broker exited: ${why:-see $dir/kafka.log}"
-        die "Kafka cannot start: no answer on port $NCMP_KAFKA_PORT within 120s (see $dir/kafka.log)"
+        die "Kafka cannot start: no answer on port $NCMP_BROKER_PORT within 120s (see $dir/kafka.log)"
     fi
-    info "Kafka $NCMP_KAFKA_VERSION ready on $(kafka_bootstrap) (pid $(cat "$pidfile"))"
+    info "Kafka $NCMP_BROKER_VERSION ready on $(kafka_bootstrap) (pid $(cat "$pidfile"))"
 }
 
 kafka_stop() {

@@ -30,8 +30,11 @@ pg_url() {
     printf 'postgresql://%s@127.0.0.1:%s/%s\n' "$PG_USER_DB" "$NCMP_PG_PORT" "$PG_USER_DB"
 }
 
-# Resolve the data folder, creating it (or its /var/tmp home) when needed.
-_pg_datadir() {
+# The cluster's home: a folder its owner can write, holding data/ and
+# pg.log. It is $NCMP_INSTANCE_DIR/pg, or, when Debian's postgres user
+# cannot reach that, a folder under /var/tmp that $NCMP_INSTANCE_DIR/pg
+# links to.
+_pg_home() {
     local link="$NCMP_INSTANCE_DIR/pg" real
     mkdir -p "$NCMP_INSTANCE_DIR"
     if [ "$(id -u)" -ne 0 ]; then
@@ -62,7 +65,7 @@ _pg_datadir() {
 }
 
 pg_start() {
-    local bindir data log pidfile="$NCMP_INSTANCE_DIR/pg.pid"
+    local bindir home data log out pidfile="$NCMP_INSTANCE_DIR/pg.pid"
     bindir=$(pg_bindir) || die "PostgreSQL cannot start: no PostgreSQL server found (Debian package postgresql-15)"
     if pid_alive "$pidfile"; then
         info "PostgreSQL already running (pid $(cat "$pidfile")) on 127.0.0.1:$NCMP_PG_PORT"
@@ -73,15 +76,14 @@ pg_start() {
     if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
         die "PostgreSQL cannot start: running as root and Debian's 'postgres' user does not exist"
     fi
-    data=$(_pg_datadir)
-    log="$NCMP_INSTANCE_DIR/pg.log"
-    touch "$log"
-    [ "$(id -u)" -eq 0 ] && chown postgres: "$log"
+    home=$(_pg_home)
+    data="$home/data"
+    log="$home/pg.log"
     if [ ! -f "$data/PG_VERSION" ]; then
         info "creating PostgreSQL cluster in $data"
         _pg_as_owner "$bindir/initdb" -D "$data" -U "$PG_USER_DB" --auth=trust -E UTF8 --no-locale \
             >"$NCMP_INSTANCE_DIR/initdb.log" 2>&1 ||
-            die "PostgreSQL cannot start: initdb failed (see $NCMP_INSTANCE_DIR/initdb.log)"
+            die "PostgreSQL cannot start: initdb failed: $(grep -m1 -iE 'error|fatal' "$NCMP_INSTANCE_DIR/initdb.log")"
         cat >>"$data/postgresql.conf" <<CONF
 # ncmpd: private loopback cluster
 listen_addresses = '127.0.0.1'
@@ -95,8 +97,8 @@ checkpoint_timeout = 15min
 CONF
     fi
     # The port lives on the command line so an instance can move ports.
-    if ! _pg_as_owner "$bindir/pg_ctl" -D "$data" -l "$log" -o "-p $NCMP_PG_PORT" -w -t 60 start >/dev/null; then
-        die "PostgreSQL cannot start: $(tail -n 1 "$log" 2>/dev/null)"
+    if ! out=$(_pg_as_owner "$bindir/pg_ctl" -D "$data" -l "$log" -o "-p $NCMP_PG_PORT" -w -t 60 start 2>&1); then
+        die "PostgreSQL cannot start: $( (grep -hE 'FATAL|ERROR' "$log" 2>/dev/null || printf '%s\n' "$out") | tail -n 1)"
     fi
     head -n 1 "$data/postmaster.pid" >"$pidfile"
     if ! "$bindir/psql" -qAt -h 127.0.0.1 -p "$NCMP_PG_PORT" -U "$PG_USER_DB" -d postgres \
@@ -111,7 +113,7 @@ pg_stop() {
     local bindir data pidfile="$NCMP_INSTANCE_DIR/pg.pid"
     [ -f "$pidfile" ] || return 0
     bindir=$(pg_bindir)
-    data=$(readlink -f "$NCMP_INSTANCE_DIR/pg")
+    data="$(readlink -f "$NCMP_INSTANCE_DIR/pg")/data"
     if pid_alive "$pidfile" && [ -n "$bindir" ] && [ -f "$data/postmaster.pid" ] &&
         [ "$(head -n 1 "$data/postmaster.pid")" = "$(cat "$pidfile")" ]; then
         _pg_as_owner "$bindir/pg_ctl" -D "$data" -m fast -w -t 60 stop >/dev/null 2>&1

@@ -40,8 +40,8 @@ test_main() {
     done
     export NCMP_INSTANCE_DIR="$NCMP_LOCAL/test"
     export NCMP_PG_PORT=${NCMP_TEST_PG_PORT:-55532}
-    export NCMP_KAFKA_PORT=${NCMP_TEST_KAFKA_PORT:-59192}
-    export NCMP_KAFKA_CONTROLLER_PORT=${NCMP_TEST_KAFKA_CONTROLLER_PORT:-59193}
+    export NCMP_BROKER_PORT=${NCMP_TEST_BROKER_PORT:-59192}
+    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_TEST_BROKER_CONTROLLER_PORT:-59193}
 
     deps_ensure build services lint
     # A previous run that was killed may have left its services running.
@@ -72,6 +72,7 @@ test_main() {
     test_suite integration "$bin_release/tests/integration/ncmp-it-tests" --jobs 2
     if [ $sanitize -eq 1 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+        export LSAN_OPTIONS="suppressions=$NCMP_ROOT/tests/lsan.supp:print_suppressions=0"
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
         test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 2
     fi

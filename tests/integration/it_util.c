@@ -177,8 +177,7 @@ static rd_kafka_t *plain_consumer(const char *group)
 
 static rd_kafka_t *it_consumer_keep;
 
-size_t it_consume_all(const char *topic, size_t expected, int timeout_ms,
-                      rd_kafka_message_t ***out)
+size_t it_consume_all(const char *topic, size_t expected, int timeout_ms, rd_kafka_message_t ***out)
 {
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;

@@ -86,8 +86,7 @@ Test(migrate, failed_migration_names_its_file_and_the_error, .timeout = 60)
     scratch_open(&s);
     cr_assert_eq(ncmp_migrate_run(s.db, list, &applied, &err), -1);
     cr_assert(strstr(err.msg, "0002_bad.sql") != NULL, "message names the file: %s", err.msg);
-    cr_assert(strstr(err.msg, "nosuchtype") != NULL, "message has the database error: %s",
-              err.msg);
+    cr_assert(strstr(err.msg, "nosuchtype") != NULL, "message has the database error: %s", err.msg);
     cr_assert_eq(it_query_long(s.db, "SELECT count(*) FROM schema_migrations", 0, NULL), 1);
     cr_assert_eq(it_query_long(s.db,
                                "SELECT count(*) FROM information_schema.tables "

@@ -143,8 +143,13 @@ static void crash_and_recover(const char *point, int expect_rows_after_crash)
     snprintf(fault, sizeof(fault), "--debug.fault=%s:4", point);
     it_publish_events(c.topic, "evt", 1, n);
     {
-        const char *args[] = {c.topic_flag, c.group_flag, c.instance_flag, "--roles=ingest",
-                              "--ingest.batch-size=200", fault, NULL};
+        const char *args[] = {c.topic_flag,
+                              c.group_flag,
+                              c.instance_flag,
+                              "--roles=ingest",
+                              "--ingest.batch-size=200",
+                              fault,
+                              NULL};
         pid = it_ncmpd_spawn(c.log, args);
     }
     status = it_wait_exit(pid, 90000);
@@ -155,8 +160,12 @@ static void crash_and_recover(const char *point, int expect_rows_after_crash)
     if (expect_rows_after_crash)
         cr_assert_gt(after_crash, 0, "batches committed before the crash are kept");
     {
-        const char *args[] = {c.topic_flag, c.group_flag, c.instance_flag, "--roles=ingest",
-                              "--ingest.batch-size=200", NULL};
+        const char *args[] = {c.topic_flag,
+                              c.group_flag,
+                              c.instance_flag,
+                              "--roles=ingest",
+                              "--ingest.batch-size=200",
+                              NULL};
         pid = it_ncmpd_start(c.log, args);
     }
     cr_assert_eq(wait_rows(&c, n), n, "every record stored after the restart");
@@ -184,8 +193,9 @@ Test(ingest, kill9_at_random_moments_loses_and_duplicates_nothing, .timeout = 30
     pid_t pid;
 
     case_init(&c, "it-ingest-kill9");
-    const char *args[] = {c.topic_flag,    c.group_flag, c.instance_flag, "--roles=ingest",
-                          "--ingest.batch-size=100", NULL};
+    const char *args[] = {
+        c.topic_flag, c.group_flag, c.instance_flag, "--roles=ingest", "--ingest.batch-size=100",
+        NULL};
     srand((unsigned)getpid());
     it_publish_events(c.topic, "evt", 1, n);
     for (int round = 0; round < 4; round++) {
@@ -211,7 +221,7 @@ Test(ingest, malformed_events_go_to_the_dead_letter_topic, .timeout = 180)
     size_t got;
     pid_t pid;
     static const char bad_utf8[] = "{\"id\":\"\xff\xfe\"}";
-    const char *values[] = {"{\"id\":\"a\"}", "not json",  "{\"id\":\"b\"}", "[1,2]",
+    const char *values[] = {"{\"id\":\"a\"}", "not json", "{\"id\":\"b\"}", "[1,2]",
                             bad_utf8,         "{\"id\":", "{\"id\":\"c\"}"};
     size_t lens[7];
     const char *headers[] = {"ce_id", "req-1", "ce_type", "test", NULL};

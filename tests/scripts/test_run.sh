@@ -53,7 +53,7 @@ taken_port_is_one_clear_line() {
 
 up_then_down_leaves_nothing() {
     local dir="$scratch/updown" out pids p
-    export NCMP_INSTANCE_DIR=$dir NCMP_PG_PORT=55732 NCMP_KAFKA_PORT=59392 NCMP_KAFKA_CONTROLLER_PORT=59393
+    export NCMP_INSTANCE_DIR=$dir NCMP_PG_PORT=55732 NCMP_BROKER_PORT=59392 NCMP_BROKER_CONTROLLER_PORT=59393
     out=$("$RUN" up 2>&1) || { echo "$out"; "$RUN" down; return 1; }
     grep -q "PostgreSQL  postgresql://" <<<"$out" || { echo "$out"; "$RUN" down; return 1; }
     pids=$(cat "$dir"/*.pid)
