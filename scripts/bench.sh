@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Benchmarks on real services. Each prints a table and writes JSON with
-# the raw limit measured in the same run.
+# the raw limit measured in the same run, so that results read as ratios.
 
 NCMP_BENCH_SCENARIOS=(ingest)
 
@@ -14,5 +14,82 @@ bench_main() {
     *" $scenario "*) ;;
     *) die "unknown benchmark '$scenario' (scenarios: $(bench_list))" ;;
     esac
+    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/bench"
+    export NCMP_PG_PORT=${NCMP_BENCH_PG_PORT:-55932}
+    export NCMP_BROKER_PORT=${NCMP_BENCH_BROKER_PORT:-59592}
+    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}
+    services_down 2>/dev/null
+    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
+    mkdir -p "$NCMP_INSTANCE_DIR"
+    trap 'services_down 2>/dev/null' EXIT
+    trap 'exit 130' INT TERM
     "bench_$scenario" "$@"
+}
+
+_now() { date +%s.%N; }
+_secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+_rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'; }
+_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# bench_ingest [--events N] [--json FILE]: the platform slice. Time from
+# the first publish until every event is a row, against raw produce, raw
+# group consume and plain COPY of the same rows, all in this run.
+bench_ingest() {
+    local events=500000 json="" t0 t1 n secs rate produce consume copy batch workers
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --events) events=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench ingest: unknown option '$1' (options: --events N, --json FILE)" ;;
+        esac
+    done
+    services_up
+    local pub="$NCMP_BIN/producers/ncmp-publish" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw"
+    local bs
+    bs=$(kafka_bootstrap)
+    batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^ingest.batch-size = //p')
+    workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^ingest.workers = //p')
+
+    info "raw limits: produce, group consume, COPY ($events each)"
+    "$NCMP_BIN/workers/ncmpd" --ingest.topic=bench-raw create-topics >/dev/null 2>&1
+    t0=$(_now)
+    "$pub" -b "$bs" -t bench-raw -n "$events" -q || die "raw produce failed"
+    t1=$(_now)
+    produce=$(_rate "$events" "$(_secs "$t0" "$t1")")
+    consume=$("$raw" consume -b "$bs" -t bench-raw -n "$events" | awk '{print $4}') ||
+        die "raw consume failed"
+    copy=$("$raw" copy -d "$(pg_url)" -n "$events" | awk '{print $4}') || die "raw COPY failed"
+
+    info "pipeline: publish $events events, wait until all are rows"
+    ncmpd_start
+    t0=$(_now)
+    "$pub" -b "$bs" -t ncmp-ingest -n "$events" -q || die "publish failed"
+    while :; do
+        n=$(pg_psql -Atc "SELECT count(*) FROM ingest_event")
+        [ "$n" -ge "$events" ] && break
+        awk -v a="$t0" -v b="$(_now)" 'BEGIN { exit !(b - a > 600) }' &&
+            die "only $n of $events stored after 600 s"
+        sleep 0.05
+    done
+    t1=$(_now)
+    secs=$(_secs "$t0" "$t1")
+    rate=$(_rate "$events" "$secs")
+    dups=$(pg_psql -Atc 'SELECT count(*) - count(DISTINCT (partition, "offset")) FROM ingest_event')
+
+    printf '\n%-34s %14s %12s\n' "ingest, $events events" "events/s" "vs pipeline"
+    printf '%-34s %14s %12s\n' "pipeline (publish -> row)" "$rate" "1.00"
+    printf '%-34s %14s %12s\n' "raw produce (ncmp-publish)" "$produce" "$(_ratio "$rate" "$produce")"
+    printf '%-34s %14s %12s\n' "raw group consume" "$consume" "$(_ratio "$rate" "$consume")"
+    printf '%-34s %14s %12s\n' "raw COPY of the same rows" "$copy" "$(_ratio "$rate" "$copy")"
+    printf 'batch size %s, workers %s, %s s, duplicates %s, machine: %s cores\n' \
+        "$batch" "$workers" "$secs" "$dups" "$(nproc)"
+    if [ -n "$json" ]; then
+        cat >"$json" <<JSON
+{"scenario": "ingest", "events": $events, "pipeline_events_per_s": $rate, "pipeline_seconds": $secs,
+ "raw_produce_per_s": $produce, "raw_consume_per_s": $consume, "copy_rows_per_s": $copy,
+ "pipeline_vs_copy": $(_ratio "$rate" "$copy"), "duplicates": $dups,
+ "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
+JSON
+        info "wrote $json"
+    fi
 }
