@@ -98,63 +98,83 @@ void ncmp_buf_appendf(ncmp_buf *b, const char *fmt, ...)
 void ncmp_buf_append_json_string(ncmp_buf *b, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s;
+    const unsigned char *run = p;
 
     ncmp_buf_append_char(b, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    /* copy runs of plain bytes at once; escape what JSON requires */
+    for (; *p; p++) {
+        char esc[6];
+        size_t n = 2;
+        if (*p >= 0x20 && *p != '"' && *p != '\\')
+            continue;
+        ncmp_buf_append(b, run, (size_t)(p - run));
+        run = p + 1;
+        esc[0] = '\\';
         switch (*p) {
         case '"':
-            ncmp_buf_append(b, "\\\"", 2);
+            esc[1] = '"';
             break;
         case '\\':
-            ncmp_buf_append(b, "\\\\", 2);
+            esc[1] = '\\';
             break;
         case '\n':
-            ncmp_buf_append(b, "\\n", 2);
+            esc[1] = 'n';
             break;
         case '\r':
-            ncmp_buf_append(b, "\\r", 2);
+            esc[1] = 'r';
             break;
         case '\t':
-            ncmp_buf_append(b, "\\t", 2);
+            esc[1] = 't';
             break;
         default:
-            if (*p < 0x20) {
-                char esc[6] = {'\\', 'u', '0', '0', hex[*p >> 4], hex[*p & 0xf]};
-                ncmp_buf_append(b, esc, sizeof(esc));
-            } else {
-                ncmp_buf_append_char(b, (char)*p);
-            }
+            esc[1] = 'u';
+            esc[2] = '0';
+            esc[3] = '0';
+            esc[4] = hex[*p >> 4];
+            esc[5] = hex[*p & 0xf];
+            n = 6;
         }
+        ncmp_buf_append(b, esc, n);
     }
+    ncmp_buf_append(b, run, (size_t)(p - run));
     ncmp_buf_append_char(b, '"');
 }
 
 void ncmp_buf_append_copy_field(ncmp_buf *b, const char *s, size_t len)
 {
+    size_t run = 0;
+
     if (!s) {
         ncmp_buf_append(b, "\\N", 2);
         return;
     }
     ncmp_buf_reserve(b, len);
     b->data[b->len] = '\0';
+    /* copy runs of plain bytes at once; escape the four that need it */
     for (size_t i = 0; i < len; i++) {
+        const char *esc;
         switch (s[i]) {
         case '\\':
-            ncmp_buf_append(b, "\\\\", 2);
+            esc = "\\\\";
             break;
         case '\t':
-            ncmp_buf_append(b, "\\t", 2);
+            esc = "\\t";
             break;
         case '\n':
-            ncmp_buf_append(b, "\\n", 2);
+            esc = "\\n";
             break;
         case '\r':
-            ncmp_buf_append(b, "\\r", 2);
+            esc = "\\r";
             break;
         default:
-            ncmp_buf_append_char(b, s[i]);
+            continue;
         }
+        ncmp_buf_append(b, s + run, i - run);
+        ncmp_buf_append(b, esc, 2);
+        run = i + 1;
     }
+    ncmp_buf_append(b, s + run, len - run);
 }
 
 void ncmp_buf_reset(ncmp_buf *b)

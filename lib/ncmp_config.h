@@ -51,6 +51,17 @@ typedef struct ncmp_config {
     int ingest_workers;
     int ingest_batch_size;
     int ingest_batch_wait_ms;
+    /* registration role */
+    char *registration_topic;
+    char *registration_response_topic;
+    int registration_workers;
+    int registration_batch_size;
+    int registration_batch_wait_ms;
+    char *dmi_allowed_url_pattern;
+    /* lifecycle events */
+    char *lcm_topic;
+    int lcm_java_serialized_headers;
+    int lcm_relay_batch_size;
     /* testing */
     char *debug_fault;
 

@@ -36,8 +36,8 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, n
 /* Common settings: servers, then `defaults` (NULL-terminated key/value
  * pairs that the pass-through properties may override), then the
  * pass-through properties. */
-static rd_kafka_conf_t *conf_base(const ncmp_config *cfg, const char *client_id,
-                                  const char *const *defaults, ncmp_err *err)
+rd_kafka_conf_t *ncmp_kafka_conf_new(const ncmp_config *cfg, const char *client_id,
+                                     const char *const *defaults, ncmp_err *err)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char bytes[32];
@@ -89,7 +89,7 @@ int ncmp_producer_new(ncmp_producer **out, const ncmp_config *cfg, const char *c
 {
     char errstr[512];
     static const char *const defaults[] = {"linger.ms", "5", NULL};
-    rd_kafka_conf_t *conf = conf_base(cfg, client_id, defaults, err);
+    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(cfg, client_id, defaults, err);
     ncmp_producer *p;
 
     if (!conf)
@@ -220,7 +220,7 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_config *cfg, const char *g
     rd_kafka_resp_err_t e;
 
     snprintf(client_id, sizeof(client_id), "ncmpd-%s", group);
-    conf = conf_base(cfg, client_id, defaults, err);
+    conf = ncmp_kafka_conf_new(cfg, client_id, defaults, err);
     if (!conf)
         return -1;
     /* room for a full fetch (librdkafka's default 50 MiB) plus one record
@@ -355,7 +355,7 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
                              int partitions, int timeout_ms, ncmp_err *err)
 {
     char errstr[512];
-    rd_kafka_conf_t *conf = conf_base(cfg, "ncmpd-admin", NULL, err);
+    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(cfg, "ncmpd-admin", NULL, err);
     rd_kafka_t *rk;
     rd_kafka_NewTopic_t **nt = NULL;
     rd_kafka_AdminOptions_t *opts = NULL;

@@ -18,6 +18,13 @@
 #include "ncmp_config.h"
 #include "ncmp_err.h"
 
+/* librdkafka settings from the config: bootstrap servers, then `defaults`
+ * (NULL-terminated key/value pairs that pass-through properties may
+ * override), then the kafka.* pass-through properties; logs routed to
+ * ncmp_log. Owned by the caller (or by rd_kafka_new on success). */
+rd_kafka_conf_t *ncmp_kafka_conf_new(const ncmp_config *cfg, const char *client_id,
+                                     const char *const *defaults, ncmp_err *err);
+
 /* --- producer ------------------------------------------------------------ */
 
 typedef struct ncmp_producer ncmp_producer;

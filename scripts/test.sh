@@ -62,6 +62,7 @@ test_main() {
 
     test_suite format format_sources --check
     test_suite unit "$bin_release/tests/unit/ncmp-unit-tests" --jobs 2
+    test_suite conformance "$bin_release/tests/conformance/ncmp-conformance-tests" --jobs 2
 
     pg_start
     kafka_start
@@ -72,8 +73,8 @@ test_main() {
     test_suite integration "$bin_release/tests/integration/ncmp-it-tests" --jobs 2
     if [ $sanitize -eq 1 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-        export LSAN_OPTIONS="suppressions=$NCMP_ROOT/tests/lsan.supp:print_suppressions=0"
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
+        test_suite conformance-asan "$bin_asan/tests/conformance/ncmp-conformance-tests" --jobs 2
         test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 2
     fi
     services_down

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "ingest.h"
+#include "lcm_relay.h"
+#include "registration.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
@@ -41,6 +43,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
+    "                 (ingest, registration, lcm-relay)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -62,8 +65,11 @@ typedef struct role_entry {
 
 static const role_entry all_roles[] = {
     {"ingest", ingest_role_init},
+    {"registration", registration_role_init},
 };
-#define NROLES (sizeof(all_roles) / sizeof(all_roles[0]))
+/* Not a stage: the lifecycle relay (one active across all processes). */
+#define RELAY_ROLE "lcm-relay"
+#define NROLES     (sizeof(all_roles) / sizeof(all_roles[0]))
 
 /* Is `name` in the comma-separated `roles` (or is it "all")? */
 static int role_wanted(const char *roles, const char *name)
@@ -103,6 +109,7 @@ static int roles_check(const char *roles, ncmp_err *err)
         snprintf(name, sizeof(name), "%.*s", (int)len, p);
         for (size_t i = 0; i < NROLES; i++)
             known |= role_wanted(name, all_roles[i].name);
+        known |= role_wanted(name, RELAY_ROLE);
         if (!known)
             return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
         if (!comma)
@@ -157,11 +164,13 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 1];
+    const char *topics[2 * NROLES + 3];
     char dlq[NROLES][256];
     size_t n = 0;
     ncmp_err err;
 
+    topics[n++] = cfg->registration_response_topic;
+    topics[n++] = cfg->lcm_topic;
     for (size_t i = 0; i < NROLES; i++) {
         ncmp_stage_role role;
         const char *role_topics[4];
@@ -196,6 +205,7 @@ static int cmd_run(const ncmp_config *cfg)
     ncmp_stage *stages[NROLES] = {0};
     ncmp_stage_role roles[NROLES];
     const char *role_topics[NROLES][4];
+    lcm_relay *relay = NULL;
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
@@ -222,6 +232,15 @@ static int cmd_run(const ncmp_config *cfg)
         }
         nstarted++;
     }
+    if (!ncmp_stopping && role_wanted(cfg->roles, RELAY_ROLE)) {
+        if (lcm_relay_start(&relay, cfg, &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+        } else {
+            nstarted++;
+        }
+    }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     while (!ncmp_stopping)
@@ -238,6 +257,14 @@ static int cmd_run(const ncmp_config *cfg)
             rc = EXIT_FATAL;
         }
         ncmp_stage_destroy(stages[i]);
+    }
+    /* the relay last: it publishes what the stages committed */
+    if (relay) {
+        if (lcm_relay_join(relay, &err) != 0) {
+            log_error("main", "lifecycle relay failed: %s", err.msg);
+            rc = EXIT_FATAL;
+        }
+        lcm_relay_destroy(relay);
     }
     ncmp_producer_destroy(producer);
     log_info("main", "stopped");

@@ -1,0 +1,443 @@
+#include "conformance.h"
+
+#include <errno.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jschema.h"
+#include "ncmp_json.h"
+
+#ifndef NCMP_ONAP_SCHEMAS
+#error "define NCMP_ONAP_SCHEMAS (the directory of ONAP's published schemas)"
+#endif
+
+#define LCM_TYPE_PREFIX          "org.onap.ncmp.cmhandle-lcm-event."
+#define LCM_EVENT_SOURCE         "org.onap.ncmp"
+#define LCM_EVENT_SCHEMA         "org.onap.ncmp:cmhandle-lcm-event"
+#define LCM_EVENT_SCHEMA_VERSION "1.0"
+#define LCM_TIME_PATTERN         "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\\+0000$"
+
+/* The patched schema, loaded on first use. A cache and so a mutable
+ * static: every Criterion test runs in its own process and loads it
+ * once; integration tests check many records per process. */
+static jschema *lcm_schema;
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+const char *conformance_schema_dir(void)
+{
+    const char *dir = getenv("NCMP_ONAP_SCHEMAS");
+
+    return dir && *dir ? dir : NCMP_ONAP_SCHEMAS;
+}
+
+static const jschema *lcm_schema_get(char *err, size_t errlen)
+{
+    const char *dir = conformance_schema_dir();
+    char path[4096], msg[1024];
+    struct stat st;
+    jschema *s;
+
+    if (lcm_schema)
+        return lcm_schema;
+    errno = 0;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fail(err, errlen,
+             "ONAP schema directory %s not found (%s): set NCMP_ONAP_SCHEMAS, or put shared/ "
+             "beside the clone",
+             dir, errno ? strerror(errno) : "not a directory");
+        return NULL;
+    }
+    snprintf(path, sizeof(path), "%s/%s", dir, CONFORMANCE_LCM_SCHEMA_FILE);
+    s = jschema_load(path, 0, msg, sizeof(msg));
+    if (!s) {
+        fail(err, errlen, "loading the LCM schema: %s", msg);
+        return NULL;
+    }
+    if (jschema_patch(s, CONFORMANCE_LCM_PATCH_POINTER, CONFORMANCE_LCM_PATCH_SCHEMA, msg,
+                      sizeof(msg)) != 0) {
+        fail(err, errlen, "patching the LCM schema: %s", msg);
+        jschema_free(s);
+        return NULL;
+    }
+    lcm_schema = s;
+    return lcm_schema;
+}
+
+void conformance_reset(void)
+{
+    jschema_free(lcm_schema);
+    lcm_schema = NULL;
+}
+
+int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen)
+{
+    const jschema *s = lcm_schema_get(err, errlen);
+    char msg[1024];
+
+    if (!s)
+        return -1;
+    if (jschema_validate(s, event, msg, sizeof(msg)) != 0)
+        return fail(err, errlen, "%s: %s", CONFORMANCE_LCM_SCHEMA_FILE, msg);
+    return 0;
+}
+
+int conformance_check_lcm(const char *json_text, size_t len, char *err, size_t errlen)
+{
+    json_object *event = NULL;
+    ncmp_err perr = {0};
+    int rc = -1;
+
+    if (ncmp_json_parse(json_text, len, &event, &perr) != 0)
+        return fail(err, errlen, "not JSON: %s", perr.msg);
+    if (conformance_check_lcm_schema(event, err, errlen) == 0 &&
+        conformance_check_lcm_rules(event, err, errlen) == 0)
+        rc = 0;
+    json_object_put(event);
+    return rc;
+}
+
+/* ---- rules beyond the schema ------------------------------------------ */
+
+/* String member `key` of `obj`, or NULL when it is absent or not one. */
+static const char *member_string(json_object *obj, const char *key)
+{
+    json_object *v;
+
+    if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+static int is_uuid4(const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+
+    if (strlen(s) != 36)
+        return 0;
+    for (int i = 0; i < 36; i++) {
+        if (i == 8 || i == 13 || i == 18 || i == 23) {
+            if (s[i] != '-')
+                return 0;
+        } else if (!strchr(hex, s[i]) || s[i] == '\0') {
+            return 0;
+        }
+    }
+    /* version 4, variant 10xx (RFC 4122) */
+    return s[14] == '4' && strchr("89ab", s[19]) != NULL;
+}
+
+static int matches(const char *pattern, const char *s)
+{
+    regex_t re;
+    int ok;
+
+    if (regcomp(&re, pattern, REG_EXTENDED | REG_NOSUB) != 0)
+        return 0;
+    ok = regexec(&re, s, 0, NULL, 0) == 0;
+    regfree(&re);
+    return ok;
+}
+
+/* cmHandleProperties, where present: [ {"name": "value", ...} ]. */
+static int check_properties(json_object *values, const char *where, char *err, size_t errlen)
+{
+    json_object *props, *map;
+    struct json_object_iterator it, end;
+
+    if (!json_object_object_get_ex(values, "cmHandleProperties", &props))
+        return 0;
+    if (!json_object_is_type(props, json_type_array) || json_object_array_length(props) != 1)
+        return fail(err, errlen, "/event/%s/cmHandleProperties: not a list of exactly one map",
+                    where);
+    map = json_object_array_get_idx(props, 0);
+    if (!json_object_is_type(map, json_type_object))
+        return fail(err, errlen, "/event/%s/cmHandleProperties/0: not a map", where);
+    end = json_object_iter_end(map);
+    for (it = json_object_iter_begin(map); !json_object_iter_equal(&it, &end);
+         json_object_iter_next(&it))
+        if (!json_object_is_type(json_object_iter_peek_value(&it), json_type_string))
+            return fail(err, errlen, "/event/%s/cmHandleProperties/0/%s: not a string", where,
+                        json_object_iter_peek_name(&it));
+    return 0;
+}
+
+/* On update only what changed appears: no key may have the same value on
+ * both sides (a side may lack a key whose value there is null). */
+static int check_update_values(json_object *old_values, json_object *new_values, char *err,
+                               size_t errlen)
+{
+    static const char *const keys[] = {"dataSyncEnabled", "cmHandleState", "cmHandleProperties"};
+    const char *state = member_string(new_values, "cmHandleState");
+
+    if (state && strcmp(state, "DELETED") == 0)
+        return fail(err, errlen,
+                    "/event/newValues/cmHandleState: DELETED on an update (that is "
+                    "a delete)");
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        json_object *o, *n;
+
+        if (json_object_object_get_ex(old_values, keys[i], &o) &&
+            json_object_object_get_ex(new_values, keys[i], &n) && json_object_equal(o, n))
+            return fail(err, errlen,
+                        "/event: %s is %s in both oldValues and newValues; an update gives only "
+                        "what changed",
+                        keys[i], json_object_to_json_string_ext(n, JSON_C_TO_STRING_PLAIN));
+    }
+    return 0;
+}
+
+int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
+{
+    static const char *const header_fields[] = {
+        "eventId",   "eventCorrelationId", "eventTime",         "eventSource",
+        "eventType", "eventSchema",        "eventSchemaVersion"};
+    static const char *const payload_fields[] = {"cmHandleId", "alternateId", "moduleSetTag",
+                                                 "dataProducerIdentifier"};
+    json_object *payload, *old_values = NULL, *new_values = NULL;
+    const char *type, *kind, *v;
+    int has_old, has_new;
+
+    if (!json_object_is_type(ev, json_type_object))
+        return fail(err, errlen, "the event is not a JSON object");
+    for (size_t i = 0; i < sizeof(header_fields) / sizeof(header_fields[0]); i++)
+        if (!member_string(ev, header_fields[i]))
+            return fail(err, errlen, "/%s: missing or not a string", header_fields[i]);
+    if (!json_object_object_get_ex(ev, "event", &payload) ||
+        !json_object_is_type(payload, json_type_object))
+        return fail(err, errlen, "/event: missing or not an object");
+    for (size_t i = 0; i < sizeof(payload_fields) / sizeof(payload_fields[0]); i++)
+        if (!member_string(payload, payload_fields[i]))
+            return fail(err, errlen, "/event/%s: missing or not a string (NCMP sends \"\")",
+                        payload_fields[i]);
+
+    if (strcmp(v = member_string(ev, "eventSource"), LCM_EVENT_SOURCE) != 0)
+        return fail(err, errlen, "/eventSource: \"%s\", not \"" LCM_EVENT_SOURCE "\"", v);
+    if (strcmp(v = member_string(ev, "eventSchema"), LCM_EVENT_SCHEMA) != 0)
+        return fail(err, errlen, "/eventSchema: \"%s\", not \"" LCM_EVENT_SCHEMA "\"", v);
+    if (strcmp(v = member_string(ev, "eventSchemaVersion"), LCM_EVENT_SCHEMA_VERSION) != 0)
+        return fail(err, errlen,
+                    "/eventSchemaVersion: \"%s\", not \"" LCM_EVENT_SCHEMA_VERSION "\"", v);
+    if (!is_uuid4(v = member_string(ev, "eventId")))
+        return fail(err, errlen, "/eventId: \"%s\" is not a lowercase version 4 UUID", v);
+    if (!matches(LCM_TIME_PATTERN, v = member_string(ev, "eventTime")))
+        return fail(err, errlen, "/eventTime: \"%s\" does not match %s", v, LCM_TIME_PATTERN);
+    if (strcmp(member_string(ev, "eventCorrelationId"), member_string(payload, "cmHandleId")) != 0)
+        return fail(err, errlen, "/eventCorrelationId: \"%s\" is not the cmHandleId \"%s\"",
+                    member_string(ev, "eventCorrelationId"), member_string(payload, "cmHandleId"));
+
+    type = member_string(ev, "eventType");
+    if (strncmp(type, LCM_TYPE_PREFIX, strlen(LCM_TYPE_PREFIX)) != 0)
+        return fail(err, errlen, "/eventType: \"%s\" does not start with " LCM_TYPE_PREFIX, type);
+    kind = type + strlen(LCM_TYPE_PREFIX);
+    has_old = json_object_object_get_ex(payload, "oldValues", &old_values);
+    has_new = json_object_object_get_ex(payload, "newValues", &new_values);
+
+    if (strcmp(kind, "create") == 0) {
+        if (has_old)
+            return fail(err, errlen, "/event/oldValues: present on a create");
+        if (!has_new)
+            return fail(err, errlen, "/event/newValues: missing on a create");
+        if (!member_string(new_values, "cmHandleState"))
+            return fail(err, errlen, "/event/newValues/cmHandleState: missing on a create");
+        if (!json_object_object_get_ex(new_values, "cmHandleProperties", NULL))
+            return fail(err, errlen,
+                        "/event/newValues/cmHandleProperties: missing on a create (NCMP sends "
+                        "[{}] when there are none)");
+    } else if (strcmp(kind, "delete") == 0) {
+        if (has_old || has_new)
+            return fail(err, errlen, "/event/%s: present on a delete",
+                        has_old ? "oldValues" : "newValues");
+    } else if (strcmp(kind, "update") == 0) {
+        if (has_old != has_new)
+            return fail(err, errlen, "/event: %s without %s on an update",
+                        has_old ? "oldValues" : "newValues", has_old ? "newValues" : "oldValues");
+        if (has_old && check_update_values(old_values, new_values, err, errlen) != 0)
+            return -1;
+    } else {
+        return fail(err, errlen, "/eventType: \"%s\" is not create, update or delete", type);
+    }
+    if (has_old && check_properties(old_values, "oldValues", err, errlen) != 0)
+        return -1;
+    if (has_new && check_properties(new_values, "newValues", err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* ---- Kafka headers ---------------------------------------------------- */
+
+/* One UTF-16 unit from modified UTF-8 at s[*i]; -1 if malformed. The
+ * forms are those java.io.DataInputStream.readUTF accepts: 1, 2 or 3
+ * bytes (NUL as C0 80), never 4. */
+static long java_unit(const unsigned char *s, size_t n, size_t *i)
+{
+    unsigned char c = s[*i];
+
+    if (c >= 0x01 && c <= 0x7f) {
+        *i += 1;
+        return c;
+    }
+    if ((c & 0xe0) == 0xc0 && *i + 1 < n && (s[*i + 1] & 0xc0) == 0x80) {
+        long u = ((long)(c & 0x1f) << 6) | (s[*i + 1] & 0x3f);
+
+        *i += 2;
+        return u;
+    }
+    if ((c & 0xf0) == 0xe0 && *i + 2 < n && (s[*i + 1] & 0xc0) == 0x80 &&
+        (s[*i + 2] & 0xc0) == 0x80) {
+        long u = ((long)(c & 0x0f) << 12) | ((long)(s[*i + 1] & 0x3f) << 6) | (s[*i + 2] & 0x3f);
+
+        *i += 3;
+        return u;
+    }
+    return -1;
+}
+
+static size_t utf8_put(unsigned long cp, char *out)
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | (cp >> 6));
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | (cp >> 12));
+        out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | (cp >> 18));
+    out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
+long conformance_java_string_decode(const void *value, size_t size, char *out, size_t outlen,
+                                    char *err, size_t errlen)
+{
+    static const unsigned char magic[] = {0xac, 0xed, 0x00, 0x05, 0x74};
+    const unsigned char *b = value;
+    size_t n, i = 7, o = 0;
+
+    if (!b || size < 7 || memcmp(b, magic, sizeof(magic)) != 0)
+        return fail(err, errlen, "not a Java-serialised String (no AC ED 00 05 74 prefix)");
+    n = ((size_t)b[5] << 8) | b[6];
+    if (n != size - 7)
+        return fail(err, errlen, "Java string length %zu, but %zu bytes follow", n, size - 7);
+    while (i < size) {
+        size_t at = i;
+        long u = java_unit(b, size, &i);
+        unsigned long cp;
+        char utf8[4];
+        size_t len;
+
+        if (u < 0)
+            return fail(err, errlen,
+                        "byte %zu (0x%02x): not modified UTF-8 (Java's readUTF would throw)", at,
+                        b[at]);
+        cp = (unsigned long)u;
+        if (cp >= 0xd800 && cp <= 0xdbff) {
+            long lo = i < size ? java_unit(b, size, &i) : -1;
+
+            if (lo < 0xdc00 || lo > 0xdfff)
+                return fail(err, errlen, "byte %zu: a high surrogate without its low half", at);
+            cp = 0x10000 + ((cp - 0xd800) << 10) + ((unsigned long)lo - 0xdc00);
+        } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+            return fail(err, errlen, "byte %zu: a lone low surrogate", at);
+        } else if (cp == 0) {
+            return fail(err, errlen, "byte %zu: NUL in a header value", at);
+        }
+        len = utf8_put(cp, utf8);
+        if (o + len + 1 > outlen)
+            return fail(err, errlen, "decoded value longer than %zu bytes", outlen);
+        memcpy(out + o, utf8, len);
+        o += len;
+    }
+    if (outlen == 0)
+        return fail(err, errlen, "no room for the value");
+    out[o] = '\0';
+    return (long)o;
+}
+
+int conformance_check_lcm_headers(const rd_kafka_headers_t *headers, json_object *event,
+                                  int java_serialized, char *err, size_t errlen)
+{
+    static const char *const names[] = {"eventId",           "eventCorrelationId", "eventTime",
+                                        "eventSource",       "eventType",          "eventSchema",
+                                        "eventSchemaVersion"};
+    int seen[sizeof(names) / sizeof(names[0])] = {0};
+    const char *name;
+    const void *value;
+    size_t size;
+    char msg[256];
+
+    if (!headers)
+        return fail(err, errlen, "no headers");
+    for (size_t idx = 0;
+         rd_kafka_header_get_all(headers, idx, &name, &value, &size) == RD_KAFKA_RESP_ERR_NO_ERROR;
+         idx++) {
+        size_t k;
+        const char *want;
+        char *got;
+        long len;
+
+        for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            if (strcmp(name, names[k]) == 0)
+                break;
+        if (k == sizeof(names) / sizeof(names[0]))
+            continue;
+        if (seen[k]++)
+            return fail(err, errlen, "header %s: given more than once", name);
+        want = member_string(event, name);
+        if (!want)
+            return fail(err, errlen, "header %s: the value has no string field %s", name, name);
+        if (!value)
+            return fail(err, errlen, "header %s: no value", name);
+        if (!java_serialized) {
+            if (size != strlen(want) || memcmp(value, want, size) != 0)
+                return fail(err, errlen, "header %s: \"%.*s\", but the value says \"%s\"", name,
+                            (int)size, (const char *)value, want);
+            continue;
+        }
+        got = malloc(size + 1);
+        if (!got)
+            return fail(err, errlen, "out of memory");
+        len = conformance_java_string_decode(value, size, got, size + 1, msg, sizeof(msg));
+        if (len < 0) {
+            free(got);
+            return fail(err, errlen, "header %s: %s", name, msg);
+        }
+        if (strcmp(got, want) != 0) {
+            fail(err, errlen, "header %s: \"%s\", but the value says \"%s\"", name, got, want);
+            free(got);
+            return -1;
+        }
+        free(got);
+    }
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+        if (!seen[k])
+            return fail(err, errlen, "header %s: missing", names[k]);
+    return 0;
+}

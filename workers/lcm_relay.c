@@ -1,0 +1,468 @@
+#include "lcm_relay.h"
+
+#include <librdkafka/rdkafka.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_db.h"
+#include "ncmp_fault.h"
+#include "ncmp_kafka.h"
+#include "ncmp_lcm.h"
+#include "ncmp_log.h"
+#include "ncmp_signal.h"
+#include "outbox.h"
+
+/* Any constant will do, the same in every process. */
+#define RELAY_LOCK_KEY "7340217002"
+#define MAX_PARTITIONS 1024
+#define SEQ_HEADER     "ncmp_outbox_seq"
+
+struct lcm_relay {
+    const ncmp_config *cfg;
+    pthread_t thread;
+    int started;
+    int failed;
+    ncmp_err err;
+    ncmp_db *db;
+    rd_kafka_t *rk;
+    /* delivery reports of the current round (served on the relay thread) */
+    long pending;
+    long failed_records;
+    char first_error[256];
+    int64_t next_offset[MAX_PARTITIONS]; /* -1: no record this round */
+};
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    lcm_relay *r = opaque;
+
+    r->pending--;
+    if (m->err) {
+        if (!r->failed_records++)
+            snprintf(r->first_error, sizeof(r->first_error), "%s", rd_kafka_err2str(m->err));
+        return;
+    }
+    if (m->partition >= 0 && m->partition < MAX_PARTITIONS &&
+        m->offset + 1 > r->next_offset[m->partition])
+        r->next_offset[m->partition] = m->offset + 1;
+}
+
+static int producer_new(lcm_relay *r, ncmp_err *err)
+{
+    char errstr[512];
+    /* murmur2: the Java client's key -> partition mapping, as NCMP's has */
+    static const char *const defaults[] = {"linger.ms", "5", "partitioner", "murmur2_random", NULL};
+    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(r->cfg, "ncmpd-lcm-relay", defaults, err);
+
+    if (!conf)
+        return -1;
+    if (rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof(errstr)) !=
+        RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay producer: %s", errstr);
+    }
+    rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
+    rd_kafka_conf_set_opaque(conf, r);
+    r->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!r->rk) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay producer: %s", errstr);
+    }
+    return 0;
+}
+
+static int partition_count(lcm_relay *r, int *count, ncmp_err *err)
+{
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->rk, r->cfg->lcm_topic, NULL);
+    const struct rd_kafka_metadata *md = NULL;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(r->rk, 0, rkt, &md, 10000);
+    int rc = -1;
+
+    if (e)
+        ncmp_err_set(err, NCMP_ERR_RETRY, "metadata of %s: %s", r->cfg->lcm_topic,
+                     rd_kafka_err2str(e));
+    else if (md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt < 1)
+        ncmp_err_set(err, NCMP_ERR_RETRY, "topic %s is not there yet (ncmpd create-topics)",
+                     r->cfg->lcm_topic);
+    else if (md->topics[0].partition_cnt > MAX_PARTITIONS)
+        ncmp_err_set(err, NCMP_ERR_FATAL, "topic %s has more than %d partitions", r->cfg->lcm_topic,
+                     MAX_PARTITIONS);
+    else {
+        *count = md->topics[0].partition_cnt;
+        rc = 0;
+    }
+    if (md)
+        rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(rkt);
+    return rc;
+}
+
+/* Read partition p from `from` to its end; add the seq header of each
+ * record to `seqs` (a Postgres array literal under construction) and set
+ * *end to the offset after the last record. (The end comes from the
+ * partition-EOF event: the broker's ListOffsets answer to librdkafka
+ * 2.0.2's watermark query is not usable with Kafka 4.) */
+static int scan_partition(lcm_relay *r, int32_t p, int64_t from, ncmp_buf *seqs, int64_t *end,
+                          ncmp_err *err)
+{
+    static const char *const defaults[] = {"enable.partition.eof", "true", "auto.offset.reset",
+                                           "earliest", NULL};
+    char errstr[512];
+    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(r->cfg, "ncmpd-lcm-relay-scan", defaults, err);
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    int rc = -1;
+    time_t deadline = time(NULL) + 60;
+
+    if (!conf)
+        return -1;
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay scan: %s", errstr);
+    }
+    rkt = rd_kafka_topic_new(rk, r->cfg->lcm_topic, NULL);
+    rd_kafka_consume_start(rkt, p, from);
+    *end = from;
+    for (;;) {
+        rd_kafka_message_t *m = rd_kafka_consume(rkt, p, 200);
+        char seq[32];
+        if (!m) {
+            if (time(NULL) > deadline || ncmp_stopping) {
+                ncmp_err_set(err, NCMP_ERR_RETRY, "scan of %s [%d] stalled at %lld",
+                             r->cfg->lcm_topic, p, (long long)*end);
+                goto done;
+            }
+            continue;
+        }
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            *end = m->offset;
+            rd_kafka_message_destroy(m);
+            break;
+        }
+        if (m->err) {
+            ncmp_err_set(err, NCMP_ERR_RETRY, "scan of %s [%d]: %s", r->cfg->lcm_topic, p,
+                         rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+            goto done;
+        }
+        *end = m->offset + 1;
+        if (ncmp_kafka_header(m, SEQ_HEADER, seq, sizeof(seq))) {
+            if (seqs->len > 1) /* after the opening brace */
+                ncmp_buf_append_char(seqs, ',');
+            ncmp_buf_append_str(seqs, seq);
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rc = 0;
+done:
+    rd_kafka_consume_stop(rkt, p);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
+    return rc;
+}
+
+/* Delete the outbox rows whose events are already in the topic. */
+static int recover(lcm_relay *r, ncmp_err *err)
+{
+    int nparts = 0;
+    PGresult *res = NULL;
+    int64_t checkpoint[MAX_PARTITIONS];
+    int64_t high[MAX_PARTITIONS];
+    ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
+    const char *params[4];
+    int rc = -1;
+
+    if (partition_count(r, &nparts, err) != 0)
+        return -1;
+    params[0] = r->cfg->lcm_topic;
+    if (ncmp_db_query(r->db,
+                      "SELECT partition, next_offset FROM lcm_relay_checkpoint WHERE topic = $1", 1,
+                      params, &res, err) != 0)
+        return -1;
+    for (int p = 0; p < nparts; p++)
+        checkpoint[p] = 0;
+    for (int i = 0; i < PQntuples(res); i++) {
+        int p = atoi(PQgetvalue(res, i, 0));
+        if (p >= 0 && p < nparts)
+            checkpoint[p] = atoll(PQgetvalue(res, i, 1));
+    }
+    PQclear(res);
+    ncmp_buf_append_char(&seqs, '{');
+    for (int p = 0; p < nparts; p++) {
+        if (scan_partition(r, p, checkpoint[p], &seqs, &high[p], err) != 0)
+            goto done;
+        if (high[p] > checkpoint[p])
+            log_info("lcm-relay", "recovery read %s [%d] offsets %lld..%lld", r->cfg->lcm_topic, p,
+                     (long long)checkpoint[p], (long long)high[p] - 1);
+    }
+    ncmp_buf_append_char(&seqs, '}');
+    ncmp_buf_append_char(&parts, '{');
+    ncmp_buf_append_char(&offs, '{');
+    for (int p = 0; p < nparts; p++) {
+        ncmp_buf_appendf(&parts, "%s%d", p ? "," : "", p);
+        ncmp_buf_appendf(&offs, "%s%lld", p ? "," : "", (long long)high[p]);
+    }
+    ncmp_buf_append_char(&parts, '}');
+    ncmp_buf_append_char(&offs, '}');
+    params[0] = seqs.data;
+    params[1] = r->cfg->lcm_topic;
+    params[2] = parts.data;
+    params[3] = offs.data;
+    if (ncmp_db_begin(r->db, err) != 0 ||
+        ncmp_db_query(r->db, "DELETE FROM lcm_outbox WHERE seq = ANY($1::bigint[])", 1, params,
+                      &res, err) != 0)
+        goto done;
+    if (atol(PQcmdTuples(res)) > 0)
+        log_info("lcm-relay", "recovered: %s events were already published", PQcmdTuples(res));
+    PQclear(res);
+    res = NULL;
+    if (ncmp_db_query(r->db,
+                      "INSERT INTO lcm_relay_checkpoint (topic, partition, next_offset) "
+                      "SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS v(p, o) "
+                      "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = "
+                      "GREATEST(lcm_relay_checkpoint.next_offset, EXCLUDED.next_offset)",
+                      3, params + 1, NULL, err) != 0 ||
+        ncmp_db_commit(r->db, err) != 0)
+        goto done;
+    rc = 0;
+done:
+    if (rc != 0)
+        ncmp_db_rollback(r->db);
+    PQclear(res);
+    ncmp_buf_free(&seqs);
+    ncmp_buf_free(&parts);
+    ncmp_buf_free(&offs);
+    return rc;
+}
+
+/* Wait for a NOTIFY (or the timeout). */
+static void wait_notify(lcm_relay *r, int timeout_ms)
+{
+    PGconn *conn = ncmp_db_conn(r->db);
+    struct pollfd pfd = {PQsocket(conn), POLLIN, 0};
+    PGnotify *n;
+
+    if (pfd.fd >= 0)
+        poll(&pfd, 1, timeout_ms);
+    PQconsumeInput(conn);
+    while ((n = PQnotifies(conn)))
+        PQfreemem(n);
+}
+
+/* One round: publish up to a batch, then forget it. Returns the number of
+ * events published, or -1. */
+static long publish_round(lcm_relay *r, ncmp_err *err)
+{
+    char limit[16];
+    const char *params[4];
+    PGresult *res = NULL;
+    ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
+    long n;
+    int nparts_out = 0;
+
+    snprintf(limit, sizeof(limit), "%d", r->cfg->lcm_relay_batch_size);
+    params[0] = limit;
+    if (ncmp_db_query(r->db,
+                      "SELECT seq, handle_id, event_id, event_time, event_type, payload "
+                      "FROM lcm_outbox ORDER BY seq LIMIT $1::int",
+                      1, params, &res, err) != 0)
+        return -1;
+    n = PQntuples(res);
+    if (!n) {
+        PQclear(res);
+        return 0;
+    }
+    for (int p = 0; p < MAX_PARTITIONS; p++)
+        r->next_offset[p] = -1;
+    r->failed_records = 0;
+    ncmp_buf_append_char(&seqs, '{');
+    for (long i = 0; i < n; i++) {
+        const char *seq = PQgetvalue(res, (int)i, 0);
+        const char *key = PQgetvalue(res, (int)i, 1);
+        rd_kafka_headers_t *h =
+            ncmp_lcm_headers(key, PQgetvalue(res, (int)i, 4), PQgetvalue(res, (int)i, 2),
+                             PQgetvalue(res, (int)i, 3), r->cfg->lcm_java_serialized_headers);
+        rd_kafka_resp_err_t e;
+        rd_kafka_header_add(h, SEQ_HEADER, -1, seq, -1);
+        r->pending++;
+        for (;;) {
+            e = rd_kafka_producev(
+                r->rk, RD_KAFKA_V_TOPIC(r->cfg->lcm_topic), RD_KAFKA_V_KEY(key, strlen(key)),
+                RD_KAFKA_V_VALUE(PQgetvalue(res, (int)i, 5), (size_t)PQgetlength(res, (int)i, 5)),
+                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END);
+            if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                break;
+            rd_kafka_poll(r->rk, 10);
+        }
+        if (e) {
+            r->pending--;
+            rd_kafka_headers_destroy(h);
+            ncmp_err_set(err, NCMP_ERR_RETRY, "produce to %s: %s", r->cfg->lcm_topic,
+                         rd_kafka_err2str(e));
+            n = -1;
+            break;
+        }
+        ncmp_buf_appendf(&seqs, "%s%s", i ? "," : "", seq);
+    }
+    PQclear(res);
+    while (r->pending > 0)
+        rd_kafka_poll(r->rk, 50);
+    if (n < 0)
+        goto done;
+    if (r->failed_records) {
+        ncmp_err_set(err, NCMP_ERR_RETRY, "%ld lifecycle events not delivered: %s",
+                     r->failed_records, r->first_error);
+        n = -1;
+        goto done;
+    }
+    ncmp_fault_point("lcm-relay.after-publish");
+    ncmp_buf_append_char(&seqs, '}');
+    ncmp_buf_append_char(&parts, '{');
+    ncmp_buf_append_char(&offs, '{');
+    for (int p = 0; p < MAX_PARTITIONS; p++) {
+        if (r->next_offset[p] < 0)
+            continue;
+        ncmp_buf_appendf(&parts, "%s%d", nparts_out ? "," : "", p);
+        ncmp_buf_appendf(&offs, "%s%lld", nparts_out ? "," : "", (long long)r->next_offset[p]);
+        nparts_out++;
+    }
+    ncmp_buf_append_char(&parts, '}');
+    ncmp_buf_append_char(&offs, '}');
+    params[0] = seqs.data;
+    params[1] = r->cfg->lcm_topic;
+    params[2] = parts.data;
+    params[3] = offs.data;
+    if (ncmp_db_begin(r->db, err) != 0 ||
+        ncmp_db_query(r->db, "DELETE FROM lcm_outbox WHERE seq = ANY($1::bigint[])", 1, params,
+                      NULL, err) != 0 ||
+        ncmp_db_query(r->db,
+                      "INSERT INTO lcm_relay_checkpoint (topic, partition, next_offset) "
+                      "SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS v(p, o) "
+                      "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = "
+                      "GREATEST(lcm_relay_checkpoint.next_offset, EXCLUDED.next_offset)",
+                      3, params + 1, NULL, err) != 0 ||
+        ncmp_db_commit(r->db, err) != 0) {
+        ncmp_db_rollback(r->db);
+        n = -1;
+        goto done;
+    }
+    ncmp_fault_point("lcm-relay.after-commit");
+done:
+    ncmp_buf_free(&seqs);
+    ncmp_buf_free(&parts);
+    ncmp_buf_free(&offs);
+    return n;
+}
+
+static void *relay_main(void *arg)
+{
+    lcm_relay *r = arg;
+    long backoff = 200;
+    int leader = 0;
+
+    if (producer_new(r, &r->err) != 0) {
+        r->failed = 1;
+        ncmp_signal_request_stop();
+        return NULL;
+    }
+    while (!ncmp_stopping) {
+        ncmp_err err;
+        if (!r->db && ncmp_db_open(&r->db, r->cfg->db_url, r->cfg->db_password,
+                                   r->cfg->db_connect_timeout_s, &err) != 0) {
+            log_warn("lcm-relay", "%s; retrying", err.msg);
+            sleep_ms(backoff);
+            backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+            continue;
+        }
+        if (!leader) {
+            PGresult *res = NULL;
+            if (ncmp_db_query(r->db, "SELECT pg_try_advisory_lock(" RELAY_LOCK_KEY ")", 0, NULL,
+                              &res, &err) != 0)
+                goto db_failed;
+            leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+            PQclear(res);
+            if (!leader) {
+                sleep_ms(500); /* another process relays; take over if it goes */
+                continue;
+            }
+            if (ncmp_db_exec(r->db, "LISTEN " NCMP_OUTBOX_CHANNEL, &err) != 0 ||
+                recover(r, &err) != 0)
+                goto db_failed;
+            log_info("lcm-relay", "relaying lifecycle events to %s", r->cfg->lcm_topic);
+            backoff = 200;
+        }
+        {
+            long n = publish_round(r, &err);
+            if (n < 0)
+                goto db_failed;
+            if (n < r->cfg->lcm_relay_batch_size)
+                wait_notify(r, 200);
+            continue;
+        }
+    db_failed:
+        if (err.cls == NCMP_ERR_FATAL) {
+            r->err = err;
+            r->failed = 1;
+            ncmp_signal_request_stop();
+            break;
+        }
+        log_warn("lcm-relay", "%s; starting over", err.msg);
+        /* Give up leadership with the connection: whoever relays next
+         * recovers from the checkpoint first. */
+        ncmp_db_close(r->db);
+        r->db = NULL;
+        leader = 0;
+        sleep_ms(backoff);
+        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+    }
+    ncmp_db_close(r->db);
+    r->db = NULL;
+    rd_kafka_flush(r->rk, 10000);
+    rd_kafka_destroy(r->rk);
+    r->rk = NULL;
+    return NULL;
+}
+
+int lcm_relay_start(lcm_relay **out, const ncmp_config *cfg, ncmp_err *err)
+{
+    lcm_relay *r = ncmp_xcalloc(1, sizeof(*r));
+
+    r->cfg = cfg;
+    if (pthread_create(&r->thread, NULL, relay_main, r) != 0) {
+        free(r);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the lifecycle relay thread");
+    }
+    r->started = 1;
+    *out = r;
+    return 0;
+}
+
+int lcm_relay_join(lcm_relay *r, ncmp_err *err)
+{
+    if (r->started) {
+        pthread_join(r->thread, NULL);
+        r->started = 0;
+    }
+    if (r->failed) {
+        *err = r->err;
+        return -1;
+    }
+    return 0;
+}
+
+void lcm_relay_destroy(lcm_relay *r)
+{
+    free(r);
+}

@@ -1,0 +1,990 @@
+#include "registration.h"
+
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_json.h"
+#include "ncmp_lcm.h"
+#include "ncmp_log.h"
+#include "outbox.h"
+
+#define CODE_NOT_FOUND  "100"
+#define TEXT_NOT_FOUND  "cm handle reference(s) not found"
+#define CODE_NOT_READY  "101"
+#define TEXT_NOT_READY  "cm handle(s) not ready"
+#define CODE_EXISTS     "109"
+#define TEXT_EXISTS     "cm-handle already exists"
+#define CODE_INVALID_ID "110"
+#define TEXT_INVALID_ID "cm handle reference has an invalid character(s) in id"
+
+/* --- validation ---------------------------------------------------------- */
+
+int registration_id_valid(const char *id)
+{
+    static const char bad[] = "=!\" #$%&'()*+,./\\:;<>?@[]^`{|}~";
+    if (!id || !*id)
+        return 0;
+    return strpbrk(id, bad) == NULL;
+}
+
+int registration_dmi_url_valid(const char *url, const char *allowed_pattern)
+{
+    const char *host;
+
+    if (allowed_pattern && *allowed_pattern) {
+        regex_t re;
+        ncmp_buf anchored = NCMP_BUF_INIT;
+        int ok;
+        ncmp_buf_appendf(&anchored, "^(%s)$", allowed_pattern);
+        if (regcomp(&re, anchored.data, REG_EXTENDED | REG_NOSUB) != 0) {
+            ncmp_buf_free(&anchored);
+            return 0;
+        }
+        ok = regexec(&re, url, 0, NULL, 0) == 0;
+        regfree(&re);
+        ncmp_buf_free(&anchored);
+        return ok;
+    }
+    if (strncmp(url, "http://", 7) == 0)
+        host = url + 7;
+    else if (strncmp(url, "https://", 8) == 0)
+        host = url + 8;
+    else
+        return 0;
+    if (!*host || *host == '/' || *host == ':' || *host == '?' || *host == '#')
+        return 0;
+    for (const char *p = url; *p; p++)
+        if ((unsigned char)*p <= ' ' || *p == '"' || *p == '<' || *p == '>' || *p == '\\')
+            return 0;
+    return 1;
+}
+
+/* --- request decoding ---------------------------------------------------- */
+
+typedef struct reg_handle {
+    const char *id;
+    const char *alternate_id; /* trimmed copy owned by the request, NULL: none */
+    const char *module_set_tag;
+    const char *data_producer_identifier;
+    const char *trust_level; /* NULL: not sent */
+    char *additional_set;    /* JSON object of properties to set */
+    char *additional_del;    /* JSON array of property names to delete */
+    char *public_set;
+    char *public_del;
+    int has_additional, has_public;
+    int has_alternate_id, has_data_producer_identifier;
+} reg_handle;
+
+typedef struct reg_request {
+    json_object *root;
+    const char *dmi_plugin, *dmi_data_plugin, *dmi_model_plugin;
+    reg_handle *created;
+    size_t ncreated;
+    reg_handle *updated;
+    size_t nupdated;
+    const char **removed;
+    size_t nremoved;
+    const char **upgraded;
+    size_t nupgraded;
+    const char *upgrade_tag;
+    char **owned; /* trimmed strings */
+    size_t nowned;
+} reg_request;
+
+static const char *own(reg_request *r, char *s)
+{
+    r->owned = ncmp_xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
+    r->owned[r->nowned++] = s;
+    return s;
+}
+
+/* A trimmed copy, or NULL for NULL. */
+static const char *trimmed(reg_request *r, const char *s)
+{
+    size_t n;
+    char *t;
+    if (!s)
+        return NULL;
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        n--;
+    t = ncmp_xmalloc(n + 1);
+    memcpy(t, s, n);
+    t[n] = '\0';
+    return own(r, t);
+}
+
+static void request_free(reg_request *r)
+{
+    for (size_t i = 0; i < r->ncreated; i++) {
+        free(r->created[i].additional_set);
+        free(r->created[i].additional_del);
+        free(r->created[i].public_set);
+        free(r->created[i].public_del);
+    }
+    for (size_t i = 0; i < r->nupdated; i++) {
+        free(r->updated[i].additional_set);
+        free(r->updated[i].additional_del);
+        free(r->updated[i].public_set);
+        free(r->updated[i].public_del);
+    }
+    free(r->created);
+    free(r->updated);
+    free(r->removed);
+    free(r->upgraded);
+    for (size_t i = 0; i < r->nowned; i++)
+        free(r->owned[i]);
+    free(r->owned);
+    json_object_put(r->root);
+    memset(r, 0, sizeof(*r));
+}
+
+/* Properties map -> JSON object of string values to set, and JSON array of
+ * names whose value is null (to delete). Numbers and booleans are taken as
+ * their text, as NCMP's Map<String,String> binding does. */
+static int decode_properties(json_object *map, const char *field, char **set, char **del,
+                             ncmp_err *err)
+{
+    ncmp_buf s = NCMP_BUF_INIT, d = NCMP_BUF_INIT;
+    int ns = 0, nd = 0;
+
+    ncmp_buf_append_char(&s, '{');
+    ncmp_buf_append_char(&d, '[');
+    json_object_object_foreach(map, key, val)
+    {
+        json_type t = json_object_get_type(val);
+        if (t == json_type_null) {
+            if (nd++)
+                ncmp_buf_append_char(&d, ',');
+            ncmp_buf_append_json_string(&d, key);
+            continue;
+        }
+        if (t == json_type_object || t == json_type_array) {
+            ncmp_buf_free(&s);
+            ncmp_buf_free(&d);
+            return ncmp_err_set(err, NCMP_ERR_REJECT, "%s.%s must be a string, not %s", field, key,
+                                json_type_to_name(t));
+        }
+        if (ns++)
+            ncmp_buf_append_char(&s, ',');
+        ncmp_buf_append_json_string(&s, key);
+        ncmp_buf_append_char(&s, ':');
+        ncmp_buf_append_json_string(&s, json_object_get_string(val));
+    }
+    ncmp_buf_append_char(&s, '}');
+    ncmp_buf_append_char(&d, ']');
+    *set = s.data;
+    *del = d.data;
+    return 0;
+}
+
+static int decode_handle(reg_request *r, json_object *o, const char *where, reg_handle *h,
+                         ncmp_err *err)
+{
+    json_object *props;
+    const char *s;
+
+    memset(h, 0, sizeof(*h));
+    if (!json_object_is_type(o, json_type_object))
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "%s: each handle must be an object", where);
+    if (ncmp_json_string_field(o, "cmHandle", &h->id, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    if (!h->id)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "%s: a handle without cmHandle", where);
+    if (ncmp_json_string_field(o, "alternateId", &s, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    h->has_alternate_id = s != NULL;
+    h->alternate_id = trimmed(r, s);
+    if (h->alternate_id && !*h->alternate_id)
+        h->alternate_id = NULL; /* blank means none */
+    if (ncmp_json_string_field(o, "moduleSetTag", &s, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    h->module_set_tag = s ? trimmed(r, s) : "";
+    if (ncmp_json_string_field(o, "dataProducerIdentifier", &s, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    h->has_data_producer_identifier = s != NULL;
+    h->data_producer_identifier = s ? trimmed(r, s) : "";
+    if (ncmp_json_string_field(o, "trustLevel", &h->trust_level, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    if (h->trust_level && strcmp(h->trust_level, "COMPLETE") != 0 &&
+        strcmp(h->trust_level, "NONE") != 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "%s: trustLevel must be COMPLETE or NONE, not %s",
+                            where, h->trust_level);
+    if (ncmp_json_object_field(o, "cmHandleProperties", &props, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    if (props) {
+        h->has_additional = 1;
+        if (decode_properties(props, "cmHandleProperties", &h->additional_set, &h->additional_del,
+                              err) != 0)
+            return ncmp_err_prefix(err, "%s", where);
+    }
+    if (ncmp_json_object_field(o, "publicCmHandleProperties", &props, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
+    if (props) {
+        h->has_public = 1;
+        if (decode_properties(props, "publicCmHandleProperties", &h->public_set, &h->public_del,
+                              err) != 0)
+            return ncmp_err_prefix(err, "%s", where);
+    }
+    return 0;
+}
+
+static int decode_handles(reg_request *r, json_object *root, const char *field, reg_handle **out,
+                          size_t *n, ncmp_err *err)
+{
+    json_object *arr;
+    size_t len;
+
+    if (ncmp_json_array_field(root, field, &arr, err) != 0)
+        return -1;
+    if (!arr)
+        return 0;
+    len = json_object_array_length(arr);
+    *out = ncmp_xcalloc(len ? len : 1, sizeof(**out));
+    for (size_t i = 0; i < len; i++) {
+        char where[96];
+        snprintf(where, sizeof(where), "%s[%zu]", field, i);
+        (*n)++;
+        if (decode_handle(r, json_object_array_get_idx(arr, i), where, &(*out)[i], err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int decode_ids(json_object *arr, const char *field, const char ***out, size_t *n,
+                      ncmp_err *err)
+{
+    size_t len = json_object_array_length(arr);
+
+    *out = ncmp_xcalloc(len ? len : 1, sizeof(**out));
+    for (size_t i = 0; i < len; i++) {
+        json_object *v = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(v, json_type_string))
+            return ncmp_err_set(err, NCMP_ERR_REJECT, "%s[%zu] must be a string", field, i);
+        (*out)[(*n)++] = json_object_get_string(v);
+    }
+    return 0;
+}
+
+/* Decode a request. A structural problem (wrong type, missing cmHandle) is
+ * a REJECT: the request goes to the dead-letter topic. */
+static int request_decode(reg_request *r, const void *payload, size_t len, ncmp_err *err)
+{
+    json_object *arr, *up;
+
+    memset(r, 0, sizeof(*r));
+    if (ncmp_json_parse(payload, len, &r->root, err) != 0)
+        return -1;
+    if (!json_object_is_type(r->root, json_type_object))
+        return ncmp_err_set(err, NCMP_ERR_REJECT,
+                            "a registration must be a JSON object (DmiPluginRegistration)");
+    if (ncmp_json_string_field(r->root, "dmiPlugin", &r->dmi_plugin, err) != 0 ||
+        ncmp_json_string_field(r->root, "dmiDataPlugin", &r->dmi_data_plugin, err) != 0 ||
+        ncmp_json_string_field(r->root, "dmiModelPlugin", &r->dmi_model_plugin, err) != 0)
+        return -1;
+    r->dmi_plugin = r->dmi_plugin ? trimmed(r, r->dmi_plugin) : "";
+    r->dmi_data_plugin = r->dmi_data_plugin ? trimmed(r, r->dmi_data_plugin) : "";
+    r->dmi_model_plugin = r->dmi_model_plugin ? trimmed(r, r->dmi_model_plugin) : "";
+    if (decode_handles(r, r->root, "createdCmHandles", &r->created, &r->ncreated, err) != 0 ||
+        decode_handles(r, r->root, "updatedCmHandles", &r->updated, &r->nupdated, err) != 0)
+        return -1;
+    if (ncmp_json_array_field(r->root, "removedCmHandles", &arr, err) != 0)
+        return -1;
+    if (arr && decode_ids(arr, "removedCmHandles", &r->removed, &r->nremoved, err) != 0)
+        return -1;
+    if (ncmp_json_object_field(r->root, "upgradedCmHandles", &up, err) != 0)
+        return -1;
+    if (up) {
+        if (ncmp_json_array_field(up, "cmHandles", &arr, err) != 0)
+            return ncmp_err_prefix(err, "upgradedCmHandles");
+        if (!arr)
+            return ncmp_err_set(err, NCMP_ERR_REJECT, "upgradedCmHandles.cmHandles is required");
+        if (decode_ids(arr, "upgradedCmHandles.cmHandles", &r->upgraded, &r->nupgraded, err) != 0)
+            return -1;
+        if (ncmp_json_string_field(up, "moduleSetTag", &r->upgrade_tag, err) != 0)
+            return ncmp_err_prefix(err, "upgradedCmHandles");
+        r->upgrade_tag = r->upgrade_tag ? trimmed(r, r->upgrade_tag) : "";
+    }
+    return 0;
+}
+
+/* --- outcome ------------------------------------------------------------- */
+
+typedef struct reg_outcome {
+    ncmp_buf created, updated, removed, upgraded; /* JSON array members */
+    size_t ncreated, nupdated, nremoved, nupgraded;
+} reg_outcome;
+
+static void outcome_fail(ncmp_buf *list, size_t *n, const char *id, const char *code,
+                         const char *text)
+{
+    if ((*n)++)
+        ncmp_buf_append_char(list, ',');
+    ncmp_buf_append_str(list, "{\"cmHandle\":");
+    ncmp_buf_append_json_string(list, id);
+    ncmp_buf_appendf(list, ",\"errorCode\":\"%s\",\"errorText\":", code);
+    ncmp_buf_append_json_string(list, text);
+    ncmp_buf_append_char(list, '}');
+}
+
+static void outcome_reset(reg_outcome *o)
+{
+    ncmp_buf_reset(&o->created);
+    ncmp_buf_reset(&o->updated);
+    ncmp_buf_reset(&o->removed);
+    ncmp_buf_reset(&o->upgraded);
+    o->ncreated = o->nupdated = o->nremoved = o->nupgraded = 0;
+}
+
+static void outcome_json(ncmp_buf *out, const reg_outcome *o, const char *error_message)
+{
+    ncmp_buf_appendf(out,
+                     "{\"failedCreatedCmHandles\":[%s],\"failedUpdatedCmHandles\":[%s],"
+                     "\"failedRemovedCmHandles\":[%s],\"failedUpgradeCmHandles\":[%s]",
+                     o->created.data ? o->created.data : "", o->updated.data ? o->updated.data : "",
+                     o->removed.data ? o->removed.data : "",
+                     o->upgraded.data ? o->upgraded.data : "");
+    if (error_message) {
+        ncmp_buf_append_str(out, ",\"status\":400,\"message\":");
+        ncmp_buf_append_json_string(out, error_message);
+    }
+    ncmp_buf_append_char(out, '}');
+}
+
+/* --- the worker ---------------------------------------------------------- */
+
+typedef struct reg_worker {
+    const ncmp_config *cfg;
+    reg_outcome outcome;
+    ncmp_outbox outbox;
+    ncmp_buf a[10]; /* array literals, reused */
+    ncmp_buf body;
+} reg_worker;
+
+static const char SQL_DELETE[] =
+    "DELETE FROM cm_handle h USING unnest($1::text[]) AS v(id) WHERE h.id = v.id "
+    "RETURNING h.id, h.state, h.alternate_id, h.module_set_tag, h.data_producer_identifier";
+
+/* New handles go by COPY into a per-connection staging table, then into
+ * cm_handle in one statement that skips the taken ones. */
+static const char SQL_STAGE_TABLE[] =
+    "CREATE TEMP TABLE IF NOT EXISTS reg_create_stage (pos int, id text, alt text, tag text,"
+    " dpi text, addl jsonb, pub jsonb, trust text)";
+
+static const char SQL_CREATE[] =
+    "INSERT INTO cm_handle (id, alternate_id, module_set_tag, data_producer_identifier,"
+    " additional_properties, public_properties, registration_trust_level, dmi_service_name,"
+    " dmi_data_service_name, dmi_model_service_name, state, last_update_time) "
+    "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, 'ADVISED', now() "
+    "FROM reg_create_stage s "
+    /* an id and an alternate id share one namespace, as in NCMP */
+    "WHERE NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.id = s.alt)"
+    " AND NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.alternate_id = s.id) "
+    "ORDER BY s.pos "
+    "ON CONFLICT DO NOTHING RETURNING id";
+
+static const char SQL_LOCK_FOR_UPDATE[] =
+    "SELECT h.id, h.alternate_id, h.data_producer_identifier, h.state, h.module_set_tag "
+    "FROM cm_handle h WHERE h.id = ANY($1::text[]) ORDER BY h.id FOR UPDATE";
+
+static const char SQL_TAKEN[] = "SELECT x FROM unnest($1::text[]) AS x "
+                                "WHERE EXISTS (SELECT 1 FROM cm_handle h WHERE h.id = x"
+                                " OR h.alternate_id = x)";
+
+static const char SQL_UPDATE[] =
+    "UPDATE cm_handle h SET"
+    " alternate_id = COALESCE(v.alt, h.alternate_id),"
+    " data_producer_identifier = COALESCE(v.dpi, h.data_producer_identifier),"
+    " additional_properties = (h.additional_properties || v.aset::jsonb)"
+    "   - ARRAY(SELECT jsonb_array_elements_text(v.adel::jsonb)),"
+    " public_properties = (h.public_properties || v.pset::jsonb)"
+    "   - ARRAY(SELECT jsonb_array_elements_text(v.pdel::jsonb)) "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],"
+    " $7::text[]) AS v(id, alt, dpi, aset, adel, pset, pdel) "
+    "WHERE h.id = v.id";
+
+static const char SQL_LOCK_UPGRADE[] =
+    "UPDATE cm_handle h SET state = 'LOCKED', lock_reason = 'MODULE_UPGRADE', lock_details = $2,"
+    " upgrade_module_set_tag = $3, last_update_time = now() "
+    "WHERE h.id = ANY($1::text[]) "
+    "RETURNING h.id, h.alternate_id, h.module_set_tag, h.data_producer_identifier";
+
+static int reg_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
+{
+    reg_worker *w = ncmp_xcalloc(1, sizeof(*w));
+
+    w->cfg = ctx->cfg;
+    ncmp_outbox_init(&w->outbox, ctx->db);
+    ncmp_db_statement(ctx->db, "reg_delete", SQL_DELETE);
+    ncmp_db_statement(ctx->db, "reg_create", SQL_CREATE);
+    ncmp_db_statement(ctx->db, "reg_lock_for_update", SQL_LOCK_FOR_UPDATE);
+    ncmp_db_statement(ctx->db, "reg_taken", SQL_TAKEN);
+    ncmp_db_statement(ctx->db, "reg_update", SQL_UPDATE);
+    ncmp_db_statement(ctx->db, "reg_lock_upgrade", SQL_LOCK_UPGRADE);
+    *state = w;
+    return 0;
+}
+
+static void reg_fini(void *state)
+{
+    reg_worker *w = state;
+    if (!w)
+        return;
+    ncmp_buf_free(&w->outcome.created);
+    ncmp_buf_free(&w->outcome.updated);
+    ncmp_buf_free(&w->outcome.removed);
+    ncmp_buf_free(&w->outcome.upgraded);
+    ncmp_outbox_free(&w->outbox);
+    for (size_t i = 0; i < sizeof(w->a) / sizeof(w->a[0]); i++)
+        ncmp_buf_free(&w->a[i]);
+    ncmp_buf_free(&w->body);
+    free(w);
+}
+
+/* Postgres array literals, built element by element. */
+static void arr_begin(ncmp_buf *b)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_append_char(b, '{');
+}
+
+static void arr_add(ncmp_buf *b, const char *s)
+{
+    if (b->len > 1)
+        ncmp_buf_append_char(b, ',');
+    if (!s) {
+        ncmp_buf_append_str(b, "NULL");
+        return;
+    }
+    ncmp_buf_append_char(b, '"');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            ncmp_buf_append_char(b, '\\');
+        ncmp_buf_append_char(b, *p);
+    }
+    ncmp_buf_append_char(b, '"');
+}
+
+static void arr_end(ncmp_buf *b)
+{
+    ncmp_buf_append_char(b, '}');
+}
+
+/* A sorted set of strings for membership tests. */
+typedef struct str_index {
+    const char **v;
+    size_t n, cap;
+} str_index;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Build a sorted copy of a set of strings for lookups. */
+static void index_build(str_index *ix, const char **v, size_t n)
+{
+    ix->v = ncmp_xmalloc((n ? n : 1) * sizeof(*ix->v));
+    memcpy(ix->v, v, n * sizeof(*v));
+    ix->n = n;
+    qsort(ix->v, n, sizeof(*ix->v), cmp_str);
+}
+
+static int index_has(const str_index *ix, const char *s)
+{
+    return ix->n && bsearch(&s, ix->v, ix->n, sizeof(*ix->v), cmp_str) != NULL;
+}
+
+static void index_free(str_index *ix)
+{
+    free(ix->v);
+    memset(ix, 0, sizeof(*ix));
+}
+
+/* Handles the removal section: DELETING then DELETED, the row gone. */
+static int apply_removed(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
+{
+    PGresult *res = NULL;
+    const char *params[1];
+    const char **valid = ncmp_xcalloc(r->nremoved ? r->nremoved : 1, sizeof(*valid));
+    const char **found;
+    str_index ix = {0};
+    size_t nvalid = 0;
+    int rc = -1;
+
+    for (size_t i = 0; i < r->nremoved; i++) {
+        if (!registration_id_valid(r->removed[i]))
+            outcome_fail(&w->outcome.removed, &w->outcome.nremoved, r->removed[i], CODE_INVALID_ID,
+                         TEXT_INVALID_ID);
+        else
+            valid[nvalid++] = r->removed[i];
+    }
+    if (!nvalid) {
+        free(valid);
+        return 0;
+    }
+    arr_begin(&w->a[0]);
+    for (size_t i = 0; i < nvalid; i++)
+        arr_add(&w->a[0], valid[i]);
+    arr_end(&w->a[0]);
+    params[0] = w->a[0].data;
+    if (ncmp_db_run(ctx->db, "reg_delete", 1, params, &res, err) != 0)
+        goto done;
+    found = ncmp_xcalloc((size_t)PQntuples(res) + 1, sizeof(*found));
+    for (int i = 0; i < PQntuples(res); i++) {
+        ncmp_lcm_event ev = {0};
+        found[i] = PQgetvalue(res, i, 0);
+        ev.cm_handle_id = found[i];
+        ev.alternate_id = PQgetvalue(res, i, 2);
+        ev.module_set_tag = PQgetvalue(res, i, 3);
+        ev.data_producer_identifier = PQgetvalue(res, i, 4);
+        ev.old_values.state = ncmp_state_parse(PQgetvalue(res, i, 1));
+        ev.old_values.data_sync_enabled = -1;
+        ev.new_values.state = NCMP_STATE_DELETING;
+        ev.new_values.data_sync_enabled = -1;
+        ncmp_outbox_add(&w->outbox, &ev);
+        ev.old_values.state = NCMP_STATE_DELETING;
+        ev.new_values.state = NCMP_STATE_DELETED;
+        ncmp_outbox_add(&w->outbox, &ev);
+    }
+    index_build(&ix, found, (size_t)PQntuples(res));
+    free(found);
+    for (size_t i = 0; i < nvalid; i++)
+        if (!index_has(&ix, valid[i]))
+            outcome_fail(&w->outcome.removed, &w->outcome.nremoved, valid[i], CODE_NOT_FOUND,
+                         TEXT_NOT_FOUND);
+    rc = 0;
+done:
+    index_free(&ix);
+    PQclear(res);
+    free(valid);
+    return rc;
+}
+
+/* Ids and alternate ids share one namespace, and within one request the
+ * first entry to claim a name wins: every later entry claiming it (as id
+ * or alternate id) fails with 109. Sorting (name, position) pairs finds
+ * them in O(n log n) for requests of any size. */
+typedef struct claim {
+    const char *name; /* first member: cmp_str compares it */
+    size_t pos;
+} claim;
+
+static void drop_claimed_twice(reg_worker *w, reg_handle **todo, size_t *ntodo)
+{
+    claim *c = ncmp_xcalloc(2 * *ntodo + 1, sizeof(*c));
+    unsigned char *bad = ncmp_xcalloc(*ntodo + 1, 1);
+    size_t nc = 0, kept = 0;
+
+    for (size_t i = 0; i < *ntodo; i++) {
+        c[nc].name = todo[i]->id;
+        c[nc++].pos = i;
+        if (todo[i]->alternate_id && strcmp(todo[i]->alternate_id, todo[i]->id) != 0) {
+            c[nc].name = todo[i]->alternate_id;
+            c[nc++].pos = i;
+        }
+    }
+    qsort(c, nc, sizeof(*c), cmp_str);
+    for (size_t i = 0; i < nc;) {
+        size_t j = i, first = c[i].pos;
+        while (j < nc && strcmp(c[j].name, c[i].name) == 0) {
+            if (c[j].pos < first)
+                first = c[j].pos;
+            j++;
+        }
+        for (size_t k = i; k < j; k++)
+            if (c[k].pos != first)
+                bad[c[k].pos] = 1;
+        i = j;
+    }
+    for (size_t i = 0; i < *ntodo; i++) {
+        if (bad[i])
+            outcome_fail(&w->outcome.created, &w->outcome.ncreated, todo[i]->id, CODE_EXISTS,
+                         TEXT_EXISTS);
+        else
+            todo[kept++] = todo[i];
+    }
+    *ntodo = kept;
+    free(c);
+    free(bad);
+}
+
+static int apply_created(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
+{
+    PGresult *res = NULL;
+    const char *params[3];
+    reg_handle **todo = ncmp_xcalloc(r->ncreated + 1, sizeof(*todo));
+    size_t ntodo = 0;
+    str_index inserted = {0};
+    int rc = -1;
+
+    for (size_t i = 0; i < r->ncreated; i++) {
+        if (registration_id_valid(r->created[i].id))
+            todo[ntodo++] = &r->created[i];
+        else
+            outcome_fail(&w->outcome.created, &w->outcome.ncreated, r->created[i].id,
+                         CODE_INVALID_ID, TEXT_INVALID_ID);
+    }
+    drop_claimed_twice(w, todo, &ntodo);
+    if (!ntodo) {
+        rc = 0;
+        goto done;
+    }
+    ncmp_buf_reset(&w->body);
+    for (size_t i = 0; i < ntodo; i++) {
+        reg_handle *h = todo[i];
+        const char *addl = h->additional_set ? h->additional_set : "{}";
+        const char *pub = h->public_set ? h->public_set : "{}";
+        ncmp_buf_appendf(&w->body, "%zu\t", i);
+        ncmp_buf_append_copy_field(&w->body, h->id, strlen(h->id));
+        ncmp_buf_append_char(&w->body, '\t');
+        ncmp_buf_append_copy_field(&w->body, h->alternate_id,
+                                   h->alternate_id ? strlen(h->alternate_id) : 0);
+        ncmp_buf_append_char(&w->body, '\t');
+        ncmp_buf_append_copy_field(&w->body, h->module_set_tag, strlen(h->module_set_tag));
+        ncmp_buf_append_char(&w->body, '\t');
+        ncmp_buf_append_copy_field(&w->body, h->data_producer_identifier,
+                                   strlen(h->data_producer_identifier));
+        ncmp_buf_append_char(&w->body, '\t');
+        ncmp_buf_append_copy_field(&w->body, addl, strlen(addl));
+        ncmp_buf_append_char(&w->body, '\t');
+        ncmp_buf_append_copy_field(&w->body, pub, strlen(pub));
+        ncmp_buf_append_str(&w->body, h->trust_level && strcmp(h->trust_level, "NONE") == 0
+                                          ? "\tNONE\n"
+                                          : "\tCOMPLETE\n");
+    }
+    params[0] = r->dmi_plugin;
+    params[1] = r->dmi_data_plugin;
+    params[2] = r->dmi_model_plugin;
+    if (ncmp_db_exec(ctx->db, "TRUNCATE reg_create_stage", err) != 0 ||
+        ncmp_db_copy(ctx->db,
+                     "COPY reg_create_stage (pos, id, alt, tag, dpi, addl, pub, trust) FROM STDIN",
+                     w->body.data, w->body.len, err) != 0 ||
+        ncmp_db_run(ctx->db, "reg_create", 3, params, &res, err) != 0)
+        goto done;
+    {
+        const char **ids = ncmp_xcalloc((size_t)PQntuples(res) + 1, sizeof(*ids));
+        for (int i = 0; i < PQntuples(res); i++)
+            ids[i] = PQgetvalue(res, i, 0);
+        index_build(&inserted, ids, (size_t)PQntuples(res));
+        free(ids);
+    }
+    for (size_t i = 0; i < ntodo; i++) {
+        reg_handle *h = todo[i];
+        ncmp_lcm_event ev = {0};
+        if (!index_has(&inserted, h->id)) {
+            outcome_fail(&w->outcome.created, &w->outcome.ncreated, h->id, CODE_EXISTS,
+                         TEXT_EXISTS);
+            continue;
+        }
+        ev.cm_handle_id = h->id;
+        ev.alternate_id = h->alternate_id;
+        ev.module_set_tag = h->module_set_tag;
+        ev.data_producer_identifier = h->data_producer_identifier;
+        ev.old_values.data_sync_enabled = -1;
+        ev.new_values.state = NCMP_STATE_ADVISED;
+        ev.new_values.data_sync_enabled = -1;
+        ev.new_values.public_properties_json = h->public_set ? h->public_set : "{}";
+        ncmp_outbox_add(&w->outbox, &ev);
+    }
+    rc = 0;
+done:
+    index_free(&inserted);
+    PQclear(res);
+    free(todo);
+    return rc;
+}
+
+static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
+{
+    PGresult *cur = NULL, *taken = NULL;
+    const char *params[7];
+    str_index found = {0}, taken_ix = {0};
+    const char **ids;
+    int rc = -1, nupd = 0;
+
+    if (!r->nupdated)
+        return 0;
+    arr_begin(&w->a[0]);
+    for (size_t i = 0; i < r->nupdated; i++)
+        if (registration_id_valid(r->updated[i].id))
+            arr_add(&w->a[0], r->updated[i].id);
+    arr_end(&w->a[0]);
+    params[0] = w->a[0].data;
+    if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
+        goto done;
+    ids = ncmp_xcalloc((size_t)PQntuples(cur) + 1, sizeof(*ids));
+    for (int i = 0; i < PQntuples(cur); i++)
+        ids[i] = PQgetvalue(cur, i, 0);
+    index_build(&found, ids, (size_t)PQntuples(cur));
+    free(ids);
+    /* alternate ids that would be newly set: are they taken? */
+    arr_begin(&w->a[1]);
+    for (size_t i = 0; i < r->nupdated; i++)
+        if (r->updated[i].alternate_id)
+            arr_add(&w->a[1], r->updated[i].alternate_id);
+    arr_end(&w->a[1]);
+    params[0] = w->a[1].data;
+    if (ncmp_db_run(ctx->db, "reg_taken", 1, params, &taken, err) != 0)
+        goto done;
+    ids = ncmp_xcalloc((size_t)PQntuples(taken) + 1, sizeof(*ids));
+    for (int i = 0; i < PQntuples(taken); i++)
+        ids[i] = PQgetvalue(taken, i, 0);
+    index_build(&taken_ix, ids, (size_t)PQntuples(taken));
+    free(ids);
+
+    for (int k = 0; k < 7; k++)
+        arr_begin(&w->a[k]);
+    for (size_t i = 0; i < r->nupdated; i++) {
+        reg_handle *h = &r->updated[i];
+        int row = -1;
+        const char *cur_alt, *cur_dpi, *set_alt = NULL, *set_dpi = NULL;
+        if (!registration_id_valid(h->id)) {
+            outcome_fail(&w->outcome.updated, &w->outcome.nupdated, h->id, CODE_INVALID_ID,
+                         TEXT_INVALID_ID);
+            continue;
+        }
+        if (!index_has(&found, h->id)) {
+            outcome_fail(&w->outcome.updated, &w->outcome.nupdated, h->id, CODE_NOT_FOUND,
+                         TEXT_NOT_FOUND);
+            continue;
+        }
+        for (int k = 0; k < PQntuples(cur); k++)
+            if (strcmp(PQgetvalue(cur, k, 0), h->id) == 0)
+                row = k;
+        cur_alt = PQgetisnull(cur, row, 1) ? NULL : PQgetvalue(cur, row, 1);
+        cur_dpi = PQgetvalue(cur, row, 2);
+        if (h->alternate_id) {
+            if (cur_alt && strcmp(cur_alt, h->alternate_id) != 0) {
+                /* immutable once set */
+                outcome_fail(&w->outcome.updated, &w->outcome.nupdated, h->id, CODE_EXISTS,
+                             TEXT_EXISTS);
+                continue;
+            }
+            if (!cur_alt) {
+                if (index_has(&taken_ix, h->alternate_id)) {
+                    outcome_fail(&w->outcome.updated, &w->outcome.nupdated, h->id, CODE_EXISTS,
+                                 TEXT_EXISTS);
+                    continue;
+                }
+                set_alt = h->alternate_id;
+            }
+        }
+        if (h->has_data_producer_identifier && *h->data_producer_identifier &&
+            strcmp(h->data_producer_identifier, cur_dpi) != 0) {
+            ncmp_lcm_event ev = {0};
+            set_dpi = h->data_producer_identifier;
+            ev.cm_handle_id = h->id;
+            ev.alternate_id = set_alt ? set_alt : cur_alt;
+            ev.module_set_tag = PQgetvalue(cur, row, 4);
+            ev.data_producer_identifier = set_dpi;
+            ev.old_values.data_sync_enabled = -1;
+            ev.new_values.data_sync_enabled = -1;
+            ev.force_update = 1;
+            ncmp_outbox_add(&w->outbox, &ev);
+        }
+        arr_add(&w->a[0], h->id);
+        arr_add(&w->a[1], set_alt);
+        arr_add(&w->a[2], set_dpi);
+        arr_add(&w->a[3], h->additional_set ? h->additional_set : "{}");
+        arr_add(&w->a[4], h->additional_del ? h->additional_del : "[]");
+        arr_add(&w->a[5], h->public_set ? h->public_set : "{}");
+        arr_add(&w->a[6], h->public_del ? h->public_del : "[]");
+        nupd++;
+    }
+    if (nupd) {
+        for (int k = 0; k < 7; k++) {
+            arr_end(&w->a[k]);
+            params[k] = w->a[k].data;
+        }
+        if (ncmp_db_run(ctx->db, "reg_update", 7, params, NULL, err) != 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    index_free(&found);
+    index_free(&taken_ix);
+    PQclear(cur);
+    PQclear(taken);
+    return rc;
+}
+
+static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
+{
+    PGresult *cur = NULL, *res = NULL;
+    const char *params[3];
+    int rc = -1, nlock = 0;
+    char details[1024];
+
+    if (!r->nupgraded)
+        return 0;
+    arr_begin(&w->a[0]);
+    for (size_t i = 0; i < r->nupgraded; i++)
+        if (registration_id_valid(r->upgraded[i]))
+            arr_add(&w->a[0], r->upgraded[i]);
+    arr_end(&w->a[0]);
+    params[0] = w->a[0].data;
+    if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
+        goto done;
+    arr_begin(&w->a[1]);
+    for (size_t i = 0; i < r->nupgraded; i++) {
+        const char *id = r->upgraded[i];
+        int row = -1;
+        if (!registration_id_valid(id)) {
+            outcome_fail(&w->outcome.upgraded, &w->outcome.nupgraded, id, CODE_INVALID_ID,
+                         TEXT_INVALID_ID);
+            continue;
+        }
+        for (int k = 0; k < PQntuples(cur); k++)
+            if (strcmp(PQgetvalue(cur, k, 0), id) == 0)
+                row = k;
+        if (row < 0) {
+            outcome_fail(&w->outcome.upgraded, &w->outcome.nupgraded, id, CODE_NOT_FOUND,
+                         TEXT_NOT_FOUND);
+            continue;
+        }
+        if (strcmp(PQgetvalue(cur, row, 3), "READY") != 0) {
+            outcome_fail(&w->outcome.upgraded, &w->outcome.nupgraded, id, CODE_NOT_READY,
+                         TEXT_NOT_READY);
+            continue;
+        }
+        if (*r->upgrade_tag && strcmp(PQgetvalue(cur, row, 4), r->upgrade_tag) == 0)
+            continue; /* already on that tag: success, nothing to do */
+        arr_add(&w->a[1], id);
+        nlock++;
+    }
+    arr_end(&w->a[1]);
+    if (nlock) {
+        snprintf(details, sizeof(details), "Upgrade to ModuleSetTag: %s", r->upgrade_tag);
+        params[0] = w->a[1].data;
+        params[1] = details;
+        params[2] = r->upgrade_tag;
+        if (ncmp_db_run(ctx->db, "reg_lock_upgrade", 3, params, &res, err) != 0)
+            goto done;
+        for (int i = 0; i < PQntuples(res); i++) {
+            ncmp_lcm_event ev = {0};
+            ev.cm_handle_id = PQgetvalue(res, i, 0);
+            ev.alternate_id = PQgetvalue(res, i, 1);
+            ev.module_set_tag = PQgetvalue(res, i, 2);
+            ev.data_producer_identifier = PQgetvalue(res, i, 3);
+            ev.old_values.state = NCMP_STATE_READY;
+            ev.old_values.data_sync_enabled = -1;
+            ev.new_values.state = NCMP_STATE_LOCKED;
+            ev.new_values.data_sync_enabled = -1;
+            ncmp_outbox_add(&w->outbox, &ev);
+        }
+    }
+    rc = 0;
+done:
+    PQclear(cur);
+    PQclear(res);
+    return rc;
+}
+
+static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_id,
+                        const char *error_message, ncmp_err *err)
+{
+    char event_id[37], now[32];
+    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+
+    ncmp_uuid4(event_id);
+    ncmp_event_time_now(now);
+    ncmp_buf_reset(&w->body);
+    outcome_json(&w->body, &w->outcome, error_message);
+    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
+    rd_kafka_header_add(h, "ce_id", -1, event_id, -1);
+    rd_kafka_header_add(h, "ce_source", -1, "NCMP", -1);
+    rd_kafka_header_add(h, "ce_type", -1, "org.onap.ncmp.dmi-plugin-registration-response", -1);
+    rd_kafka_header_add(h, "ce_time", -1, now, -1);
+    rd_kafka_header_add(h, "ce_correlationid", -1, request_id, -1);
+    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
+    return ncmp_producer_send(ctx->producer, &ctx->delivery, w->cfg->registration_response_topic,
+                              RD_KAFKA_PARTITION_UA, request_id, strlen(request_id), w->body.data,
+                              w->body.len, h, err);
+}
+
+static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t *m, ncmp_err *err)
+{
+    char ce_id[256];
+    reg_request r;
+    ncmp_err perr = {NCMP_ERR_NONE, ""};
+    const char *bad_url = NULL;
+    int rc = -1;
+
+    if (m->len > (size_t)w->cfg->kafka_max_message_bytes) {
+        char reason[128];
+        snprintf(reason, sizeof(reason), "record of %zu bytes exceeds kafka.max-message-bytes %d",
+                 m->len, w->cfg->kafka_max_message_bytes);
+        return ncmp_stage_reject(ctx, m, reason, err);
+    }
+    if (!ncmp_kafka_header(m, "ce_id", ce_id, sizeof(ce_id)) || !*ce_id)
+        return ncmp_stage_reject(
+            ctx, m, "missing ce_id header: a registration is a CloudEvent in binary mode", err);
+    if (request_decode(&r, m->payload, m->len, &perr) != 0) {
+        request_free(&r);
+        return ncmp_stage_reject(ctx, m, perr.msg, err);
+    }
+    outcome_reset(&w->outcome);
+    if (*r.dmi_plugin && !registration_dmi_url_valid(r.dmi_plugin, w->cfg->dmi_allowed_url_pattern))
+        bad_url = "Invalid DMI plugin URL for dmiPlugin";
+    else if (*r.dmi_data_plugin &&
+             !registration_dmi_url_valid(r.dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
+        bad_url = "Invalid DMI plugin URL for dmiDataPlugin";
+    else if (*r.dmi_model_plugin &&
+             !registration_dmi_url_valid(r.dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
+        bad_url = "Invalid DMI plugin URL for dmiModelPlugin";
+    if (bad_url) {
+        log_warn("registration", "request %s rejected: %s", ce_id, bad_url);
+        rc = send_outcome(w, ctx, ce_id, bad_url, err);
+        request_free(&r);
+        return rc;
+    }
+    if (apply_removed(w, ctx, &r, err) != 0 || apply_created(w, ctx, &r, err) != 0 ||
+        apply_updated(w, ctx, &r, err) != 0 || apply_upgraded(w, ctx, &r, err) != 0)
+        goto done;
+    log_debug("registration",
+              "request %s partition=%d offset=%lld: %zu created, %zu updated, %zu removed, %zu "
+              "upgraded, failed %zu/%zu/%zu/%zu",
+              ce_id, m->partition, (long long)m->offset, r.ncreated, r.nupdated, r.nremoved,
+              r.nupgraded, w->outcome.ncreated, w->outcome.nupdated, w->outcome.nremoved,
+              w->outcome.nupgraded);
+    rc = send_outcome(w, ctx, ce_id, NULL, err);
+done:
+    request_free(&r);
+    return rc;
+}
+
+static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
+                     ncmp_err *err)
+{
+    reg_worker *w = state;
+
+    ncmp_outbox_reset(&w->outbox);
+    /* per connection, so again after a reconnect */
+    if (ncmp_db_exec(ctx->db, SQL_STAGE_TABLE, err) != 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (apply_request(w, ctx, msgs[i], err) != 0)
+            return -1;
+    return ncmp_outbox_flush(&w->outbox, err);
+}
+
+void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
+{
+    topics[0] = cfg->registration_topic;
+    role->name = "registration";
+    role->topics = topics;
+    role->ntopics = 1;
+    role->workers = cfg->registration_workers;
+    role->batch_size = cfg->registration_batch_size;
+    role->batch_wait_ms = cfg->registration_batch_wait_ms;
+    role->arg = NULL;
+    role->worker_init = reg_init;
+    role->apply = reg_apply;
+    role->worker_fini = reg_fini;
+}

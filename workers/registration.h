@@ -1,0 +1,25 @@
+/*
+ * The registration role: DMI plugins' DmiPluginRegistration requests from
+ * `registration.topic` (CloudEvents, binary mode) applied to the
+ * inventory in NCMP's order (removed, created, updated, upgraded), with one
+ * outcome event per request and the lifecycle events of every change
+ * written to the outbox in the same transaction.
+ */
+#ifndef NCMPD_REGISTRATION_H
+#define NCMPD_REGISTRATION_H
+
+#include "ncmp_stage.h"
+
+/* Fill *role for `cfg`; `topics` must hold 1 entry and outlive the role. */
+void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+
+/* NCMP's check of a CM-handle id: none of =!" #$%&'()*+,./\:;<>?@[]^`{|}~
+ * and not empty. */
+int registration_id_valid(const char *id);
+
+/* NCMP's check of a DMI URL: http or https with a host, or, when
+ * `allowed_pattern` is not empty, a full match of that POSIX extended
+ * regular expression. Returns 1 when acceptable. */
+int registration_dmi_url_valid(const char *url, const char *allowed_pattern);
+
+#endif
