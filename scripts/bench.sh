@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest)
+NCMP_BENCH_SCENARIOS=(ingest registration)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
 
@@ -50,7 +50,7 @@ bench_ingest() {
     batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^ingest.batch-size = //p')
     workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^ingest.workers = //p')
 
-    info "raw limits: produce, group consume, COPY ($events each)"
+    info "raw limits: produce, consume, COPY ($events each)"
     "$NCMP_BIN/workers/ncmpd" --ingest.topic=bench-raw create-topics >/dev/null 2>&1
     t0=$(_now)
     "$pub" -b "$bs" -t bench-raw -n "$events" -q || die "raw produce failed"
@@ -62,6 +62,7 @@ bench_ingest() {
 
     info "pipeline: publish $events events, wait until all are rows"
     ncmpd_start
+    ncmpd_wait_assigned ingest
     t0=$(_now)
     "$pub" -b "$bs" -t ncmp-ingest -n "$events" -q || die "publish failed"
     while :; do
@@ -79,7 +80,7 @@ bench_ingest() {
     printf '\n%-34s %14s %12s\n' "ingest, $events events" "events/s" "vs pipeline"
     printf '%-34s %14s %12s\n' "pipeline (publish -> row)" "$rate" "1.00"
     printf '%-34s %14s %12s\n' "raw produce (ncmp-publish)" "$produce" "$(_ratio "$rate" "$produce")"
-    printf '%-34s %14s %12s\n' "raw group consume" "$consume" "$(_ratio "$rate" "$consume")"
+    printf '%-34s %14s %12s\n' "raw consume" "$consume" "$(_ratio "$rate" "$consume")"
     printf '%-34s %14s %12s\n' "raw COPY of the same rows" "$copy" "$(_ratio "$rate" "$copy")"
     printf 'batch size %s, workers %s, %s s, duplicates %s, machine: %s cores\n' \
         "$batch" "$workers" "$secs" "$dups" "$(nproc)"
@@ -88,6 +89,84 @@ bench_ingest() {
 {"scenario": "ingest", "events": $events, "pipeline_events_per_s": $rate, "pipeline_seconds": $secs,
  "raw_produce_per_s": $produce, "raw_consume_per_s": $consume, "copy_rows_per_s": $copy,
  "pipeline_vs_copy": $(_ratio "$rate" "$copy"), "duplicates": $dups,
+ "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
+JSON
+        info "wrote $json"
+    fi
+}
+
+# _wait_consumer PID SECONDS: wait for a background consumer, or fail.
+_wait_consumer() {
+    local pid=$1 secs=$2 i
+    for ((i = 0; i < secs * 20; i++)); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid"; return $?; }
+        sleep 0.05
+    done
+    kill "$pid" 2>/dev/null
+    return 1
+}
+
+# bench_registration [--handles N] [--json FILE]: NCMP's reference
+# registration workload through Kafka, from the first publish until every
+# handle's ADVISED event is on the lifecycle topic, then the matching
+# deregistration until every DELETED event is out; and plain COPY of the
+# same rows into an empty copy of cm_handle, in the same run.
+bench_registration() {
+    local handles=50000 json="" t0 t1 reg dereg copy batch workers secs_reg secs_dereg cpid
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench registration: unknown option '$1' (options: --handles N, --json FILE)" ;;
+        esac
+    done
+    services_up
+    local gen="$NCMP_BIN/producers/ncmp-loadgen" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" bs
+    bs=$(kafka_bootstrap)
+    batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^registration.batch-size = //p')
+    workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^registration.workers = //p')
+
+    info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"
+    copy=$("$raw" copy-handles -d "$(pg_url)" -n "$handles" | awk '{print $4}') || die "raw COPY failed"
+
+    ncmpd_start --roles=registration,lcm-relay
+    ncmpd_wait_assigned registration
+    info "registration: $handles handles in requests of 2,000"
+    "$raw" consume -b "$bs" -t ncmp-events -n "$handles" >/dev/null &
+    cpid=$!
+    t0=$(_now)
+    "$gen" register -b "$bs" --handles "$handles" -q || die "publishing the registrations failed"
+    _wait_consumer "$cpid" 600 || die "not every ADVISED event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    t1=$(_now)
+    secs_reg=$(_secs "$t0" "$t1")
+    reg=$(_rate "$handles" "$secs_reg")
+    [ "$(pg_psql -Atc 'SELECT count(*) FROM cm_handle')" -eq "$handles" ] || die "handles missing"
+
+    info "deregistration: $handles handles"
+    # every handle gives an update (DELETING) and a delete event
+    "$raw" consume -b "$bs" -t ncmp-events -n $((3 * handles)) >/dev/null &
+    cpid=$!
+    t0=$(_now)
+    "$gen" deregister -b "$bs" --handles "$handles" -q || die "publishing the deregistrations failed"
+    _wait_consumer "$cpid" 600 || die "not every DELETED event arrived"
+    t1=$(_now)
+    secs_dereg=$(_secs "$t0" "$t1")
+    dereg=$(_rate "$handles" "$secs_dereg")
+    [ "$(pg_psql -Atc 'SELECT count(*) FROM cm_handle')" -eq 0 ] || die "handles left after deregistration"
+
+    printf '\n%-40s %14s %10s\n' "registration, $handles handles" "handles/s" "vs COPY"
+    printf '%-40s %14s %10s\n' "registration (publish -> ADVISED event)" "$reg" "$(_ratio "$reg" "$copy")"
+    printf '%-40s %14s %10s\n' "deregistration (publish -> DELETED)" "$dereg" "$(_ratio "$dereg" "$copy")"
+    printf '%-40s %14s %10s\n' "raw COPY of the same rows" "$copy" "1.00"
+    printf 'batch size %s requests, workers %s, %s s + %s s, machine: %s cores\n' \
+        "$batch" "$workers" "$secs_reg" "$secs_dereg" "$(nproc)"
+    if [ -n "$json" ]; then
+        cat >"$json" <<JSON
+{"scenario": "registration", "handles": $handles,
+ "registration_handles_per_s": $reg, "registration_seconds": $secs_reg,
+ "deregistration_handles_per_s": $dereg, "deregistration_seconds": $secs_dereg,
+ "copy_rows_per_s": $copy, "registration_vs_copy": $(_ratio "$reg" "$copy"),
+ "deregistration_vs_copy": $(_ratio "$dereg" "$copy"),
  "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
 JSON
         info "wrote $json"

@@ -1,15 +1,13 @@
 # shellcheck shell=bash
-# ./run demo: the whole path on real services, start to end, then a summary.
-#
-# Today's demo is the platform's slice: events published to Kafka, stored
-# by ncmpd's ingest workers in PostgreSQL, malformed ones dead-lettered.
+# ./run demo: NCMP's reference registration workload through Kafka on real
+# services, then a summary of what happened.
 
 demo_main() {
-    local events=${NCMP_DEMO_EVENTS:-200000} stored=0 t0 t1 secs rejected bad
+    local handles=${NCMP_DEMO_HANDLES:-50000} t0 t1 secs events cpid bad_ce outcome
     while [ $# -gt 0 ]; do
         case "$1" in
-        --events) events=$2; shift 2 ;;
-        *) die "demo: unknown option '$1' (options: --events N)" ;;
+        --handles) handles=$2; shift 2 ;;
+        *) die "demo: unknown option '$1' (options: --handles N)" ;;
         esac
     done
     export NCMP_INSTANCE_DIR="$NCMP_LOCAL/demo"
@@ -24,37 +22,45 @@ demo_main() {
 
     services_up
     ncmpd_start
-    info "ncmpd running; publishing $events events and 3 malformed ones to ncmp-ingest"
-    t0=$(date +%s.%N)
-    "$NCMP_BIN/producers/ncmp-publish" -b "$(kafka_bootstrap)" -t ncmp-ingest -n "$events" ||
-        die "publishing failed"
-    printf '%s\n' 'this is not JSON' '[1, 2, 3]' '{"truncated": ' |
-        "$NCMP_BIN/producers/ncmp-publish" -b "$(kafka_bootstrap)" -t ncmp-ingest -f - -q ||
-        die "publishing failed"
-    while :; do
-        stored=$(pg_psql -Atc "SELECT count(*) FROM ingest_event")
-        if [ -t 2 ]; then printf '\rstored %s of %s' "$stored" "$events" >&2; fi
-        [ "$stored" -ge "$events" ] && break
-        t1=$(date +%s.%N)
-        if awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a > 300) }'; then
-            die "only $stored of $events events stored after 300 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
-        fi
-        sleep 0.2
-    done
-    t1=$(date +%s.%N)
-    [ -t 2 ] && printf '\n' >&2
-    sleep 1 # let the dead letters land
-    rejected=$(grep -c 'rejected record' "$NCMP_INSTANCE_DIR/ncmpd.log")
-    bad=$(pg_psql -Atc "SELECT count(*) FROM ingest_event WHERE body ? 'truncated'")
-    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    ncmpd_wait_assigned registration
+    local gen="$NCMP_BIN/producers/ncmp-loadgen" pub="$NCMP_BIN/producers/ncmp-publish"
+    local raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" bs
+    bs=$(kafka_bootstrap)
+
+    info "ncmpd running; registering $handles CM handles (NCMP's reference workload) through Kafka"
+    "$raw" consume -b "$bs" -t ncmp-events -n "$handles" >"$NCMP_INSTANCE_DIR/events.txt" &
+    cpid=$!
+    t0=$(_now)
+    "$gen" register -b "$bs" --handles "$handles" --print-ids "$NCMP_INSTANCE_DIR/requests.txt" ||
+        die "publishing the registrations failed"
+    _wait_consumer "$cpid" 600 || die "not every lifecycle event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    t1=$(_now)
+    secs=$(_secs "$t0" "$t1")
+
+    info "and a request with mistakes in it, and one that is not JSON"
+    bad_ce=demo-bad-request
+    printf '%s\n' '{"dmiPlugin":"http://ncmp-dmi-plugin-demo-and-csit-stub:8092","createdCmHandles":[{"cmHandle":"ch-1"},{"cmHandle":"bad id!"},{"cmHandle":"new-1"}],"removedCmHandles":["no-such-handle"]}' |
+        "$pub" -b "$bs" -t ncmp-dmi-registration -f - -q -k http://ncmp-dmi-plugin-demo-and-csit-stub:8092 \
+            -H ce_id=$bad_ce -H ce_specversion=1.0 -H ce_type=org.onap.ncmp.dmi-plugin-registration
+    printf '%s\n' 'this is not a registration' |
+        "$pub" -b "$bs" -t ncmp-dmi-registration -f - -q -H ce_id=demo-garbage
+    requests=$(($(wc -l <"$NCMP_INSTANCE_DIR/requests.txt") + 1))
+    "$raw" consume -b "$bs" -t ncmp-dmi-registration-response -n "$requests" -p \
+        2>"$NCMP_INSTANCE_DIR/outcomes.txt" >/dev/null || die "outcomes missing"
+    sleep 1 # the relay publishes the last request's events
+    outcome=$(grep -F '"cmHandle":"bad id!"' "$NCMP_INSTANCE_DIR/outcomes.txt" | head -n 1)
+    events=$(grep -c '' "$NCMP_INSTANCE_DIR/events.txt" 2>/dev/null || true)
+
     cat <<SUMMARY
 
 ncmpd demo: summary
-  events published            $events (+3 malformed)
-  events stored               $stored (duplicates: $(pg_psql -Atc 'SELECT count(*) - count(DISTINCT (partition, "offset")) FROM ingest_event'))
-  malformed, dead-lettered    $rejected (to ncmp-ingest-dlq, with the reason; stored by mistake: $bad)
-  first publish -> all stored $secs s ($(awk -v n="$events" -v s="$secs" 'BEGIN { printf "%.0f", n / s }') events/s)
-  workers                     $(grep -o 'ingest\] [0-9]* workers' "$NCMP_INSTANCE_DIR/ncmpd.log" | head -n 1 | awk '{print $2}') (batch $(grep -o 'batch [0-9]*' "$NCMP_INSTANCE_DIR/ncmpd.log" | head -n 1 | awk '{print $2}'))
+  handles registered               $(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE id LIKE 'ch-%'") of $handles, in $(wc -l <"$NCMP_INSTANCE_DIR/requests.txt") requests
+  first publish -> last ADVISED    $secs s ($(_rate "$handles" "$secs") handles/s; NCMP's reference: 70-118/s)
+  handles by state                 $(pg_psql -Atc "SELECT string_agg(state || ' ' || n, ', ') FROM (SELECT state, count(*) n FROM cm_handle GROUP BY state) s")
+  lifecycle events in the outbox   $(pg_psql -Atc "SELECT count(*) FROM lcm_outbox") (0: all published)
+  outcomes on the response topic   $(grep -c '' "$NCMP_INSTANCE_DIR/outcomes.txt"), with failures: $(grep -c '"errorCode"' "$NCMP_INSTANCE_DIR/outcomes.txt")
+  the request with mistakes        $(printf '%s' "$outcome" | grep -o '"cmHandle":"[^"]*","errorCode":"[0-9]*"' | tr '\n' ' ')
+  not JSON: dead-lettered          $(grep -c 'rejected record' "$NCMP_INSTANCE_DIR/ncmpd.log") (ncmp-dmi-registration-dlq, with the reason)
 SUMMARY
     info "stopping the services"
 }

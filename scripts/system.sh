@@ -45,6 +45,17 @@ ncmpd_start() {
     die "ncmpd did not start: $(tail -n 1 "$log")"
 }
 
+# ncmpd_wait_assigned ROLE: wait (30 s at most) until the role's consumers
+# have their partitions, so that a measurement does not time the group join.
+ncmpd_wait_assigned() {
+    local i
+    for ((i = 0; i < 300; i++)); do
+        grep -q "group-$1#consumer.* assigned:" "$NCMP_INSTANCE_DIR/ncmpd.log" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    die "ncmpd's $1 workers got no partitions within 30 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+}
+
 system_up() {
     services_up
     if pid_alive "$NCMP_INSTANCE_DIR/ncmpd.pid"; then

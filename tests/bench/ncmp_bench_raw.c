@@ -3,9 +3,14 @@
  * on the same services in the same run.
  *
  *   ncmp-bench-raw consume -b BROKERS -t TOPIC -n N
- *       consume N records in a fresh consumer group, as fast as possible
+ *       consume N records from the start of every partition, as fast as possible
+ *   ncmp-bench-raw consume -b BROKERS -t TOPIC -n N -p
+ *       the same, printing each record's value on a line of its own
  *   ncmp-bench-raw copy -d DBURL -n N
  *       COPY N ingest-shaped rows into an empty copy of ingest_event
+ *   ncmp-bench-raw copy-handles -d DBURL -n N
+ *       COPY the N handles of the reference registration workload (the same
+ *       columns and values ncmpd stores) into an empty copy of cm_handle
  *
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
@@ -29,41 +34,66 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int bench_consume(const char *brokers, const char *topic, long n)
+/* Consume from the beginning of every partition, without a group (no
+ * join to wait for), until n records have arrived. */
+static int bench_consume(const char *brokers, const char *topic, long n, int print)
 {
-    ncmp_config *cfg = ncmp_config_new_defaults();
-    ncmp_consumer *c = NULL;
-    ncmp_err err;
-    char group[128];
-    const char *topics[1] = {topic};
-    rd_kafka_message_t *msgs[1000];
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    rd_kafka_queue_t *q;
+    const struct rd_kafka_metadata *md = NULL;
     long got = 0;
-    double t0 = 0, deadline;
+    int nparts;
+    double t0 = 0, deadline = now_s() + 600;
 
-    snprintf(group, sizeof(group), "bench-raw-%d-%ld", (int)getpid(), (long)time(NULL));
-    if (ncmp_config_set(cfg, "kafka.bootstrap.servers", brokers, &err) != 0 ||
-        ncmp_consumer_new(&c, cfg, group, NULL, topics, 1, &err) != 0) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        ncmp_config_destroy(cfg);
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
         return 1;
     }
-    deadline = now_s() + 300;
+    rkt = rd_kafka_topic_new(rk, topic, NULL);
+    while (rd_kafka_metadata(rk, 0, rkt, &md, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+           md->topics[0].err || md->topics[0].partition_cnt < 1) {
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        md = NULL;
+        if (now_s() > deadline) {
+            fprintf(stderr, "ncmp-bench-raw: topic %s not found\n", topic);
+            return 1;
+        }
+        usleep(100000);
+    }
+    nparts = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    q = rd_kafka_queue_new(rk);
+    for (int p = 0; p < nparts; p++)
+        rd_kafka_consume_start_queue(rkt, p, RD_KAFKA_OFFSET_BEGINNING, q);
     while (got < n && now_s() < deadline) {
-        size_t k = 0;
-        if (ncmp_consumer_poll(c, msgs, 1000, 100, &k, &err) != 0)
-            continue;
-        if (k && !t0)
-            t0 = now_s(); /* from the first record: group join is not throughput */
-        got += (long)k;
-        for (size_t i = 0; i < k; i++)
+        rd_kafka_message_t *msgs[1000];
+        ssize_t k = rd_kafka_consume_batch_queue(q, 100, msgs, 1000);
+        for (ssize_t i = 0; i < k; i++) {
+            if (!msgs[i]->err) {
+                if (!t0)
+                    t0 = now_s(); /* throughput from the first record */
+                got++;
+                if (print)
+                    fprintf(stderr, "%.*s\n", (int)msgs[i]->len, (const char *)msgs[i]->payload);
+            }
             rd_kafka_message_destroy(msgs[i]);
+        }
     }
     {
         double secs = now_s() - t0;
         printf("consume %ld %.3f %.0f\n", got, secs, got / (secs > 0 ? secs : 1e-9));
     }
-    ncmp_consumer_close(c);
-    ncmp_config_destroy(cfg);
+    for (int p = 0; p < nparts; p++)
+        rd_kafka_consume_stop(rkt, p);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
     return got == n ? 0 : 1;
 }
 
@@ -112,20 +142,69 @@ done:
     return rc;
 }
 
+static int bench_copy_handles(const char *url, long n)
+{
+    static const char *const tags[] = {"tagA", "tagB", "tagC", "tagD", "tagE"};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    ncmp_buf rows = NCMP_BUF_INIT;
+    double t0, secs;
+    int rc = 1;
+
+    if (ncmp_db_open(&db, url, NULL, 10, &err) != 0)
+        goto done;
+    if (ncmp_db_exec(db,
+                     "DROP TABLE IF EXISTS bench_cm_handle;"
+                     "CREATE TABLE bench_cm_handle (LIKE cm_handle INCLUDING ALL)",
+                     &err) != 0)
+        goto done;
+    for (long i = 1; i <= n; i++) {
+        long index = (i - 1) % 2000; /* position in its 2,000-handle request */
+        const char *tag = tags[index % 5];
+        ncmp_buf_appendf(
+            &rows,
+            "ch-%ld\t/SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode%ld/"
+            "ManagedElement=MyManagedElement%ld\t%s\tsome-data-producer-id\t"
+            "{\"segmentId\":\"%ld\",\"networkSegment\":\"Region=NorthAmerica,Segment=%ld\","
+            "\"deviceIdentifier\":\"Element=RadioBaseStation_5G_%ld\",\"hardwareVersion\":"
+            "\"HW-%s\",\"softwareVersion\":\"Firmware_%s\",\"syncStatus\":\"ACTIVE\","
+            "\"nodeCategory\":\"VirtualNode\"}\t{\"systemId\":\"%ld\",\"systemName\":\"ncmp\"}\t"
+            "COMPLETE\thttp://ncmp-dmi-plugin-demo-and-csit-stub:8092\tADVISED\n",
+            i, i, i, tag, index + 1, 1 + i % 10, index + 1000, tag, tag, index + 1);
+    }
+    t0 = now_s();
+    if (ncmp_db_copy(db,
+                     "COPY bench_cm_handle (id, alternate_id, module_set_tag,"
+                     " data_producer_identifier, additional_properties, public_properties,"
+                     " registration_trust_level, dmi_service_name, state) FROM STDIN",
+                     rows.data, rows.len, &err) != 0)
+        goto done;
+    secs = now_s() - t0;
+    printf("copy-handles %ld %.3f %.0f\n", n, secs, n / (secs > 0 ? secs : 1e-9));
+    ncmp_db_exec(db, "DROP TABLE bench_cm_handle", &err);
+    rc = 0;
+done:
+    if (rc)
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+    ncmp_buf_free(&rows);
+    ncmp_db_close(db);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *brokers = "127.0.0.1:9092", *topic = NULL, *url = NULL;
     long n = 0;
-    int c;
+    int c, print = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: ncmp-bench-raw consume|copy [-b BROKERS] [-t TOPIC] [-d DBURL] "
-                        "-n N\n");
+        fprintf(stderr, "usage: ncmp-bench-raw consume|copy|copy-handles [-b BROKERS] [-t TOPIC] "
+                        "[-d DBURL] -n N\n");
         return 2;
     }
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
-    while ((c = getopt(argc, argv, "b:t:d:n:")) != -1) {
+    while ((c = getopt(argc, argv, "b:t:d:n:p")) != -1) {
         switch (c) {
         case 'b':
             brokers = optarg;
@@ -139,14 +218,19 @@ int main(int argc, char **argv)
         case 'n':
             n = strtol(optarg, NULL, 10);
             break;
+        case 'p':
+            print = 1;
+            break;
         default:
             return 2;
         }
     }
     if (strcmp(argv[1], "consume") == 0 && topic && n > 0)
-        return bench_consume(brokers, topic, n);
+        return bench_consume(brokers, topic, n, print);
     if (strcmp(argv[1], "copy") == 0 && url && n > 0)
         return bench_copy(url, n);
+    if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)
+        return bench_copy_handles(url, n);
     fprintf(stderr, "ncmp-bench-raw: bad arguments\n");
     return 2;
 }
