@@ -12,6 +12,8 @@
 #include "ncmp_signal.h"
 
 #define DELIVERY_TIMEOUT_MS 60000
+/* room for the headers a dead letter carries besides the value */
+#define DLQ_HEADROOM 65536
 
 typedef struct stage_worker {
     ncmp_stage *st;
@@ -134,6 +136,15 @@ int ncmp_stage_reject(ncmp_stage_ctx *ctx, const rd_kafka_message_t *m, const ch
     snprintf(num, sizeof(num), "%lld", (long long)m->offset);
     rd_kafka_header_add(hdrs, "dlq_offset", -1, num, -1);
     rd_kafka_header_add(hdrs, "dlq_role", -1, ctx->role, -1);
+    /* A record too big for our producer (the reason it was rejected, often)
+     * is dead-lettered without its value: it must not block its partition. */
+    if (m->len + DLQ_HEADROOM > (size_t)ctx->cfg->kafka_max_message_bytes) {
+        snprintf(num, sizeof(num), "%zu", m->len);
+        rd_kafka_header_add(hdrs, "dlq_original_size", -1, num, -1);
+        rd_kafka_header_add(hdrs, "dlq_value_truncated", -1, "true", -1);
+        return ncmp_producer_send(ctx->producer, &ctx->delivery, dlq, RD_KAFKA_PARTITION_UA, m->key,
+                                  m->key_len, NULL, 0, hdrs, err);
+    }
     return ncmp_producer_send(ctx->producer, &ctx->delivery, dlq, RD_KAFKA_PARTITION_UA, m->key,
                               m->key_len, m->payload, m->len, hdrs, err);
 }

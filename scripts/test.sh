@@ -75,7 +75,9 @@ test_main() {
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
         test_suite conformance-asan "$bin_asan/tests/conformance/ncmp-conformance-tests" --jobs 2
-        test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 2
+        # one job: with two, Criterion's runner itself leaks a few bytes
+        # under LeakSanitizer, which would fail the suite for nothing of ours
+        test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 1
     fi
     services_down
 

@@ -706,6 +706,8 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     const char *params[7];
     str_index found = {0}, taken_ix = {0};
     const char **ids;
+    const char **claimed_alts = NULL;
+    size_t nclaimed = 0;
     int rc = -1, nupd = 0;
 
     if (!r->nupdated)
@@ -738,6 +740,7 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     index_build(&taken_ix, ids, (size_t)PQntuples(taken));
     free(ids);
 
+    claimed_alts = ncmp_xcalloc(r->nupdated, sizeof(*claimed_alts));
     for (int k = 0; k < 7; k++)
         arr_begin(&w->a[k]);
     for (size_t i = 0; i < r->nupdated; i++) {
@@ -767,12 +770,17 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
                 continue;
             }
             if (!cur_alt) {
-                if (index_has(&taken_ix, h->alternate_id)) {
+                int claimed = 0;
+                /* an earlier entry of this request may have claimed it: first wins */
+                for (size_t k = 0; k < nclaimed && !claimed; k++)
+                    claimed = strcmp(claimed_alts[k], h->alternate_id) == 0;
+                if (claimed || index_has(&taken_ix, h->alternate_id)) {
                     outcome_fail(&w->outcome.updated, &w->outcome.nupdated, h->id, CODE_EXISTS,
                                  TEXT_EXISTS);
                     continue;
                 }
                 set_alt = h->alternate_id;
+                claimed_alts[nclaimed++] = set_alt;
             }
         }
         if (h->has_data_producer_identifier && *h->data_producer_identifier &&
@@ -807,6 +815,7 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     }
     rc = 0;
 done:
+    free(claimed_alts);
     index_free(&found);
     index_free(&taken_ix);
     PQclear(cur);
@@ -908,9 +917,27 @@ static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_
                               w->body.len, h, err);
 }
 
+/* A header's whole value as a new string (NULL when absent). */
+static char *header_dup(const rd_kafka_message_t *m, const char *name)
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    const void *val = NULL;
+    size_t size = 0;
+    char *s;
+
+    if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        rd_kafka_header_get_last(hdrs, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return NULL;
+    s = ncmp_xmalloc(size + 1);
+    if (size)
+        memcpy(s, val, size);
+    s[size] = '\0';
+    return s;
+}
+
 static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t *m, ncmp_err *err)
 {
-    char ce_id[256];
+    char *ce_id = NULL;
     reg_request r;
     ncmp_err perr = {NCMP_ERR_NONE, ""};
     const char *bad_url = NULL;
@@ -922,11 +949,15 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
                  m->len, w->cfg->kafka_max_message_bytes);
         return ncmp_stage_reject(ctx, m, reason, err);
     }
-    if (!ncmp_kafka_header(m, "ce_id", ce_id, sizeof(ce_id)) || !*ce_id)
+    ce_id = header_dup(m, "ce_id");
+    if (!ce_id || !*ce_id) {
+        free(ce_id);
         return ncmp_stage_reject(
             ctx, m, "missing ce_id header: a registration is a CloudEvent in binary mode", err);
+    }
     if (request_decode(&r, m->payload, m->len, &perr) != 0) {
         request_free(&r);
+        free(ce_id);
         return ncmp_stage_reject(ctx, m, perr.msg, err);
     }
     outcome_reset(&w->outcome);
@@ -942,6 +973,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         log_warn("registration", "request %s rejected: %s", ce_id, bad_url);
         rc = send_outcome(w, ctx, ce_id, bad_url, err);
         request_free(&r);
+        free(ce_id);
         return rc;
     }
     if (apply_removed(w, ctx, &r, err) != 0 || apply_created(w, ctx, &r, err) != 0 ||
@@ -956,6 +988,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
     rc = send_outcome(w, ctx, ce_id, NULL, err);
 done:
     request_free(&r);
+    free(ce_id);
     return rc;
 }
 

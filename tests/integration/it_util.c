@@ -361,3 +361,186 @@ int it_file_contains(const char *path, const char *needle)
     ncmp_buf_free(&b);
     return found;
 }
+
+void it_publish(const char *topic, const it_outgoing *recs, size_t n)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_producer *p = NULL;
+    ncmp_delivery d;
+    ncmp_err err;
+
+    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    ncmp_delivery_init(&d);
+    for (size_t i = 0; i < n; i++) {
+        rd_kafka_headers_t *h = NULL;
+        if (recs[i].headers) {
+            h = rd_kafka_headers_new(8);
+            for (size_t k = 0; recs[i].headers[k]; k += 2)
+                rd_kafka_header_add(h, recs[i].headers[k], -1, recs[i].headers[k + 1], -1);
+        }
+        cr_assert_eq(ncmp_producer_send(p, &d, topic, RD_KAFKA_PARTITION_UA, recs[i].key,
+                                        recs[i].key ? strlen(recs[i].key) : 0, recs[i].value,
+                                        recs[i].len, h, &err),
+                     0, "%s", err.msg);
+    }
+    cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
+    ncmp_producer_destroy(p);
+    ncmp_config_destroy(cfg);
+}
+
+static char *copy_bytes(const void *data, size_t len)
+{
+    char *s = ncmp_xmalloc(len + 1);
+    if (len)
+        memcpy(s, data, len);
+    s[len] = '\0';
+    return s;
+}
+
+size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_record **out)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk;
+    rd_kafka_topic_t *rkt;
+    rd_kafka_queue_t *q;
+    const struct rd_kafka_metadata *md = NULL;
+    it_record *recs = NULL;
+    unsigned char *at_end;
+    int nparts;
+    size_t n = 0;
+    long deadline = now_ms() + timeout_ms;
+
+    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
+    /* the end of each partition is an event: "read everything there is" */
+    rd_kafka_conf_set(conf, "enable.partition.eof", "true", errstr, sizeof(errstr));
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    cr_assert_not_null(rk, "%s", errstr);
+    rkt = rd_kafka_topic_new(rk, topic, NULL);
+    for (;;) {
+        rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
+        if (!e && md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0)
+            break;
+        if (!e)
+            rd_kafka_metadata_destroy(md);
+        md = NULL;
+        if (now_ms() > deadline) {
+            rd_kafka_topic_destroy(rkt);
+            rd_kafka_destroy(rk);
+            *out = NULL;
+            return 0;
+        }
+        it_sleep_ms(200);
+    }
+    nparts = md->topics[0].partition_cnt;
+    rd_kafka_metadata_destroy(md);
+    at_end = ncmp_xcalloc((size_t)nparts, 1);
+    q = rd_kafka_queue_new(rk);
+    for (int i = 0; i < nparts; i++)
+        rd_kafka_consume_start_queue(rkt, i, RD_KAFKA_OFFSET_BEGINNING, q);
+    while (now_ms() < deadline) {
+        rd_kafka_message_t *m = rd_kafka_consume_queue(q, 100);
+        rd_kafka_headers_t *h = NULL;
+        int all_at_end = 1;
+        if (m && m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            if (m->partition >= 0 && m->partition < nparts)
+                at_end[m->partition] = 1;
+        } else if (m && !m->err) {
+            it_record *r;
+            recs = ncmp_xrealloc(recs, (n + 1) * sizeof(*recs));
+            r = &recs[n++];
+            r->key = m->key ? copy_bytes(m->key, m->key_len) : NULL;
+            r->value = copy_bytes(m->payload, m->payload ? m->len : 0);
+            r->len = m->payload ? m->len : 0;
+            r->partition = m->partition;
+            r->offset = m->offset;
+            r->headers = rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h
+                             ? rd_kafka_headers_copy(h)
+                             : NULL;
+            if (m->partition >= 0 && m->partition < nparts)
+                at_end[m->partition] = 0;
+        }
+        if (m)
+            rd_kafka_message_destroy(m);
+        for (int i = 0; i < nparts; i++)
+            all_at_end &= at_end[i];
+        if (all_at_end && n >= at_least)
+            break;
+    }
+    for (int i = 0; i < nparts; i++)
+        rd_kafka_consume_stop(rkt, i);
+    rd_kafka_queue_destroy(q);
+    rd_kafka_topic_destroy(rkt);
+    rd_kafka_destroy(rk);
+    free(at_end);
+    *out = recs;
+    return n;
+}
+
+void it_records_free(it_record *recs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(recs[i].key);
+        free(recs[i].value);
+        if (recs[i].headers)
+            rd_kafka_headers_destroy(recs[i].headers);
+    }
+    free(recs);
+}
+
+const char *it_record_header(const it_record *r, const char *name, char *buf, size_t buflen)
+{
+    const void *val = NULL;
+    size_t size = 0;
+
+    if (!buflen || !r->headers ||
+        rd_kafka_header_get_last(r->headers, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return NULL;
+    if (!val)
+        size = 0;
+    if (size >= buflen)
+        size = buflen - 1;
+    if (size)
+        memcpy(buf, val, size);
+    buf[size] = '\0';
+    return buf;
+}
+
+void it_scratch_db_create(const char *prefix, char *name, size_t namelen, char *url, size_t urllen)
+{
+    char sql[256];
+    ncmp_err err;
+    ncmp_db *admin;
+    const char *base = it_db_url();
+    const char *slash = strrchr(base, '/');
+    const char *query;
+
+    cr_assert_not_null(slash, "NCMP_TEST_DB_URL must be a URL ending in /dbname");
+    query = strchr(slash, '?');
+    it_unique(name, namelen, prefix);
+    for (char *p = name; *p; p++)
+        if (*p == '-')
+            *p = '_';
+    admin = it_db();
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s", name);
+    cr_assert_eq(ncmp_db_exec(admin, sql, &err), 0, "%s", err.msg);
+    ncmp_db_close(admin);
+    snprintf(url, urllen, "%.*s/%s%s", (int)(slash - base), base, name, query ? query : "");
+}
+
+int it_scratch_db_drop(const char *name)
+{
+    char sql[256];
+    ncmp_err err;
+    ncmp_db *admin = NULL;
+    const char *url = getenv("NCMP_TEST_DB_URL");
+    int rc;
+
+    if (!url || !*url || ncmp_db_open(&admin, url, NULL, 10, &err) != 0)
+        return -1;
+    snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s WITH (FORCE)", name);
+    rc = ncmp_db_exec(admin, sql, &err);
+    ncmp_db_close(admin);
+    return rc;
+}

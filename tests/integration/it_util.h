@@ -9,6 +9,7 @@
 
 #include <librdkafka/rdkafka.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "ncmp_config.h"
@@ -73,5 +74,53 @@ int it_ncmpd_stop(pid_t pid);
 int it_file_contains(const char *path, const char *needle);
 
 void it_sleep_ms(long ms);
+
+/* --- records with keys and headers, read back as copies ------------------ */
+
+/* A record to publish. `headers` are NULL-terminated name/value pairs (may
+ * be NULL); `key` may be NULL. All borrowed. */
+typedef struct it_outgoing {
+    const char *key;
+    const void *value;
+    size_t len;
+    const char *const *headers;
+} it_outgoing;
+
+/* Publish `recs` in order through one producer (records with one key keep
+ * their order); waits for every acknowledgement (asserts). */
+void it_publish(const char *topic, const it_outgoing *recs, size_t n);
+
+/* A record read back. Everything is a copy owned by the array that
+ * it_read_topic returns (release with it_records_free). */
+typedef struct it_record {
+    char *key;   /* NUL-terminated; NULL when the record has no key */
+    char *value; /* the value plus a NUL (so JSON can be used as a string) */
+    size_t len;  /* of the value, without the NUL */
+    int32_t partition;
+    int64_t offset;
+    rd_kafka_headers_t *headers; /* NULL when the record has none */
+} it_record;
+
+/* Read `topic` from the beginning until at least `at_least` records were
+ * read and every partition is at its end, or timeout_ms passed. Records of
+ * one partition keep their order. Returns the count; *out (NULL when none)
+ * is owned by the caller. */
+size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_record **out);
+void it_records_free(it_record *recs, size_t n);
+
+/* Value of the last header `name` of `r` as a NUL-terminated copy in buf
+ * (cut to buflen), or NULL when absent. */
+const char *it_record_header(const it_record *r, const char *name, char *buf, size_t buflen);
+
+/* --- scratch databases --------------------------------------------------- */
+
+/* CREATE DATABASE with a name unique to this run, made from `prefix`
+ * (letters, digits, '_'); writes the name and a URL to it, on the test
+ * server (asserts). */
+void it_scratch_db_create(const char *prefix, char *name, size_t namelen, char *url, size_t urllen);
+
+/* DROP DATABASE IF EXISTS `name` WITH (FORCE). Returns 0 or -1; never
+ * asserts, so that a test's clean-up can call it after a failure. */
+int it_scratch_db_drop(const char *name);
 
 #endif
