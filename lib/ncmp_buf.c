@@ -82,16 +82,24 @@ void ncmp_buf_appendf(ncmp_buf *b, const char *fmt, ...)
 {
     va_list ap;
     int n;
+    size_t room;
 
+    /* format once into the room there is; again only if it did not fit */
+    ncmp_buf_reserve(b, 64);
+    room = b->cap - b->len;
     va_start(ap, fmt);
-    n = vsnprintf(NULL, 0, fmt, ap);
+    n = vsnprintf(b->data + b->len, room, fmt, ap);
     va_end(ap);
-    if (n < 0)
+    if (n < 0) {
+        b->data[b->len] = '\0';
         return;
-    ncmp_buf_reserve(b, (size_t)n);
-    va_start(ap, fmt);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    }
+    if ((size_t)n >= room) {
+        ncmp_buf_reserve(b, (size_t)n);
+        va_start(ap, fmt);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->len += (size_t)n;
 }
 

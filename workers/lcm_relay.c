@@ -37,6 +37,13 @@ struct lcm_relay {
     int64_t next_offset[MAX_PARTITIONS]; /* -1: no record this round */
 };
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -271,6 +278,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
     long n;
     int nparts_out = 0;
+    double t0 = now_ms(), t_read, t_acked;
 
     snprintf(limit, sizeof(limit), "%d", r->cfg->lcm_relay_batch_size);
     params[0] = limit;
@@ -284,6 +292,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
         PQclear(res);
         return 0;
     }
+    t_read = now_ms();
     for (int p = 0; p < MAX_PARTITIONS; p++)
         r->next_offset[p] = -1;
     r->failed_records = 0;
@@ -319,6 +328,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     PQclear(res);
     while (r->pending > 0)
         rd_kafka_poll(r->rk, 50);
+    t_acked = now_ms();
     if (n < 0)
         goto done;
     if (r->failed_records) {
@@ -359,6 +369,8 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
         goto done;
     }
     ncmp_fault_point("lcm-relay.after-commit");
+    log_debug("lcm-relay", "published %ld events: read %.0f ms, publish %.0f ms, forget %.0f ms", n,
+              t_read - t0, t_acked - t_read, now_ms() - t_acked);
 done:
     ncmp_buf_free(&seqs);
     ncmp_buf_free(&parts);

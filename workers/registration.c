@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
@@ -917,6 +918,13 @@ static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_
                               w->body.len, h, err);
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 /* A header's whole value as a new string (NULL when absent). */
 static char *header_dup(const rd_kafka_message_t *m, const char *name)
 {
@@ -938,6 +946,7 @@ static char *header_dup(const rd_kafka_message_t *m, const char *name)
 static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t *m, ncmp_err *err)
 {
     char *ce_id = NULL;
+    double t_start, t_decoded;
     reg_request r;
     ncmp_err perr = {NCMP_ERR_NONE, ""};
     const char *bad_url = NULL;
@@ -955,6 +964,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         return ncmp_stage_reject(
             ctx, m, "missing ce_id header: a registration is a CloudEvent in binary mode", err);
     }
+    t_start = now_ms();
     if (request_decode(&r, m->payload, m->len, &perr) != 0) {
         request_free(&r);
         free(ce_id);
@@ -976,15 +986,16 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         free(ce_id);
         return rc;
     }
+    t_decoded = now_ms();
     if (apply_removed(w, ctx, &r, err) != 0 || apply_created(w, ctx, &r, err) != 0 ||
         apply_updated(w, ctx, &r, err) != 0 || apply_upgraded(w, ctx, &r, err) != 0)
         goto done;
     log_debug("registration",
               "request %s partition=%d offset=%lld: %zu created, %zu updated, %zu removed, %zu "
-              "upgraded, failed %zu/%zu/%zu/%zu",
+              "upgraded, failed %zu/%zu/%zu/%zu; decode %.0f ms, apply %.0f ms",
               ce_id, m->partition, (long long)m->offset, r.ncreated, r.nupdated, r.nremoved,
               r.nupgraded, w->outcome.ncreated, w->outcome.nupdated, w->outcome.nremoved,
-              w->outcome.nupgraded);
+              w->outcome.nupgraded, t_decoded - t_start, now_ms() - t_decoded);
     rc = send_outcome(w, ctx, ce_id, NULL, err);
 done:
     request_free(&r);
@@ -996,6 +1007,8 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
                      ncmp_err *err)
 {
     reg_worker *w = state;
+    double t0 = now_ms(), t1;
+    int rc;
 
     ncmp_outbox_reset(&w->outbox);
     /* per connection, so again after a reconnect */
@@ -1004,7 +1017,11 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
     for (size_t i = 0; i < n; i++)
         if (apply_request(w, ctx, msgs[i], err) != 0)
             return -1;
-    return ncmp_outbox_flush(&w->outbox, err);
+    t1 = now_ms();
+    rc = ncmp_outbox_flush(&w->outbox, err);
+    log_debug("registration", "batch of %zu requests: %.0f ms, outbox %.0f ms", n, t1 - t0,
+              now_ms() - t1);
+    return rc;
 }
 
 void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
