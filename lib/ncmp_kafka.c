@@ -351,6 +351,41 @@ const char *ncmp_kafka_header(const rd_kafka_message_t *m, const char *name, cha
     return buf;
 }
 
+int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms, int *count,
+                               ncmp_err *err)
+{
+    rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    long deadline = now_ms() + timeout_ms;
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+    int rc = -1;
+
+    for (;;) {
+        const struct rd_kafka_metadata *md = NULL;
+        long left = deadline - now_ms();
+        e = rd_kafka_metadata(rk, 0, rkt, &md, left > 5000 ? 5000 : (left > 100 ? (int)left : 100));
+        if (!e) {
+            int ok = md->topic_cnt == 1 && !md->topics[0].err && md->topics[0].partition_cnt > 0;
+            if (ok)
+                *count = md->topics[0].partition_cnt;
+            else
+                e = md->topic_cnt == 1 && md->topics[0].err ? md->topics[0].err
+                                                            : RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC;
+            rd_kafka_metadata_destroy(md);
+            if (ok) {
+                rc = 0;
+                break;
+            }
+        }
+        if (now_ms() >= deadline)
+            break;
+        rd_kafka_poll(rk, 100);
+    }
+    rd_kafka_topic_destroy(rkt);
+    if (rc != 0)
+        ncmp_err_set(err, NCMP_ERR_RETRY, "topic %s is not there: %s", topic, rd_kafka_err2str(e));
+    return rc;
+}
+
 int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, size_t ntopics,
                              int partitions, int timeout_ms, ncmp_err *err)
 {

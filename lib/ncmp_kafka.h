@@ -94,6 +94,12 @@ rd_kafka_t *ncmp_consumer_rk(ncmp_consumer *c);
 const char *ncmp_kafka_header(const rd_kafka_message_t *m, const char *name, char *buf,
                               size_t buflen);
 
+/* The number of partitions of `topic`, waiting up to timeout_ms for it to
+ * exist (a topic created by its first produce appears a moment later).
+ * Fails with RETRY when it did not appear in time. */
+int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms, int *count,
+                               ncmp_err *err);
+
 /* Create `topics` with `partitions` partitions each, unless they exist.
  * Waits for the broker (up to timeout_ms). */
 int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, size_t ntopics,

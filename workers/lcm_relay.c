@@ -91,28 +91,12 @@ static int producer_new(lcm_relay *r, ncmp_err *err)
 
 static int partition_count(lcm_relay *r, int *count, ncmp_err *err)
 {
-    rd_kafka_topic_t *rkt = rd_kafka_topic_new(r->rk, r->cfg->lcm_topic, NULL);
-    const struct rd_kafka_metadata *md = NULL;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(r->rk, 0, rkt, &md, 10000);
-    int rc = -1;
-
-    if (e)
-        ncmp_err_set(err, NCMP_ERR_RETRY, "metadata of %s: %s", r->cfg->lcm_topic,
-                     rd_kafka_err2str(e));
-    else if (md->topic_cnt != 1 || md->topics[0].err || md->topics[0].partition_cnt < 1)
-        ncmp_err_set(err, NCMP_ERR_RETRY, "topic %s is not there yet (ncmpd create-topics)",
-                     r->cfg->lcm_topic);
-    else if (md->topics[0].partition_cnt > MAX_PARTITIONS)
-        ncmp_err_set(err, NCMP_ERR_FATAL, "topic %s has more than %d partitions", r->cfg->lcm_topic,
-                     MAX_PARTITIONS);
-    else {
-        *count = md->topics[0].partition_cnt;
-        rc = 0;
-    }
-    if (md)
-        rd_kafka_metadata_destroy(md);
-    rd_kafka_topic_destroy(rkt);
-    return rc;
+    if (ncmp_kafka_partition_count(r->rk, r->cfg->lcm_topic, 10000, count, err) != 0)
+        return ncmp_err_prefix(err, "lifecycle topic (ncmpd create-topics makes it)");
+    if (*count > MAX_PARTITIONS)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "topic %s has more than %d partitions",
+                            r->cfg->lcm_topic, MAX_PARTITIONS);
+    return 0;
 }
 
 /* Read partition p from `from` to its end; add the seq header of each

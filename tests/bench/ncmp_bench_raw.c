@@ -43,7 +43,7 @@ static int bench_consume(const char *brokers, const char *topic, long n, int pri
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;
     rd_kafka_queue_t *q;
-    const struct rd_kafka_metadata *md = NULL;
+    ncmp_err err;
     long got = 0;
     int nparts;
     double t0 = 0, deadline = now_s() + 600;
@@ -55,19 +55,12 @@ static int bench_consume(const char *brokers, const char *topic, long n, int pri
         return 1;
     }
     rkt = rd_kafka_topic_new(rk, topic, NULL);
-    while (rd_kafka_metadata(rk, 0, rkt, &md, 5000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-           md->topics[0].err || md->topics[0].partition_cnt < 1) {
-        if (md)
-            rd_kafka_metadata_destroy(md);
-        md = NULL;
-        if (now_s() > deadline) {
-            fprintf(stderr, "ncmp-bench-raw: topic %s not found\n", topic);
-            return 1;
-        }
-        usleep(100000);
+    if (ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        rd_kafka_topic_destroy(rkt);
+        rd_kafka_destroy(rk);
+        return 1;
     }
-    nparts = md->topics[0].partition_cnt;
-    rd_kafka_metadata_destroy(md);
     q = rd_kafka_queue_new(rk);
     for (int p = 0; p < nparts; p++)
         rd_kafka_consume_start_queue(rkt, p, RD_KAFKA_OFFSET_BEGINNING, q);

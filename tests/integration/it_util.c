@@ -182,7 +182,7 @@ size_t it_consume_all(const char *topic, size_t expected, int timeout_ms, rd_kaf
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;
     rd_kafka_queue_t *q;
-    const struct rd_kafka_metadata *md = NULL;
+    ncmp_err err;
     rd_kafka_message_t **msgs = NULL;
     int nparts = 0;
     size_t n = 0;
@@ -193,23 +193,12 @@ size_t it_consume_all(const char *topic, size_t expected, int timeout_ms, rd_kaf
     rk = plain_consumer(NULL);
     rkt = rd_kafka_topic_new(rk, topic, NULL);
     /* the topic may be created by the first produce: wait for it */
-    for (;;) {
-        rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
-        if (!e && md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0)
-            break;
-        if (!e)
-            rd_kafka_metadata_destroy(md);
-        md = NULL;
-        if (now_ms() > deadline) {
-            rd_kafka_topic_destroy(rkt);
-            rd_kafka_destroy(rk);
-            *out = NULL;
-            return 0;
-        }
-        it_sleep_ms(200);
+    if (ncmp_kafka_partition_count(rk, topic, (int)(deadline - now_ms()), &nparts, &err) != 0) {
+        rd_kafka_topic_destroy(rkt);
+        rd_kafka_destroy(rk);
+        *out = NULL;
+        return 0;
     }
-    nparts = md->topics[0].partition_cnt;
-    rd_kafka_metadata_destroy(md);
     q = rd_kafka_queue_new(rk);
     for (int i = 0; i < nparts; i++)
         rd_kafka_consume_start_queue(rkt, i, RD_KAFKA_OFFSET_BEGINNING, q);
@@ -404,7 +393,7 @@ size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_reco
     rd_kafka_t *rk;
     rd_kafka_topic_t *rkt;
     rd_kafka_queue_t *q;
-    const struct rd_kafka_metadata *md = NULL;
+    ncmp_err err;
     it_record *recs = NULL;
     unsigned char *at_end;
     int nparts;
@@ -418,23 +407,12 @@ size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_reco
     rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
     cr_assert_not_null(rk, "%s", errstr);
     rkt = rd_kafka_topic_new(rk, topic, NULL);
-    for (;;) {
-        rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, rkt, &md, 5000);
-        if (!e && md->topic_cnt == 1 && md->topics[0].err == 0 && md->topics[0].partition_cnt > 0)
-            break;
-        if (!e)
-            rd_kafka_metadata_destroy(md);
-        md = NULL;
-        if (now_ms() > deadline) {
-            rd_kafka_topic_destroy(rkt);
-            rd_kafka_destroy(rk);
-            *out = NULL;
-            return 0;
-        }
-        it_sleep_ms(200);
+    if (ncmp_kafka_partition_count(rk, topic, (int)(deadline - now_ms()), &nparts, &err) != 0) {
+        rd_kafka_topic_destroy(rkt);
+        rd_kafka_destroy(rk);
+        *out = NULL;
+        return 0;
     }
-    nparts = md->topics[0].partition_cnt;
-    rd_kafka_metadata_destroy(md);
     at_end = ncmp_xcalloc((size_t)nparts, 1);
     q = rd_kafka_queue_new(rk);
     for (int i = 0; i < nparts; i++)
