@@ -14,15 +14,8 @@ bench_main() {
     *" $scenario "*) ;;
     *) die "unknown benchmark '$scenario' (scenarios: $(bench_list))" ;;
     esac
-    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/bench"
-    export NCMP_PG_PORT=${NCMP_BENCH_PG_PORT:-55932}
-    export NCMP_BROKER_PORT=${NCMP_BENCH_BROKER_PORT:-59592}
-    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}
-    services_down 2>/dev/null
-    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
-    mkdir -p "$NCMP_INSTANCE_DIR"
-    trap 'services_down 2>/dev/null' EXIT
-    trap 'exit 130' INT TERM
+    instance_fresh bench "${NCMP_BENCH_PG_PORT:-55932}" "${NCMP_BENCH_BROKER_PORT:-59592}" \
+        "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}"
     "bench_$scenario" "$@"
 }
 

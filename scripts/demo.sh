@@ -10,15 +10,8 @@ demo_main() {
         *) die "demo: unknown option '$1' (options: --handles N)" ;;
         esac
     done
-    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/demo"
-    export NCMP_PG_PORT=${NCMP_DEMO_PG_PORT:-55832}
-    export NCMP_BROKER_PORT=${NCMP_DEMO_BROKER_PORT:-59492}
-    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_DEMO_BROKER_CONTROLLER_PORT:-59493}
-    services_down 2>/dev/null
-    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
-    mkdir -p "$NCMP_INSTANCE_DIR"
-    trap 'services_down 2>/dev/null' EXIT
-    trap 'exit 130' INT TERM
+    instance_fresh demo "${NCMP_DEMO_PG_PORT:-55832}" "${NCMP_DEMO_BROKER_PORT:-59492}" \
+        "${NCMP_DEMO_BROKER_CONTROLLER_PORT:-59493}"
 
     services_up
     ncmpd_start

@@ -24,6 +24,19 @@ services_up() {
         { services_down; die "database migration failed: $(tail -n 1 "$NCMP_INSTANCE_DIR/setup.log")"; }
 }
 
+# instance_fresh NAME PG_PORT BROKER_PORT CONTROLLER_PORT: use a fresh
+# instance folder .local/NAME on those ports (stopping what a killed run of
+# it may have left), and stop its services whatever way this shell exits.
+instance_fresh() {
+    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/$1"
+    export NCMP_PG_PORT=$2 NCMP_BROKER_PORT=$3 NCMP_BROKER_CONTROLLER_PORT=$4
+    services_down 2>/dev/null
+    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
+    mkdir -p "$NCMP_INSTANCE_DIR"
+    trap 'services_down 2>/dev/null' EXIT
+    trap 'exit 130' INT TERM
+}
+
 services_down() {
     stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
     kafka_stop

@@ -26,10 +26,6 @@ test_suite() {
     fi
 }
 
-_test_cleanup() {
-    services_down 2>/dev/null
-}
-
 test_main() {
     local sanitize=1 fast=0 arg passed total
     for arg in "$@"; do
@@ -38,18 +34,10 @@ test_main() {
         *) die "test: unknown option '$arg' (options: --fast)" ;;
         esac
     done
-    export NCMP_INSTANCE_DIR="$NCMP_LOCAL/test"
-    export NCMP_PG_PORT=${NCMP_TEST_PG_PORT:-55532}
-    export NCMP_BROKER_PORT=${NCMP_TEST_BROKER_PORT:-59192}
-    export NCMP_BROKER_CONTROLLER_PORT=${NCMP_TEST_BROKER_CONTROLLER_PORT:-59193}
-
     deps_ensure build services lint
-    # A previous run that was killed may have left its services running.
-    services_down 2>/dev/null
-    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
+    instance_fresh test "${NCMP_TEST_PG_PORT:-55532}" "${NCMP_TEST_BROKER_PORT:-59192}" \
+        "${NCMP_TEST_BROKER_CONTROLLER_PORT:-59193}"
     mkdir -p "$NCMP_INSTANCE_DIR/logs"
-    trap _test_cleanup EXIT
-    trap 'exit 130' INT TERM
 
     info "building (warnings are errors)"
     build_project release
