@@ -90,67 +90,72 @@ static int bench_consume(const char *brokers, const char *topic, long n, int pri
     return got == n ? 0 : 1;
 }
 
-static int bench_copy(const char *url, long n)
+/* Time a COPY of `rows` into an empty copy of `table` and print
+ * `<label> <n> <seconds> <per-second>`. The copy is created, and
+ * committed, before the COPY, which so writes WAL as the pipeline does
+ * (wal_level=minimal skips it for a table created in the same
+ * transaction). */
+static int copy_timed(const char *url, const char *table, const char *columns, const ncmp_buf *rows,
+                      const char *label, long n)
 {
     ncmp_db *db = NULL;
     ncmp_err err;
-    ncmp_buf rows = NCMP_BUF_INIT;
+    ncmp_buf sql = NCMP_BUF_INIT;
     double t0, secs;
     int rc = 1;
 
     if (ncmp_db_open(&db, url, NULL, 10, &err) != 0)
         goto done;
-    if (ncmp_db_exec(db,
-                     "DROP TABLE IF EXISTS bench_ingest_copy;"
-                     /* committed before the COPY, which so writes WAL like the
-                      * pipeline does (wal_level=minimal skips it for a table
-                      * created in the same transaction) */
-                     "CREATE TABLE bench_ingest_copy (LIKE ingest_event INCLUDING ALL)",
-                     &err) != 0)
+    ncmp_buf_appendf(&sql,
+                     "DROP TABLE IF EXISTS bench_copy_%s;"
+                     "CREATE TABLE bench_copy_%s (LIKE %s INCLUDING ALL)",
+                     table, table, table);
+    if (ncmp_db_exec(db, sql.data, &err) != 0)
         goto done;
-    /* the same rows the pipeline stores: topic, partition, offset, key, body */
-    for (long i = 1; i <= n; i++) {
-        char line[256];
-        int len = snprintf(line, sizeof(line),
-                           "ncmp-ingest\t%ld\t%ld\tevt-%ld\t{\"id\": \"evt-%ld\", \"seq\": %ld, "
-                           "\"source\": \"ncmp-publish\"}\n",
-                           i % 6, i / 6, i, i, i);
-        ncmp_buf_append(&rows, line, (size_t)len);
-    }
+    ncmp_buf_reset(&sql);
+    ncmp_buf_appendf(&sql, "COPY bench_copy_%s (%s) FROM STDIN", table, columns);
     t0 = now_s();
-    if (ncmp_db_copy(db,
-                     "COPY bench_ingest_copy (topic, partition, \"offset\", event_key, body) "
-                     "FROM STDIN",
-                     rows.data, rows.len, &err) != 0)
+    if (ncmp_db_copy(db, sql.data, rows->data, rows->len, &err) != 0)
         goto done;
     secs = now_s() - t0;
-    printf("copy %ld %.3f %.0f\n", n, secs, n / (secs > 0 ? secs : 1e-9));
-    ncmp_db_exec(db, "DROP TABLE bench_ingest_copy", &err);
+    printf("%s %ld %.3f %.0f\n", label, n, secs, n / (secs > 0 ? secs : 1e-9));
+    ncmp_buf_reset(&sql);
+    ncmp_buf_appendf(&sql, "DROP TABLE bench_copy_%s", table);
+    ncmp_db_exec(db, sql.data, &err);
     rc = 0;
 done:
     if (rc)
         fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-    ncmp_buf_free(&rows);
+    ncmp_buf_free(&sql);
     ncmp_db_close(db);
     return rc;
 }
 
+/* The same rows the ingest pipeline stores: topic, partition, offset, key,
+ * body. */
+static int bench_copy(const char *url, long n)
+{
+    ncmp_buf rows = NCMP_BUF_INIT;
+    int rc;
+
+    for (long i = 1; i <= n; i++)
+        ncmp_buf_appendf(&rows,
+                         "ncmp-ingest\t%ld\t%ld\tevt-%ld\t{\"id\": \"evt-%ld\", \"seq\": %ld, "
+                         "\"source\": \"ncmp-publish\"}\n",
+                         i % 6, i / 6, i, i, i);
+    rc = copy_timed(url, "ingest_event", "topic, partition, \"offset\", event_key, body", &rows,
+                    "copy", n);
+    ncmp_buf_free(&rows);
+    return rc;
+}
+
+/* The reference registration workload's handles, as ncmpd stores them. */
 static int bench_copy_handles(const char *url, long n)
 {
     static const char *const tags[] = {"tagA", "tagB", "tagC", "tagD", "tagE"};
-    ncmp_db *db = NULL;
-    ncmp_err err;
     ncmp_buf rows = NCMP_BUF_INIT;
-    double t0, secs;
-    int rc = 1;
+    int rc;
 
-    if (ncmp_db_open(&db, url, NULL, 10, &err) != 0)
-        goto done;
-    if (ncmp_db_exec(db,
-                     "DROP TABLE IF EXISTS bench_cm_handle;"
-                     "CREATE TABLE bench_cm_handle (LIKE cm_handle INCLUDING ALL)",
-                     &err) != 0)
-        goto done;
     for (long i = 1; i <= n; i++) {
         long index = (i - 1) % 2000; /* position in its 2,000-handle request */
         const char *tag = tags[index % 5];
@@ -165,22 +170,12 @@ static int bench_copy_handles(const char *url, long n)
             "COMPLETE\thttp://ncmp-dmi-plugin-demo-and-csit-stub:8092\tADVISED\n",
             i, i, i, tag, index + 1, 1 + i % 10, index + 1000, tag, tag, index + 1);
     }
-    t0 = now_s();
-    if (ncmp_db_copy(db,
-                     "COPY bench_cm_handle (id, alternate_id, module_set_tag,"
-                     " data_producer_identifier, additional_properties, public_properties,"
-                     " registration_trust_level, dmi_service_name, state) FROM STDIN",
-                     rows.data, rows.len, &err) != 0)
-        goto done;
-    secs = now_s() - t0;
-    printf("copy-handles %ld %.3f %.0f\n", n, secs, n / (secs > 0 ? secs : 1e-9));
-    ncmp_db_exec(db, "DROP TABLE bench_cm_handle", &err);
-    rc = 0;
-done:
-    if (rc)
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+    rc = copy_timed(url, "cm_handle",
+                    "id, alternate_id, module_set_tag, data_producer_identifier,"
+                    " additional_properties, public_properties, registration_trust_level,"
+                    " dmi_service_name, state",
+                    &rows, "copy-handles", n);
     ncmp_buf_free(&rows);
-    ncmp_db_close(db);
     return rc;
 }
 
