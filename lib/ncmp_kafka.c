@@ -8,6 +8,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
+#include "ncmp_time.h"
 
 struct ncmp_producer {
     rd_kafka_t *rk;
@@ -156,20 +157,13 @@ int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, in
     return 0;
 }
 
-static long now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 int ncmp_producer_wait(ncmp_producer *p, ncmp_delivery *d, int timeout_ms, ncmp_err *err)
 {
-    long deadline = now_ms() + timeout_ms;
+    long deadline = ncmp_now_ms() + timeout_ms;
     long failed;
 
     while (atomic_load(&d->pending) > 0) {
-        if (now_ms() >= deadline)
+        if (ncmp_now_ms() >= deadline)
             return ncmp_err_set(err, NCMP_ERR_RETRY, "%ld records not acknowledged within %d ms",
                                 (long)atomic_load(&d->pending), timeout_ms);
         rd_kafka_poll(p->rk, 5);
@@ -355,13 +349,13 @@ int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms
                                ncmp_err *err)
 {
     rd_kafka_topic_t *rkt = rd_kafka_topic_new(rk, topic, NULL);
-    long deadline = now_ms() + timeout_ms;
+    long deadline = ncmp_now_ms() + timeout_ms;
     rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
     int rc = -1;
 
     for (;;) {
         const struct rd_kafka_metadata *md = NULL;
-        long left = deadline - now_ms();
+        long left = deadline - ncmp_now_ms();
         e = rd_kafka_metadata(rk, 0, rkt, &md, left > 5000 ? 5000 : (left > 100 ? (int)left : 100));
         if (!e) {
             int ok = md->topic_cnt == 1 && !md->topics[0].err && md->topics[0].partition_cnt > 0;
@@ -376,7 +370,7 @@ int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms
                 break;
             }
         }
-        if (now_ms() >= deadline)
+        if (ncmp_now_ms() >= deadline)
             break;
         rd_kafka_poll(rk, 100);
     }
@@ -401,7 +395,7 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
     const struct rd_kafka_metadata *md = NULL;
     size_t cnt;
     int rc = -1;
-    long deadline = now_ms() + timeout_ms;
+    long deadline = ncmp_now_ms() + timeout_ms;
 
     if (!conf)
         return -1;
@@ -415,7 +409,7 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
         rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, NULL, &md, 2000);
         if (!e)
             break;
-        if (now_ms() >= deadline) {
+        if (ncmp_now_ms() >= deadline) {
             ncmp_err_set(err, NCMP_ERR_RETRY, "Kafka at %s did not answer: %s",
                          cfg->kafka_bootstrap_servers, rd_kafka_err2str(e));
             goto done;

@@ -10,6 +10,7 @@
 #include "ncmp_fault.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
+#include "ncmp_time.h"
 
 #define DELIVERY_TIMEOUT_MS 60000
 /* room for the headers a dead letter carries besides the value */
@@ -65,12 +66,6 @@ static const char SQL_SAVE_OFFSETS[] =
     "UPDATE consumer_offsets c SET next_offset = v.o, updated_at = now() "
     "FROM unnest($2::text[], $3::int[], $4::bigint[]) AS v(t, p, o) "
     "WHERE c.group_id = $1 AND c.topic = v.t AND c.partition = v.p";
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 /* Postgres array literal of the parts' topics, partitions or offsets. */
 static void array_literal(ncmp_buf *b, const part_state *ps, size_t n, int what)
@@ -272,7 +267,7 @@ static int process_batch(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state,
             return -1;
         log_warn(st->role->name, "batch of %zu failed, retrying in %ld ms: %s", n, backoff,
                  err->msg);
-        sleep_ms(backoff);
+        ncmp_sleep_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
 }
@@ -289,7 +284,7 @@ static int worker_connect(ncmp_stage *st, ncmp_stage_ctx *ctx, ncmp_err *err)
             return 0;
         }
         log_warn(st->role->name, "worker %d: %s; retrying", ctx->worker, err->msg);
-        sleep_ms(backoff);
+        ncmp_sleep_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
     return ncmp_err_set(err, NCMP_ERR_RETRY, "stopped before the database was reached");

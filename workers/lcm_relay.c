@@ -16,6 +16,7 @@
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "outbox.h"
+#include "ncmp_time.h"
 
 /* Any constant will do, the same in every process. */
 #define RELAY_LOCK_KEY "7340217002"
@@ -36,19 +37,6 @@ struct lcm_relay {
     char first_error[256];
     int64_t next_offset[MAX_PARTITIONS]; /* -1: no record this round */
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
 
 static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
@@ -262,7 +250,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
     long n;
     int nparts_out = 0;
-    double t0 = now_ms(), t_read, t_acked;
+    double t0 = ncmp_now_ms(), t_read, t_acked;
 
     snprintf(limit, sizeof(limit), "%d", r->cfg->lcm_relay_batch_size);
     params[0] = limit;
@@ -276,7 +264,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
         PQclear(res);
         return 0;
     }
-    t_read = now_ms();
+    t_read = ncmp_now_ms();
     for (int p = 0; p < MAX_PARTITIONS; p++)
         r->next_offset[p] = -1;
     r->failed_records = 0;
@@ -312,7 +300,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     PQclear(res);
     while (r->pending > 0)
         rd_kafka_poll(r->rk, 50);
-    t_acked = now_ms();
+    t_acked = ncmp_now_ms();
     if (n < 0)
         goto done;
     if (r->failed_records) {
@@ -354,7 +342,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     }
     ncmp_fault_point("lcm-relay.after-commit");
     log_debug("lcm-relay", "published %ld events: read %.0f ms, publish %.0f ms, forget %.0f ms", n,
-              t_read - t0, t_acked - t_read, now_ms() - t_acked);
+              t_read - t0, t_acked - t_read, ncmp_now_ms() - t_acked);
 done:
     ncmp_buf_free(&seqs);
     ncmp_buf_free(&parts);
@@ -378,7 +366,7 @@ static void *relay_main(void *arg)
         if (!r->db && ncmp_db_open(&r->db, r->cfg->db_url, r->cfg->db_password,
                                    r->cfg->db_connect_timeout_s, &err) != 0) {
             log_warn("lcm-relay", "%s; retrying", err.msg);
-            sleep_ms(backoff);
+            ncmp_sleep_ms(backoff);
             backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
             continue;
         }
@@ -390,7 +378,7 @@ static void *relay_main(void *arg)
             leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
             PQclear(res);
             if (!leader) {
-                sleep_ms(500); /* another process relays; take over if it goes */
+                ncmp_sleep_ms(500); /* another process relays; take over if it goes */
                 continue;
             }
             if (ncmp_db_exec(r->db, "LISTEN " NCMP_OUTBOX_CHANNEL, &err) != 0 ||
@@ -420,7 +408,7 @@ static void *relay_main(void *arg)
         ncmp_db_close(r->db);
         r->db = NULL;
         leader = 0;
-        sleep_ms(backoff);
+        ncmp_sleep_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
     ncmp_db_close(r->db);

@@ -28,6 +28,7 @@
 #include "ncmp_migrate.h"
 #include "ncmp_signal.h"
 #include "ncmp_stage.h"
+#include "ncmp_time.h"
 #include "ncmp_yang.h"
 
 extern char **environ;
@@ -119,12 +120,6 @@ static int roles_check(const char *roles, ncmp_err *err)
     return 0;
 }
 
-static void sleep_ms(long ms)
-{
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-}
-
 /* Connect, waiting for the database to come up (as in a fresh deployment
  * where ncmpd starts first), until a stop is requested. */
 static int db_connect_wait(const ncmp_config *cfg, ncmp_db **db, ncmp_err *err)
@@ -137,7 +132,7 @@ static int db_connect_wait(const ncmp_config *cfg, ncmp_db **db, ncmp_err *err)
         if (err->cls != NCMP_ERR_RETRY || ncmp_stopping)
             return -1;
         log_warn("db", "%s; retrying in %ld ms", err->msg, backoff);
-        sleep_ms(backoff);
+        ncmp_sleep_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
 }
@@ -193,7 +188,7 @@ static int cmd_create_topics(const ncmp_config *cfg)
 static void *shutdown_watchdog(void *arg)
 {
     const ncmp_config *cfg = arg;
-    sleep_ms(cfg->shutdown_timeout_s * 1000L);
+    ncmp_sleep_ms(cfg->shutdown_timeout_s * 1000L);
     log_error("main", "graceful stop took longer than %d s; exiting", cfg->shutdown_timeout_s);
     _exit(EXIT_FATAL);
     return NULL;
@@ -244,7 +239,7 @@ static int cmd_run(const ncmp_config *cfg)
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     while (!ncmp_stopping)
-        sleep_ms(100);
+        ncmp_sleep_ms(100);
     log_info("main", "stopping: finishing the batches in flight");
     pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
     pthread_detach(watchdog);

@@ -11,6 +11,7 @@
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "outbox.h"
+#include "ncmp_time.h"
 
 #define CODE_NOT_FOUND  "100"
 #define TEXT_NOT_FOUND  "cm handle reference(s) not found"
@@ -918,13 +919,6 @@ static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_
                               w->body.len, h, err);
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* A header's whole value as a new string (NULL when absent). */
 static char *header_dup(const rd_kafka_message_t *m, const char *name)
 {
@@ -964,7 +958,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         return ncmp_stage_reject(
             ctx, m, "missing ce_id header: a registration is a CloudEvent in binary mode", err);
     }
-    t_start = now_ms();
+    t_start = ncmp_now_ms();
     if (request_decode(&r, m->payload, m->len, &perr) != 0) {
         request_free(&r);
         free(ce_id);
@@ -986,7 +980,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         free(ce_id);
         return rc;
     }
-    t_decoded = now_ms();
+    t_decoded = ncmp_now_ms();
     if (apply_removed(w, ctx, &r, err) != 0 || apply_created(w, ctx, &r, err) != 0 ||
         apply_updated(w, ctx, &r, err) != 0 || apply_upgraded(w, ctx, &r, err) != 0)
         goto done;
@@ -995,7 +989,7 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
               "upgraded, failed %zu/%zu/%zu/%zu; decode %.0f ms, apply %.0f ms",
               ce_id, m->partition, (long long)m->offset, r.ncreated, r.nupdated, r.nremoved,
               r.nupgraded, w->outcome.ncreated, w->outcome.nupdated, w->outcome.nremoved,
-              w->outcome.nupgraded, t_decoded - t_start, now_ms() - t_decoded);
+              w->outcome.nupgraded, t_decoded - t_start, ncmp_now_ms() - t_decoded);
     rc = send_outcome(w, ctx, ce_id, NULL, err);
 done:
     request_free(&r);
@@ -1007,7 +1001,7 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
                      ncmp_err *err)
 {
     reg_worker *w = state;
-    double t0 = now_ms(), t1;
+    double t0 = ncmp_now_ms(), t1;
     int rc;
 
     ncmp_outbox_reset(&w->outbox);
@@ -1017,10 +1011,10 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
     for (size_t i = 0; i < n; i++)
         if (apply_request(w, ctx, msgs[i], err) != 0)
             return -1;
-    t1 = now_ms();
+    t1 = ncmp_now_ms();
     rc = ncmp_outbox_flush(&w->outbox, err);
     log_debug("registration", "batch of %zu requests: %.0f ms, outbox %.0f ms", n, t1 - t0,
-              now_ms() - t1);
+              ncmp_now_ms() - t1);
     return rc;
 }
 
