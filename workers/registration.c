@@ -381,9 +381,11 @@ static const char SQL_STAGE_TABLE[] =
 static const char SQL_CREATE[] =
     "INSERT INTO cm_handle (id, alternate_id, module_set_tag, data_producer_identifier,"
     " additional_properties, public_properties, registration_trust_level, dmi_service_name,"
-    " dmi_data_service_name, dmi_model_service_name, state, last_update_time) "
-    "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, 'ADVISED', now() "
-    "FROM reg_create_stage s "
+    " dmi_data_service_name, dmi_model_service_name, state, last_update_time, trust_level,"
+    " effective_trust_level) "
+    "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, 'ADVISED', now(),"
+    " s.trust, CASE WHEN d.trust_level = 'NONE' THEN 'NONE' ELSE s.trust END "
+    "FROM reg_create_stage s LEFT JOIN dmi_plugin d ON d.name = $1 "
     /* an id and an alternate id share one namespace, as in NCMP */
     "WHERE NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.id = s.alt)"
     " AND NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.alternate_id = s.id) "
