@@ -1,5 +1,9 @@
 #include "ncmp_yang.h"
 
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
 #include "ncmp_log.h"
 
 static void yang_log_cb(LY_LOG_LEVEL level, const char *msg, const char *path)
@@ -13,7 +17,7 @@ static void yang_log_cb(LY_LOG_LEVEL level, const char *msg, const char *path)
 void ncmp_yang_log_setup(void)
 {
     ly_set_log_clb(yang_log_cb, 1);
-    ly_log_options(LY_LOLOG | LY_LOSTORE_LAST);
+    ly_log_options(LY_LOLOG | LY_LOSTORE);
 }
 
 int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err)
@@ -21,4 +25,110 @@ int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err)
     if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY | LY_CTX_DISABLE_SEARCHDIRS, ctx) != LY_SUCCESS)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create a libyang context");
     return 0;
+}
+
+typedef struct set_lookup {
+    const ncmp_yang_source *src;
+    size_t n;
+} set_lookup;
+
+/* Imports and includes come from the set being checked, never from disk. */
+static LY_ERR set_import_cb(const char *mod_name, const char *mod_rev, const char *submod_name,
+                            const char *submod_rev, void *user_data, LYS_INFORMAT *format,
+                            const char **module_data, ly_module_imp_data_free_clb *free_module_data)
+{
+    const set_lookup *l = user_data;
+    const char *name = submod_name ? submod_name : mod_name;
+    const char *rev = submod_name ? submod_rev : mod_rev;
+
+    for (size_t i = 0; i < l->n; i++) {
+        if (strcmp(l->src[i].name, name) != 0)
+            continue;
+        if (rev && *rev && strcmp(l->src[i].revision, rev) != 0)
+            continue;
+        *format = LYS_IN_YANG;
+        *module_data = l->src[i].source;
+        *free_module_data = NULL;
+        return LY_SUCCESS;
+    }
+    return LY_ENOTFOUND;
+}
+
+/* Does the source declare a submodule (first keyword after comments)? */
+static int is_submodule(const char *s)
+{
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+            s++;
+        if (s[0] == '/' && s[1] == '/') {
+            s = strchr(s, '\n');
+            if (!s)
+                return 0;
+        } else if (s[0] == '/' && s[1] == '*') {
+            s = strstr(s + 2, "*/");
+            if (!s)
+                return 0;
+            s += 2;
+        } else {
+            return strncmp(s, "submodule", 9) == 0;
+        }
+    }
+}
+
+static const char *ly_reason(const struct ly_ctx *ctx)
+{
+    /* the first error says why; the last only that parsing failed */
+    const struct ly_err_item *e = ly_err_first(ctx);
+    return e && e->msg ? e->msg : "invalid YANG";
+}
+
+int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err)
+{
+    struct ly_ctx *ctx;
+    set_lookup l = {src, n};
+    int rc = -1;
+
+    if (ncmp_yang_ctx_new(&ctx, err) != 0)
+        return -1;
+    ly_ctx_set_module_imp_clb(ctx, set_import_cb, &l);
+    for (size_t i = 0; i < n; i++) {
+        src[i].submodule = is_submodule(src[i].source);
+        src[i].namespace_ = NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ncmp_yang_source *s = &src[i];
+        struct lys_module *mod = ly_ctx_get_module(ctx, s->name, *s->revision ? s->revision : NULL);
+        const char *rev;
+
+        if (s->submodule) {
+            s->namespace_ = ncmp_xstrdup("");
+            continue;
+        }
+        if (!mod && lys_parse_mem(ctx, s->source, LYS_IN_YANG, &mod) != LY_SUCCESS) {
+            ncmp_err_set(err, NCMP_ERR_REJECT, "module %s revision %s is not valid YANG: %s",
+                         s->name, *s->revision ? s->revision : "(none)", ly_reason(ctx));
+            goto done;
+        }
+        rev = mod->revision ? mod->revision : "";
+        if (strcmp(mod->name, s->name) != 0 || strcmp(rev, s->revision) != 0) {
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "the source given for module %s revision %s is module %s revision %s",
+                         s->name, *s->revision ? s->revision : "(none)", mod->name,
+                         *rev ? rev : "(none)");
+            goto done;
+        }
+        s->namespace_ = ncmp_xstrdup(mod->ns ? mod->ns : "");
+    }
+    rc = 0;
+done:
+    ly_ctx_destroy(ctx);
+    return rc;
+}
+
+void ncmp_yang_sources_clear(ncmp_yang_source *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(src[i].namespace_);
+        src[i].namespace_ = NULL;
+    }
 }

@@ -1,7 +1,7 @@
 /*
- * ncmp_yang: libyang helpers. For now: libyang's log routed into ncmp_log
- * and a context with no search directories (modules come from the DMI
- * plugins, never from the local disk).
+ * ncmp_yang: libyang helpers: libyang's log routed into ncmp_log, a
+ * context with no search directories (modules come from the DMI plugins,
+ * never from the local disk), and the check of a module set's sources.
  */
 #ifndef NCMP_YANG_H
 #define NCMP_YANG_H
@@ -16,5 +16,24 @@ void ncmp_yang_log_setup(void);
 
 /* A fresh context. On success *ctx is owned by the caller (ly_ctx_destroy). */
 int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err);
+
+/* One YANG source of a module set. */
+typedef struct ncmp_yang_source {
+    const char *name;     /* as the DMI named it in its module references */
+    const char *revision; /* "" when none */
+    const char *source;
+    int submodule;        /* set by the check: the source is a submodule */
+    char *namespace_;     /* set by the check (owned, free()); "" for a submodule */
+} ncmp_yang_source;
+
+/* Parse the sources of one module set together, imports and includes among
+ * them resolved from the set itself, and check that each source is the
+ * module it is said to be (name and revision). Fills namespace_ and
+ * submodule. A source that does not parse, or is another module, is a
+ * REJECT error naming it and giving libyang's reason. */
+int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err);
+
+/* Free what the check set in `src`. */
+void ncmp_yang_sources_clear(ncmp_yang_source *src, size_t n);
 
 #endif

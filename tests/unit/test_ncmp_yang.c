@@ -1,0 +1,70 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "ncmp_yang.h"
+#include "unit_leak.h"
+
+TestSuite(ncmp_yang, .fini = unit_leak_check);
+
+static const char MOD_A[] = "module a { yang-version 1.1; namespace \"urn:a\"; prefix a;\n"
+                            "  import b { prefix b; }\n"
+                            "  revision 2024-01-01 { description \"x\"; }\n"
+                            "  container top { leaf l { type b:small; } } }";
+static const char MOD_B[] = "module b { namespace \"urn:b\"; prefix b;\n"
+                            "  include b-sub;\n"
+                            "  revision 2023-05-05;\n"
+                            "  typedef small { type uint8; } }";
+static const char SUB_B[] = "// comment first\nsubmodule b-sub { belongs-to b { prefix b; }\n"
+                            "  leaf extra { type string; } }";
+
+Test(ncmp_yang, set_with_imports_and_includes)
+{
+    ncmp_yang_source src[] = {
+        {"a", "2024-01-01", MOD_A, 0, NULL},
+        {"b", "2023-05-05", MOD_B, 0, NULL},
+        {"b-sub", "", SUB_B, 0, NULL},
+    };
+    ncmp_err err = {0};
+
+    cr_assert_eq(ncmp_yang_check_set(src, 3, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(src[0].namespace_, "urn:a");
+    cr_assert_str_eq(src[1].namespace_, "urn:b");
+    cr_assert(src[2].submodule);
+    cr_assert_not(src[0].submodule);
+    ncmp_yang_sources_clear(src, 3);
+}
+
+Test(ncmp_yang, invalid_yang_is_rejected_with_the_module_named)
+{
+    ly_log_options(LY_LOSTORE);
+    ncmp_yang_source src[] = {{"bad", "2024-01-01", "module bad { this is not yang", 0, NULL}};
+    ncmp_err err = {0};
+
+    cr_assert_eq(ncmp_yang_check_set(src, 1, &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT);
+    cr_assert(strstr(err.msg, "module bad revision 2024-01-01 is not valid YANG"), "%s", err.msg);
+    /* libyang's reason, not only "parsing failed" */
+    cr_assert_null(strstr(err.msg, "failed"), "%s", err.msg);
+    ncmp_yang_sources_clear(src, 1);
+}
+
+Test(ncmp_yang, wrong_module_or_revision_is_rejected)
+{
+    ncmp_yang_source src[] = {{"b", "2020-01-01", MOD_B, 0, NULL},
+                              {"b-sub", "", SUB_B, 0, NULL}};
+    ncmp_err err = {0};
+
+    cr_assert_eq(ncmp_yang_check_set(src, 2, &err), -1);
+    cr_assert(strstr(err.msg, "is module b revision 2023-05-05"), "%s", err.msg);
+    ncmp_yang_sources_clear(src, 2);
+}
+
+Test(ncmp_yang, missing_import_is_rejected)
+{
+    ncmp_yang_source src[] = {{"a", "2024-01-01", MOD_A, 0, NULL}};
+    ncmp_err err = {0};
+
+    cr_assert_eq(ncmp_yang_check_set(src, 1, &err), -1);
+    cr_assert(strstr(err.msg, "module a revision 2024-01-01 is not valid YANG"), "%s", err.msg);
+    ncmp_yang_sources_clear(src, 1);
+}
