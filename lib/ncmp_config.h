@@ -58,6 +58,16 @@ typedef struct ncmp_config {
     int registration_batch_size;
     int registration_batch_wait_ms;
     char *dmi_allowed_url_pattern;
+    /* module-sync role */
+    char *module_sync_topic;
+    int module_sync_workers;
+    int module_sync_batch_size;
+    int module_sync_batch_wait_ms;
+    int module_sync_retry_initial_ms;
+    int module_sync_retry_max_ms;
+    int module_sync_sweep_interval_ms;
+    int module_sync_advised_grace_ms;
+    int module_sync_cleanup_interval_s;
     /* lifecycle events */
     char *lcm_topic;
     int lcm_java_serialized_headers;

@@ -30,7 +30,15 @@ int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err)
 typedef struct set_lookup {
     const ncmp_yang_source *src;
     size_t n;
+    ncmp_yang_load_fn load;
+    void *load_arg;
 } set_lookup;
+
+static void free_loaded(void *data, void *user_data)
+{
+    (void)user_data;
+    free(data);
+}
 
 /* Imports and includes come from the set being checked, never from disk. */
 static LY_ERR set_import_cb(const char *mod_name, const char *mod_rev, const char *submod_name,
@@ -50,6 +58,15 @@ static LY_ERR set_import_cb(const char *mod_name, const char *mod_rev, const cha
         *module_data = l->src[i].source;
         *free_module_data = NULL;
         return LY_SUCCESS;
+    }
+    if (l->load) {
+        char *loaded = l->load(name, rev && *rev ? rev : NULL, l->load_arg);
+        if (loaded) {
+            *format = LYS_IN_YANG;
+            *module_data = loaded;
+            *free_module_data = free_loaded;
+            return LY_SUCCESS;
+        }
     }
     return LY_ENOTFOUND;
 }
@@ -84,8 +101,14 @@ static const char *ly_reason(const struct ly_ctx *ctx)
 
 int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err)
 {
+    return ncmp_yang_check_set_with(src, n, NULL, NULL, err);
+}
+
+int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load,
+                             void *load_arg, ncmp_err *err)
+{
     struct ly_ctx *ctx;
-    set_lookup l = {src, n};
+    set_lookup l = {src, n, load, load_arg};
     int rc = -1;
 
     if (ncmp_yang_ctx_new(&ctx, err) != 0)

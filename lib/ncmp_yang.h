@@ -33,6 +33,15 @@ typedef struct ncmp_yang_source {
  * REJECT error naming it and giving libyang's reason. */
 int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err);
 
+/* Where imports and includes that are not in the set come from (modules
+ * stored earlier): the source as a malloc'd string, or NULL when unknown.
+ * `revision` is NULL when any revision will do. */
+typedef char *(*ncmp_yang_load_fn)(const char *name, const char *revision, void *arg);
+
+/* ncmp_yang_check_set, with `load` asked for what the set lacks. */
+int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load,
+                             void *load_arg, ncmp_err *err);
+
 /* Free what the check set in `src`. */
 void ncmp_yang_sources_clear(ncmp_yang_source *src, size_t n);
 

@@ -19,6 +19,7 @@
 
 #include "ingest.h"
 #include "lcm_relay.h"
+#include "modsync.h"
 #include "registration.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
@@ -44,7 +45,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, lcm-relay)\n"
+    "                 (ingest, registration, module-sync, lcm-relay)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -67,6 +68,7 @@ typedef struct role_entry {
 static const role_entry all_roles[] = {
     {"ingest", ingest_role_init},
     {"registration", registration_role_init},
+    {"module-sync", modsync_role_init},
 };
 /* Not a stage: the lifecycle relay (one active across all processes). */
 #define RELAY_ROLE "lcm-relay"
@@ -201,6 +203,8 @@ static int cmd_run(const ncmp_config *cfg)
     ncmp_stage_role roles[NROLES];
     const char *role_topics[NROLES][4];
     lcm_relay *relay = NULL;
+    void *modsync_shared = NULL;
+    modsync_sweep *sweep = NULL;
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
@@ -219,6 +223,16 @@ static int cmd_run(const ncmp_config *cfg)
         if (!role_wanted(cfg->roles, all_roles[i].name))
             continue;
         all_roles[i].init(&roles[i], cfg, role_topics[i]);
+        if (strcmp(all_roles[i].name, "module-sync") == 0) {
+            if (modsync_shared_new(&modsync_shared, cfg, &err) != 0 ||
+                modsync_sweep_start(&sweep, cfg, &err) != 0) {
+                log_error("main", "%s", err.msg);
+                rc = EXIT_FATAL;
+                ncmp_signal_request_stop();
+                break;
+            }
+            roles[i].arg = modsync_shared;
+        }
         if (ncmp_stage_start(&stages[i], cfg, &roles[i], producer, &err) != 0) {
             log_error("main", "%s", err.msg);
             rc = EXIT_FATAL;
@@ -253,6 +267,14 @@ static int cmd_run(const ncmp_config *cfg)
         }
         ncmp_stage_destroy(stages[i]);
     }
+    if (sweep) {
+        if (modsync_sweep_join(sweep, &err) != 0) {
+            log_error("main", "module-sync sweep failed: %s", err.msg);
+            rc = EXIT_FATAL;
+        }
+        modsync_sweep_destroy(sweep);
+    }
+    modsync_shared_destroy(modsync_shared);
     /* the relay last: it publishes what the stages committed */
     if (relay) {
         if (lcm_relay_join(relay, &err) != 0) {

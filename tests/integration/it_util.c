@@ -1,7 +1,10 @@
 #include "it_util.h"
 
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -252,22 +255,14 @@ long it_committed_sum(const char *group, const char *topic, int partitions)
     return sum;
 }
 
-pid_t it_ncmpd_spawn(const char *log_path, const char *const *args)
+pid_t it_spawn(const char *path, const char *log_path, const char *const *argv)
 {
-    const char *argv[64];
-    int n = 0;
-    pid_t pid;
+    pid_t pid = fork();
 
-    argv[n++] = NCMPD_PATH;
-    for (const char *const *a = args; a && *a && n < 62; a++)
-        argv[n++] = *a;
-    argv[n++] = "run";
-    argv[n] = NULL;
-    pid = fork();
     cr_assert_neq(pid, -1);
     if (pid == 0) {
         int fd;
-        /* Die with the test: a failed assertion must not leave ncmpd running. */
+        /* Die with the test: a failed assertion must not leave it running. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         /* Criterion's pipes to its runner must not outlive the test either. */
         for (int i = 3; i < 1024; i++)
@@ -280,10 +275,40 @@ pid_t it_ncmpd_spawn(const char *log_path, const char *const *args)
         }
         setenv("NCMP_DB_URL", it_db_url(), 1);
         setenv("NCMP_KAFKA_BOOTSTRAP_SERVERS", it_kafka(), 1);
-        execv(NCMPD_PATH, (char *const *)argv);
+        execv(path, (char *const *)argv);
         _exit(127);
     }
     return pid;
+}
+
+pid_t it_ncmpd_spawn(const char *log_path, const char *const *args)
+{
+    const char *argv[64];
+    int n = 0;
+
+    argv[n++] = NCMPD_PATH;
+    for (const char *const *a = args; a && *a && n < 62; a++)
+        argv[n++] = *a;
+    argv[n++] = "run";
+    argv[n] = NULL;
+    return it_spawn(NCMPD_PATH, log_path, argv);
+}
+
+int it_free_port(void)
+{
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    cr_assert_geq(fd, 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
 }
 
 pid_t it_ncmpd_start(const char *log_path, const char *const *args)

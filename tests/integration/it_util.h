@@ -60,6 +60,13 @@ long it_committed_sum(const char *group, const char *topic, int partitions);
  * log_path; returns once it reports running, or asserts. */
 pid_t it_ncmpd_start(const char *log_path, const char *const *args);
 
+/* Start program `path` with argv (argv[0] included, NULL-terminated),
+ * stdout and stderr to log_path; it dies with the test. */
+pid_t it_spawn(const char *path, const char *log_path, const char *const *argv);
+
+/* A TCP port on 127.0.0.1 that nothing listened on a moment ago. */
+int it_free_port(void);
+
 /* Start ncmpd and do not wait (for crash tests). */
 pid_t it_ncmpd_spawn(const char *log_path, const char *const *args);
 

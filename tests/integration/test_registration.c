@@ -46,7 +46,7 @@
 
 /* --- one test's world: database, topics, ncmpd --------------------------- */
 
-#define NFLAGS 7
+#define NFLAGS 8
 
 typedef struct reg_case {
     char topic[128];
@@ -111,6 +111,8 @@ static reg_case *case_init(const char *name)
     /* static membership: a restart after a kill takes over at once */
     snprintf(c->flag[5], sizeof(c->flag[5]), "--kafka.instance-id=i-%s", c->topic);
     snprintf(c->flag[6], sizeof(c->flag[6]), "--roles=registration,lcm-relay");
+    /* handed to module sync: no module-sync role runs here */
+    snprintf(c->flag[7], sizeof(c->flag[7]), "--module-sync.topic=%s-ms", c->topic);
     it_create_topic(c->topic, PARTITIONS);
     it_create_topic(c->response_topic, PARTITIONS);
     it_create_topic(c->lcm_topic, PARTITIONS);

@@ -68,3 +68,27 @@ Test(ncmp_yang, missing_import_is_rejected)
     cr_assert(strstr(err.msg, "module a revision 2024-01-01 is not valid YANG"), "%s", err.msg);
     ncmp_yang_sources_clear(src, 1);
 }
+
+static char *load_b(const char *name, const char *revision, void *arg)
+{
+    int *calls = arg;
+    (*calls)++;
+    if (strcmp(name, "b") == 0)
+        return strdup(MOD_B);
+    if (strcmp(name, "b-sub") == 0)
+        return strdup(SUB_B);
+    return NULL;
+}
+
+/* A new module importing one stored earlier: the loader supplies it. */
+Test(ncmp_yang, imports_outside_the_set_come_from_the_loader)
+{
+    ncmp_yang_source src[] = {{"a", "2024-01-01", MOD_A, 0, NULL}};
+    ncmp_err err = {0};
+    int calls = 0;
+
+    cr_assert_eq(ncmp_yang_check_set_with(src, 1, load_b, &calls, &err), 0, "%s", err.msg);
+    cr_assert_geq(calls, 2); /* b, then its include */
+    cr_assert_str_eq(src[0].namespace_, "urn:a");
+    ncmp_yang_sources_clear(src, 1);
+}

@@ -1,0 +1,1000 @@
+/*
+ * Module sync (see modsync.h for the design).
+ */
+#include "modsync.h"
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modsync_queue.h"
+#include "ncmp_buf.h"
+#include "ncmp_db.h"
+#include "ncmp_dmi.h"
+#include "ncmp_fault.h"
+#include "ncmp_kafka.h"
+#include "ncmp_lcm.h"
+#include "ncmp_log.h"
+#include "ncmp_sha256.h"
+#include "ncmp_signal.h"
+#include "ncmp_time.h"
+#include "ncmp_yang.h"
+#include "outbox.h"
+
+/* Storing sets takes this lock shared, the orphan cleanup exclusive: the
+ * cleanup never deletes a source a set being stored is about to use. */
+#define CLEANUP_LOCK "ncmp-module-cleanup"
+
+typedef struct ms_shared {
+    ncmp_dmi *dmi;
+} ms_shared;
+
+/* One handle of the batch that needs a sync. */
+typedef struct ms_handle {
+    const char *id, *tag, *alt, *dpi, *dmi, *props, *lock_reason;
+    const char *target; /* the tag to sync to */
+    int upgrade;        /* syncing to an upgrade's target tag */
+    int attempts;       /* failed attempts so far */
+    ncmp_handle_state old_state;
+    struct ms_group *group;
+} ms_handle;
+
+/* The handles of one target set. */
+typedef struct ms_group {
+    const char *tag;   /* "" for an untagged handle's own set */
+    ms_handle *first;  /* its DMI is asked for the modules */
+    long long set_id;  /* the stored set; 0 while unknown */
+    char error[NCMP_ERR_MSG_MAX]; /* why the sync failed; "" when it did not */
+    ncmp_dmi_module_list refs;
+    ncmp_dmi_module_list sources;
+} ms_group;
+
+typedef struct ms_worker {
+    const ncmp_config *cfg;
+    ms_shared *shared;
+    ncmp_db *db;
+    ncmp_outbox outbox;
+    ncmp_buf a[6];
+    ncmp_buf body;
+} ms_worker;
+
+static const char SQL_READ[] =
+    "SELECT id, state, COALESCE(lock_reason, ''), module_set_tag,"
+    " COALESCE(upgrade_module_set_tag, ''),"
+    " CASE WHEN dmi_model_service_name <> '' THEN dmi_model_service_name"
+    " ELSE dmi_service_name END,"
+    " additional_properties::text, sync_attempts, COALESCE(alternate_id, ''),"
+    " data_producer_identifier "
+    "FROM cm_handle WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+
+static const char SQL_SETS[] = "SELECT tag, id FROM module_set WHERE tag = ANY($1::text[])";
+
+static const char SQL_TAG_LOCK[] =
+    "SELECT pg_advisory_xact_lock(hashtextextended('ncmp-module-set:' || $1, 0))";
+
+static const char SQL_KNOWN[] =
+    "SELECT DISTINCT ON (r.module_name, r.revision) r.module_name, r.revision, r.checksum "
+    "FROM yang_resource r JOIN unnest($1::text[], $2::text[]) AS x(n, v)"
+    " ON r.module_name = x.n AND r.revision = x.v "
+    "ORDER BY r.module_name, r.revision, r.checksum";
+
+static const char SQL_LOAD[] = "SELECT source FROM yang_resource WHERE module_name = $1"
+                               " AND ($2::text IS NULL OR revision = $2) "
+                               "ORDER BY revision DESC LIMIT 1";
+
+static const char SQL_STORE_SOURCES[] =
+    "INSERT INTO yang_resource (checksum, module_name, revision, namespace, source) "
+    "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) "
+    "ON CONFLICT (checksum) DO NOTHING";
+
+static const char SQL_NEW_TAG_SET[] = "INSERT INTO module_set (tag) VALUES ($1) RETURNING id";
+
+static const char SQL_NEW_HANDLE_SET[] =
+    "WITH gone AS (DELETE FROM module_set WHERE handle_id = $1) "
+    "INSERT INTO module_set (handle_id) VALUES ($1) RETURNING id";
+
+static const char SQL_MEMBERS[] =
+    "INSERT INTO module_set_member (module_set_id, checksum, module_name, revision) "
+    "SELECT $1, c, n, v FROM unnest($2::text[], $3::text[], $4::text[]) AS x(c, n, v) "
+    "ON CONFLICT DO NOTHING";
+
+static const char SQL_READY[] =
+    "UPDATE cm_handle h SET state = 'READY', module_set_id = v.set_id, module_set_tag = v.tag,"
+    " lock_reason = NULL, lock_details = NULL, upgrade_module_set_tag = NULL,"
+    " sync_attempts = 0, next_sync_at = NULL, data_sync_enabled = false,"
+    " operational_sync_state = 'NONE_REQUESTED', last_update_time = now() "
+    "FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, set_id, tag) "
+    "WHERE h.id = v.id";
+
+static const char SQL_LOCKED[] =
+    "UPDATE cm_handle h SET state = 'LOCKED', lock_reason = v.reason, lock_details = v.details,"
+    " sync_attempts = h.sync_attempts + 1,"
+    " next_sync_at = now() + v.delay_ms * interval '1 millisecond', last_update_time = now() "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"
+    " AS v(id, reason, details, delay_ms) "
+    "WHERE h.id = v.id";
+
+/* --- Postgres array literals ------------------------------------------- */
+
+static void arr_begin(ncmp_buf *b)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_append_char(b, '{');
+}
+
+static void arr_add(ncmp_buf *b, const char *s)
+{
+    if (b->len > 1)
+        ncmp_buf_append_char(b, ',');
+    ncmp_buf_append_char(b, '"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            ncmp_buf_append_char(b, '\\');
+        ncmp_buf_append_char(b, *s);
+    }
+    ncmp_buf_append_char(b, '"');
+}
+
+static void arr_end(ncmp_buf *b)
+{
+    ncmp_buf_append_char(b, '}');
+}
+
+/* --- the role ------------------------------------------------------------ */
+
+int modsync_shared_new(void **shared, const ncmp_config *cfg, ncmp_err *err)
+{
+    ms_shared *s = ncmp_xcalloc(1, sizeof(*s));
+    ncmp_dmi_opts opts;
+
+    ncmp_dmi_opts_from_config(&opts, cfg);
+    if (ncmp_dmi_new(&s->dmi, &opts, err) != 0) {
+        free(s);
+        return -1;
+    }
+    *shared = s;
+    return 0;
+}
+
+void modsync_shared_destroy(void *shared)
+{
+    ms_shared *s = shared;
+    if (!s)
+        return;
+    ncmp_dmi_destroy(s->dmi);
+    free(s);
+}
+
+static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
+{
+    ms_worker *w = ncmp_xcalloc(1, sizeof(*w));
+
+    w->cfg = ctx->cfg;
+    w->shared = arg;
+    w->db = ctx->db;
+    ncmp_outbox_init(&w->outbox, ctx->db);
+    ncmp_db_statement(ctx->db, "ms_read", SQL_READ);
+    ncmp_db_statement(ctx->db, "ms_sets", SQL_SETS);
+    ncmp_db_statement(ctx->db, "ms_tag_lock", SQL_TAG_LOCK);
+    ncmp_db_statement(ctx->db, "ms_known", SQL_KNOWN);
+    ncmp_db_statement(ctx->db, "ms_load", SQL_LOAD);
+    ncmp_db_statement(ctx->db, "ms_store_sources", SQL_STORE_SOURCES);
+    ncmp_db_statement(ctx->db, "ms_new_tag_set", SQL_NEW_TAG_SET);
+    ncmp_db_statement(ctx->db, "ms_new_handle_set", SQL_NEW_HANDLE_SET);
+    ncmp_db_statement(ctx->db, "ms_members", SQL_MEMBERS);
+    ncmp_db_statement(ctx->db, "ms_ready", SQL_READY);
+    ncmp_db_statement(ctx->db, "ms_locked", SQL_LOCKED);
+    *state = w;
+    return 0;
+}
+
+static void ms_fini(void *state)
+{
+    ms_worker *w = state;
+    if (!w)
+        return;
+    ncmp_outbox_free(&w->outbox);
+    for (size_t i = 0; i < sizeof(w->a) / sizeof(w->a[0]); i++)
+        ncmp_buf_free(&w->a[i]);
+    ncmp_buf_free(&w->body);
+    free(w);
+}
+
+/* Sort key of a handle's group: its tag, or (untagged) its own id. */
+static int cmp_group(const void *a, const void *b)
+{
+    const ms_handle *x = a, *y = b;
+    int ux = !*x->target, uy = !*y->target;
+    if (ux != uy)
+        return ux - uy;
+    return ux ? strcmp(x->id, y->id) : strcmp(x->target, y->target);
+}
+
+/* Does the handle in this row need a sync, and to which tag? */
+static int wants_sync(ms_handle *h, const char *state, const char *upgrade_tag, int retry)
+{
+    if (strcmp(state, "ADVISED") == 0) {
+        h->target = h->tag;
+        return 1;
+    }
+    if (strcmp(state, "LOCKED") != 0)
+        return 0;
+    if (strcmp(h->lock_reason, "MODULE_UPGRADE") == 0 ||
+        (retry && strcmp(h->lock_reason, "MODULE_UPGRADE_FAILED") == 0)) {
+        h->target = upgrade_tag;
+        h->upgrade = 1;
+        return 1;
+    }
+    if (retry && strcmp(h->lock_reason, "MODULE_SYNC_FAILED") == 0) {
+        h->target = h->tag;
+        return 1;
+    }
+    return 0;
+}
+
+/* --- fetching from the DMI plugin --------------------------------------- */
+
+static void group_fail(ms_group *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void group_fail(ms_group *g, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g->error, sizeof(g->error), fmt, ap);
+    va_end(ap);
+}
+
+/* A DMI answer that is not a 200, said in one line. */
+static void describe_failure(ms_group *g, const char *what, const ncmp_dmi_response *r)
+{
+    if (r->status == 0) {
+        group_fail(g, "%s: %s", what, r->error);
+        return;
+    }
+    group_fail(g, "%s: DMI plugin answered HTTP %ld%s%.200s", what, r->status,
+               r->body.len ? ": " : "", r->body.len ? r->body.data : "");
+}
+
+/* Ask each group's DMI plugin for its module references, all at once. */
+static void fetch_references(ms_worker *w, ms_group **gs, size_t n)
+{
+    ncmp_dmi_request *rq = ncmp_xcalloc(n, sizeof(*rq));
+    ncmp_dmi_response *rs = ncmp_xcalloc(n, sizeof(*rs));
+    ncmp_buf *urls = ncmp_xcalloc(n, sizeof(*urls)), *bodies = ncmp_xcalloc(n, sizeof(*bodies));
+    ncmp_err err;
+
+    for (size_t i = 0; i < n; i++) {
+        ncmp_dmi_url_modules(&urls[i], gs[i]->first->dmi, gs[i]->first->id);
+        if (ncmp_dmi_body_modules(&bodies[i], gs[i]->first->props, gs[i]->tag, &err) != 0) {
+            group_fail(gs[i], "module references: %s", err.msg);
+            ncmp_buf_append_str(&bodies[i], "{}");
+        }
+        rq[i].method = "POST";
+        rq[i].url = urls[i].data;
+        rq[i].body = bodies[i].data;
+        rq[i].body_len = bodies[i].len;
+    }
+    if (ncmp_dmi_call_many(w->shared->dmi, rq, n, rs, &err) != 0) {
+        for (size_t i = 0; i < n; i++)
+            if (!*gs[i]->error)
+                group_fail(gs[i], "module references: %s", err.msg);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            if (*gs[i]->error)
+                continue;
+            if (rs[i].status != 200)
+                describe_failure(gs[i], "module references", &rs[i]);
+            else if (ncmp_dmi_parse_module_references(rs[i].body.data, rs[i].body.len,
+                                                      &gs[i]->refs, &err) != 0)
+                group_fail(gs[i], "%s", err.msg);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        ncmp_dmi_response_free(&rs[i]);
+        ncmp_buf_free(&urls[i]);
+        ncmp_buf_free(&bodies[i]);
+    }
+    free(rq);
+    free(rs);
+    free(urls);
+    free(bodies);
+}
+
+/* Which references are stored already: their checksums (NULL for new). */
+static int known_checksums(ms_worker *w, const ncmp_dmi_module_list *refs, char ***sums,
+                           ncmp_err *err)
+{
+    PGresult *res = NULL;
+    const char *params[2];
+
+    *sums = ncmp_xcalloc(refs->len + 1, sizeof(**sums));
+    arr_begin(&w->a[0]);
+    arr_begin(&w->a[1]);
+    for (size_t i = 0; i < refs->len; i++) {
+        arr_add(&w->a[0], refs->items[i].name);
+        arr_add(&w->a[1], refs->items[i].revision);
+    }
+    arr_end(&w->a[0]);
+    arr_end(&w->a[1]);
+    params[0] = w->a[0].data;
+    params[1] = w->a[1].data;
+    if (ncmp_db_run(w->db, "ms_known", 2, params, &res, err) != 0)
+        return -1;
+    for (int r = 0; r < PQntuples(res); r++)
+        for (size_t i = 0; i < refs->len; i++)
+            if (!(*sums)[i] && strcmp(refs->items[i].name, PQgetvalue(res, r, 0)) == 0 &&
+                strcmp(refs->items[i].revision, PQgetvalue(res, r, 1)) == 0)
+                (*sums)[i] = ncmp_xstrdup(PQgetvalue(res, r, 2));
+    PQclear(res);
+    return 0;
+}
+
+static void free_sums(char **sums, size_t n)
+{
+    if (!sums)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(sums[i]);
+    free(sums);
+}
+
+/* Ask for the sources of the references not stored yet, all groups at
+ * once. `sums[g]` says which are stored. */
+static void fetch_sources(ms_worker *w, ms_group **gs, size_t n, char ***sums)
+{
+    ncmp_dmi_request *rq = ncmp_xcalloc(n, sizeof(*rq));
+    ncmp_dmi_response *rs = ncmp_xcalloc(n, sizeof(*rs));
+    ncmp_buf *urls = ncmp_xcalloc(n, sizeof(*urls)), *bodies = ncmp_xcalloc(n, sizeof(*bodies));
+    ms_group **ask = ncmp_xcalloc(n, sizeof(*ask));
+    size_t nask = 0;
+    ncmp_err err;
+
+    for (size_t i = 0; i < n; i++) {
+        ms_group *g = gs[i];
+        ncmp_dmi_module *missing = ncmp_xcalloc(g->refs.len + 1, sizeof(*missing));
+        size_t nmissing = 0;
+        if (*g->error)
+            goto next;
+        for (size_t k = 0; k < g->refs.len; k++)
+            if (!sums[i][k])
+                missing[nmissing++] = g->refs.items[k];
+        if (!nmissing)
+            goto next;
+        ncmp_dmi_url_module_resources(&urls[nask], g->first->dmi, g->first->id);
+        if (ncmp_dmi_body_module_resources(&bodies[nask], g->first->props, g->tag, missing,
+                                           nmissing, &err) != 0) {
+            group_fail(g, "module resources: %s", err.msg);
+            goto next;
+        }
+        rq[nask].method = "POST";
+        rq[nask].url = urls[nask].data;
+        rq[nask].body = bodies[nask].data;
+        rq[nask].body_len = bodies[nask].len;
+        ask[nask++] = g;
+    next:
+        free(missing);
+    }
+    if (nask && ncmp_dmi_call_many(w->shared->dmi, rq, nask, rs, &err) != 0) {
+        for (size_t i = 0; i < nask; i++)
+            group_fail(ask[i], "module resources: %s", err.msg);
+    } else {
+        for (size_t i = 0; i < nask; i++) {
+            if (rs[i].status != 200)
+                describe_failure(ask[i], "module resources", &rs[i]);
+            else if (ncmp_dmi_parse_module_resources(rs[i].body.data, rs[i].body.len,
+                                                     &ask[i]->sources, &err) != 0)
+                group_fail(ask[i], "%s", err.msg);
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        ncmp_dmi_response_free(&rs[i]);
+        ncmp_buf_free(&urls[i]);
+        ncmp_buf_free(&bodies[i]);
+    }
+    free(rq);
+    free(rs);
+    free(urls);
+    free(bodies);
+    free(ask);
+}
+
+static char *load_stored(const char *name, const char *revision, void *arg)
+{
+    ms_worker *w = arg;
+    PGresult *res = NULL;
+    const char *params[2] = {name, revision};
+    ncmp_err err;
+    char *src = NULL;
+
+    if (ncmp_db_run(w->db, "ms_load", 2, params, &res, &err) == 0 && PQntuples(res) == 1)
+        src = ncmp_xstrdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return src;
+}
+
+/* Check the new sources of a group and store them and its set. A bad
+ * source fails the group (its handles get LOCKED); a database error fails
+ * the batch. */
+static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
+{
+    ncmp_yang_source *src;
+    PGresult *res = NULL;
+    const char *params[5];
+    size_t nsrc = g->sources.len;
+    char (*hex)[65];
+    ncmp_err yerr;
+    int rc = -1;
+
+    /* the DMI must answer every reference it was asked for */
+    for (size_t k = 0; k < g->refs.len; k++) {
+        int found = sums[k] != NULL;
+        for (size_t s = 0; s < nsrc && !found; s++)
+            found = strcmp(g->sources.items[s].name, g->refs.items[k].name) == 0 &&
+                    strcmp(g->sources.items[s].revision, g->refs.items[k].revision) == 0;
+        if (!found) {
+            group_fail(g, "module resources: no source for module %s revision %s",
+                       g->refs.items[k].name,
+                       *g->refs.items[k].revision ? g->refs.items[k].revision : "(none)");
+            return 0;
+        }
+    }
+    src = ncmp_xcalloc(nsrc + 1, sizeof(*src));
+    hex = ncmp_xcalloc(nsrc + 1, sizeof(*hex));
+    for (size_t s = 0; s < nsrc; s++) {
+        src[s].name = g->sources.items[s].name;
+        src[s].revision = g->sources.items[s].revision;
+        src[s].source = g->sources.items[s].source;
+    }
+    if (ncmp_yang_check_set_with(src, nsrc, load_stored, w, &yerr) != 0) {
+        group_fail(g, "%s", yerr.msg);
+        rc = 0;
+        goto done;
+    }
+    for (size_t s = 0; s < nsrc; s++) {
+        size_t len = strlen(src[s].source);
+        ncmp_sha256_hex(src[s].source, len, hex[s]);
+    }
+    if (nsrc) {
+        for (int i = 0; i < 5; i++)
+            arr_begin(&w->a[i]);
+        for (size_t s = 0; s < nsrc; s++) {
+            arr_add(&w->a[0], hex[s]);
+            arr_add(&w->a[1], src[s].name);
+            arr_add(&w->a[2], src[s].revision);
+            arr_add(&w->a[3], src[s].namespace_);
+            arr_add(&w->a[4], src[s].source);
+        }
+        for (int i = 0; i < 5; i++) {
+            arr_end(&w->a[i]);
+            params[i] = w->a[i].data;
+        }
+        if (ncmp_db_run(w->db, "ms_store_sources", 5, params, NULL, err) != 0)
+            goto done;
+    }
+    params[0] = *g->tag ? g->tag : g->first->id;
+    if (ncmp_db_run(w->db, *g->tag ? "ms_new_tag_set" : "ms_new_handle_set", 1, params, &res,
+                    err) != 0)
+        goto done;
+    g->set_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    res = NULL;
+    /* members: every reference, stored before or now */
+    arr_begin(&w->a[0]);
+    arr_begin(&w->a[1]);
+    arr_begin(&w->a[2]);
+    for (size_t k = 0; k < g->refs.len; k++) {
+        const char *sum = sums[k];
+        for (size_t s = 0; s < nsrc && !sum; s++)
+            if (strcmp(src[s].name, g->refs.items[k].name) == 0 &&
+                strcmp(src[s].revision, g->refs.items[k].revision) == 0)
+                sum = hex[s];
+        arr_add(&w->a[0], sum);
+        arr_add(&w->a[1], g->refs.items[k].name);
+        arr_add(&w->a[2], g->refs.items[k].revision);
+    }
+    arr_end(&w->a[0]);
+    arr_end(&w->a[1]);
+    arr_end(&w->a[2]);
+    {
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", g->set_id);
+        params[0] = id;
+        params[1] = w->a[0].data;
+        params[2] = w->a[1].data;
+        params[3] = w->a[2].data;
+        if (ncmp_db_run(w->db, "ms_members", 4, params, NULL, err) != 0)
+            goto done;
+    }
+    rc = 0;
+done:
+    PQclear(res);
+    ncmp_yang_sources_clear(src, nsrc);
+    free(src);
+    free(hex);
+    return rc;
+}
+
+/* Fetch and store the sets of the groups that have none. */
+static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
+{
+    char ***sums;
+    int rc = 0;
+
+    if (!n)
+        return 0;
+    if (ncmp_db_exec(w->db, "SELECT pg_advisory_xact_lock_shared(hashtextextended('" CLEANUP_LOCK
+                            "', 0))",
+                     err) != 0)
+        return -1;
+    fetch_references(w, gs, n);
+    sums = ncmp_xcalloc(n, sizeof(*sums));
+    for (size_t i = 0; i < n && rc == 0; i++)
+        if (!*gs[i]->error)
+            rc = known_checksums(w, &gs[i]->refs, &sums[i], err);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (!sums[i])
+                sums[i] = ncmp_xcalloc(1, sizeof(**sums));
+        fetch_sources(w, gs, n, sums);
+        for (size_t i = 0; i < n && rc == 0; i++)
+            if (!*gs[i]->error)
+                rc = store_group(w, gs[i], sums[i], err);
+    }
+    for (size_t i = 0; i < n; i++)
+        free_sums(sums[i], gs[i]->refs.len);
+    free(sums);
+    return rc;
+}
+
+/* --- applying a batch ---------------------------------------------------- */
+
+static void event_ready(ms_worker *w, const ms_handle *h)
+{
+    ncmp_lcm_event ev = {0};
+    ev.cm_handle_id = h->id;
+    ev.alternate_id = h->alt;
+    ev.module_set_tag = h->target;
+    ev.data_producer_identifier = h->dpi;
+    ev.old_values.state = h->old_state;
+    ev.old_values.data_sync_enabled = -1;
+    ev.new_values.state = NCMP_STATE_READY;
+    ev.new_values.data_sync_enabled = 0;
+    ncmp_outbox_add(&w->outbox, &ev);
+}
+
+static void event_locked(ms_worker *w, const ms_handle *h)
+{
+    ncmp_lcm_event ev = {0};
+    ev.cm_handle_id = h->id;
+    ev.alternate_id = h->alt;
+    ev.module_set_tag = h->tag;
+    ev.data_producer_identifier = h->dpi;
+    ev.old_values.state = h->old_state;
+    ev.old_values.data_sync_enabled = -1;
+    ev.new_values.state = NCMP_STATE_LOCKED;
+    ev.new_values.data_sync_enabled = -1;
+    ncmp_outbox_add(&w->outbox, &ev);
+}
+
+static long long backoff_ms(const ncmp_config *cfg, int attempts)
+{
+    long long d = cfg->module_sync_retry_initial_ms;
+    for (int i = 0; i < attempts && d < cfg->module_sync_retry_max_ms; i++)
+        d *= 2;
+    return d < cfg->module_sync_retry_max_ms ? d : cfg->module_sync_retry_max_ms;
+}
+
+/* Write the outcome of every handle: READY, or LOCKED with the reason. */
+static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
+{
+    const char *params[4];
+    size_t nready = 0, nlocked = 0;
+    char num[32], details[NCMP_ERR_MSG_MAX + 128];
+
+    for (int i = 0; i < 4; i++)
+        arr_begin(&w->a[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (*hs[i].group->error)
+            continue;
+        snprintf(num, sizeof(num), "%lld", hs[i].group->set_id);
+        arr_add(&w->a[0], hs[i].id);
+        arr_add(&w->a[1], num);
+        arr_add(&w->a[2], hs[i].target);
+        event_ready(w, &hs[i]);
+        nready++;
+    }
+    for (int i = 0; i < 3; i++) {
+        arr_end(&w->a[i]);
+        params[i] = w->a[i].data;
+    }
+    if (nready && ncmp_db_run(w->db, "ms_ready", 3, params, NULL, err) != 0)
+        return -1;
+    for (int i = 0; i < 4; i++)
+        arr_begin(&w->a[i]);
+    for (size_t i = 0; i < n; i++) {
+        const ms_handle *h = &hs[i];
+        if (!*h->group->error)
+            continue;
+        if (h->upgrade)
+            snprintf(details, sizeof(details), "Upgrade to ModuleSetTag: %s Attempt #%d failed: %s",
+                     h->target, h->attempts + 1, h->group->error);
+        else
+            snprintf(details, sizeof(details), "Attempt #%d failed: %s", h->attempts + 1,
+                     h->group->error);
+        snprintf(num, sizeof(num), "%lld", backoff_ms(w->cfg, h->attempts));
+        arr_add(&w->a[0], h->id);
+        arr_add(&w->a[1], h->upgrade ? "MODULE_UPGRADE_FAILED" : "MODULE_SYNC_FAILED");
+        arr_add(&w->a[2], details);
+        arr_add(&w->a[3], num);
+        if (h->old_state != NCMP_STATE_LOCKED)
+            event_locked(w, h);
+        nlocked++;
+    }
+    for (int i = 0; i < 4; i++) {
+        arr_end(&w->a[i]);
+        params[i] = w->a[i].data;
+    }
+    if (nlocked && ncmp_db_run(w->db, "ms_locked", 4, params, NULL, err) != 0)
+        return -1;
+    if (nready || nlocked)
+        log_debug("module-sync", "%zu handles READY, %zu LOCKED", nready, nlocked);
+    return 0;
+}
+
+/* Find the stored set of every tag group; fetch those that have none. */
+static int resolve_groups(ms_worker *w, ms_group *groups, size_t ngroups, ncmp_err *err)
+{
+    PGresult *res = NULL;
+    const char *params[1];
+    ms_group **fetch = ncmp_xcalloc(ngroups + 1, sizeof(*fetch));
+    size_t nfetch = 0, ntags = 0;
+    int rc = -1;
+
+    for (int pass = 0; pass < 2; pass++) {
+        arr_begin(&w->a[0]);
+        ntags = 0;
+        for (size_t i = 0; i < ngroups; i++)
+            if (*groups[i].tag && !groups[i].set_id) {
+                arr_add(&w->a[0], groups[i].tag);
+                ntags++;
+            }
+        arr_end(&w->a[0]);
+        if (!ntags)
+            break;
+        params[0] = w->a[0].data;
+        if (ncmp_db_run(w->db, "ms_sets", 1, params, &res, err) != 0)
+            goto done;
+        for (int r = 0; r < PQntuples(res); r++)
+            for (size_t i = 0; i < ngroups; i++)
+                if (*groups[i].tag && strcmp(groups[i].tag, PQgetvalue(res, r, 0)) == 0)
+                    groups[i].set_id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+        PQclear(res);
+        res = NULL;
+        if (pass == 1)
+            break;
+        /* one fetch per tag across workers and processes: take the tags'
+         * locks (groups are sorted by tag, so always in the same order),
+         * then look again: a set stored meanwhile needs no fetch */
+        for (size_t i = 0; i < ngroups; i++) {
+            if (!*groups[i].tag || groups[i].set_id)
+                continue;
+            params[0] = groups[i].tag;
+            if (ncmp_db_run(w->db, "ms_tag_lock", 1, params, NULL, err) != 0)
+                goto done;
+        }
+    }
+    for (size_t i = 0; i < ngroups; i++)
+        if (!groups[i].set_id)
+            fetch[nfetch++] = &groups[i];
+    rc = sync_groups(w, fetch, nfetch, err);
+done:
+    PQclear(res);
+    free(fetch);
+    return rc;
+}
+
+static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
+                    ncmp_err *err)
+{
+    ms_worker *w = state;
+    const char **ids = NULL;
+    size_t nids = 0, cap = 0, nh = 0, ngroups = 0;
+    int *retry_of = NULL, any_retry = 0;
+    json_object **roots = ncmp_xcalloc(n + 1, sizeof(*roots));
+    PGresult *res = NULL;
+    ms_handle *hs = NULL;
+    ms_group *groups = NULL;
+    const char *params[1];
+    double t0 = ncmp_now_ms();
+    int rc = -1;
+
+    ncmp_outbox_reset(&w->outbox);
+    for (size_t i = 0; i < n; i++) {
+        const char *tag, **rids;
+        size_t nr;
+        int retry;
+        ncmp_err perr;
+        if (modsync_record_decode(msgs[i]->payload, msgs[i]->len, &roots[i], &tag, &rids, &nr,
+                                  &retry, &perr) != 0) {
+            if (ncmp_stage_reject(ctx, msgs[i], perr.msg, err) != 0)
+                goto done;
+            continue;
+        }
+        if (nids + nr > cap) {
+            cap = (nids + nr) * 2;
+            ids = ncmp_xrealloc(ids, cap * sizeof(*ids));
+            retry_of = ncmp_xrealloc(retry_of, cap * sizeof(*retry_of));
+        }
+        for (size_t k = 0; k < nr; k++) {
+            retry_of[nids] = retry;
+            ids[nids++] = rids[k];
+        }
+        any_retry |= retry;
+        free(rids);
+    }
+    if (!nids) {
+        rc = 0;
+        goto done;
+    }
+    arr_begin(&w->a[0]);
+    for (size_t i = 0; i < nids; i++)
+        arr_add(&w->a[0], ids[i]);
+    arr_end(&w->a[0]);
+    params[0] = w->a[0].data;
+    if (ncmp_db_run(w->db, "ms_read", 1, params, &res, err) != 0)
+        goto done;
+    hs = ncmp_xcalloc((size_t)PQntuples(res) + 1, sizeof(*hs));
+    for (int r = 0; r < PQntuples(res); r++) {
+        ms_handle *h = &hs[nh];
+        int retry = 0;
+        if (any_retry)
+            for (size_t i = 0; i < nids && !retry; i++)
+                retry = retry_of[i] && strcmp(ids[i], PQgetvalue(res, r, 0)) == 0;
+        h->id = PQgetvalue(res, r, 0);
+        h->lock_reason = PQgetvalue(res, r, 2);
+        h->tag = PQgetvalue(res, r, 3);
+        h->dmi = PQgetvalue(res, r, 5);
+        h->props = PQgetvalue(res, r, 6);
+        h->attempts = atoi(PQgetvalue(res, r, 7));
+        h->alt = PQgetvalue(res, r, 8);
+        h->dpi = PQgetvalue(res, r, 9);
+        h->old_state = ncmp_state_parse(PQgetvalue(res, r, 1));
+        if (wants_sync(h, PQgetvalue(res, r, 1), PQgetvalue(res, r, 4), retry))
+            nh++;
+    }
+    if (!nh) {
+        rc = 0;
+        goto done;
+    }
+    qsort(hs, nh, sizeof(*hs), cmp_group);
+    groups = ncmp_xcalloc(nh, sizeof(*groups));
+    for (size_t i = 0; i < nh; i++) {
+        if (!ngroups || cmp_group(&hs[i], groups[ngroups - 1].first) != 0) {
+            groups[ngroups].tag = hs[i].target;
+            groups[ngroups].first = &hs[i];
+            ngroups++;
+        }
+        hs[i].group = &groups[ngroups - 1];
+    }
+    if (resolve_groups(w, groups, ngroups, err) != 0 || write_outcome(w, hs, nh, err) != 0 ||
+        ncmp_outbox_flush(&w->outbox, err) != 0)
+        goto done;
+    log_debug("module-sync", "batch of %zu records: %zu handles in %zu sets, %.0f ms", n, nh,
+              ngroups, ncmp_now_ms() - t0);
+    rc = 0;
+done:
+    for (size_t i = 0; i < ngroups; i++) {
+        ncmp_dmi_module_list_free(&groups[i].refs);
+        ncmp_dmi_module_list_free(&groups[i].sources);
+    }
+    free(groups);
+    free(hs);
+    PQclear(res);
+    for (size_t i = 0; i < n; i++)
+        json_object_put(roots[i]);
+    free(roots);
+    free(ids);
+    free(retry_of);
+    return rc;
+}
+
+void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
+{
+    topics[0] = cfg->module_sync_topic;
+    role->name = "module-sync";
+    role->topics = topics;
+    role->ntopics = 1;
+    role->workers = cfg->module_sync_workers;
+    role->batch_size = cfg->module_sync_batch_size;
+    role->batch_wait_ms = cfg->module_sync_batch_wait_ms;
+    role->arg = NULL; /* set by the caller: modsync_shared_new */
+    role->worker_init = ms_init;
+    role->apply = ms_apply;
+    role->worker_fini = ms_fini;
+}
+
+/* --- the sweep ------------------------------------------------------------ */
+
+struct modsync_sweep {
+    const ncmp_config *cfg;
+    pthread_t thread;
+    ncmp_err err;
+    int failed;
+};
+
+/* Handles due: failed ones whose back-off is over (a retry), and handles
+ * left ADVISED or MODULE_UPGRADE past the grace period (missed). */
+static const char SQL_DUE[] =
+    "SELECT CASE WHEN lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"
+    " THEN COALESCE(upgrade_module_set_tag, '') ELSE module_set_tag END, id,"
+    " state = 'LOCKED' AND lock_reason <> 'MODULE_UPGRADE' "
+    "FROM cm_handle "
+    "WHERE (state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED')"
+    "       AND next_sync_at <= now())"
+    "   OR ((state = 'ADVISED' OR (state = 'LOCKED' AND lock_reason = 'MODULE_UPGRADE'))"
+    "       AND last_update_time < now() - $1::bigint * interval '1 millisecond') "
+    "ORDER BY 1, 2 LIMIT 50000";
+
+/* Handed over again: not due again before the grace period. */
+static const char SQL_CLAIM[] =
+    "UPDATE cm_handle SET next_sync_at = now() + $2::bigint * interval '1 millisecond' "
+    "WHERE id = ANY($1::text[]) AND state = 'LOCKED'";
+
+static const char SQL_CLEANUP[] =
+    "SELECT pg_advisory_xact_lock(hashtextextended('" CLEANUP_LOCK "', 0));"
+    "DELETE FROM module_set s"
+    " WHERE NOT EXISTS (SELECT 1 FROM cm_handle h WHERE h.module_set_id = s.id);"
+    "DELETE FROM yang_resource r"
+    " WHERE NOT EXISTS (SELECT 1 FROM module_set_member m WHERE m.checksum = r.checksum);";
+
+static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err *err)
+{
+    PGresult *res = NULL;
+    modsync_queue q = {0}, qr = {0};
+    ncmp_delivery d;
+    ncmp_buf ids = NCMP_BUF_INIT;
+    char grace[32];
+    const char *params[2] = {grace, NULL};
+    int rc = -1;
+
+    snprintf(grace, sizeof(grace), "%d", s->cfg->module_sync_advised_grace_ms);
+    if (ncmp_db_query(db, SQL_DUE, 1, params, &res, err) != 0)
+        return -1;
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        return 0;
+    }
+    ncmp_delivery_init(&d);
+    qr.retry = 1;
+    arr_begin(&ids);
+    for (int r = 0; r < PQntuples(res); r++) {
+        int retry = strcmp(PQgetvalue(res, r, 2), "t") == 0;
+        modsync_queue_add(retry ? &qr : &q, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
+        if (retry)
+            arr_add(&ids, PQgetvalue(res, r, 1));
+    }
+    arr_end(&ids);
+    log_info("module-sync", "sweep: %zu handles due for a retry, %zu handed over again", qr.n,
+             q.n);
+    params[0] = ids.data;
+    params[1] = grace;
+    if (ncmp_db_begin(db, err) != 0)
+        goto done;
+    if (ncmp_db_query(db, SQL_CLAIM, 2, params, NULL, err) != 0 ||
+        modsync_queue_send(&q, p, &d, s->cfg->module_sync_topic, err) != 0 ||
+        modsync_queue_send(&qr, p, &d, s->cfg->module_sync_topic, err) != 0 ||
+        ncmp_producer_wait(p, &d, 30000, err) != 0) {
+        ncmp_db_rollback(db);
+        goto done;
+    }
+    rc = ncmp_db_commit(db, err);
+done:
+    modsync_queue_free(&q);
+    modsync_queue_free(&qr);
+    ncmp_buf_free(&ids);
+    PQclear(res);
+    return rc;
+}
+
+static int cleanup_once(ncmp_db *db, ncmp_err *err)
+{
+    if (ncmp_db_begin(db, err) != 0)
+        return -1;
+    if (ncmp_db_exec(db, SQL_CLEANUP, err) != 0) {
+        ncmp_db_rollback(db);
+        return -1;
+    }
+    return ncmp_db_commit(db, err);
+}
+
+static void *sweep_main(void *arg)
+{
+    modsync_sweep *s = arg;
+    ncmp_db *db = NULL;
+    ncmp_producer *p = NULL;
+    PGresult *res = NULL;
+    int leader = 0;
+    double next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
+    ncmp_err err;
+
+    if (ncmp_producer_new(&p, s->cfg, "ncmpd-module-sweep", &err) != 0)
+        goto fatal;
+    while (!ncmp_stopping) {
+        if (!db && ncmp_db_open(&db, s->cfg->db_url, s->cfg->db_password,
+                                s->cfg->db_connect_timeout_s, &err) != 0) {
+            log_warn("module-sync", "sweep: %s", err.msg);
+            goto wait;
+        }
+        if (!leader) {
+            if (ncmp_db_query(db, "SELECT pg_try_advisory_lock(hashtextextended('ncmp-module-sweep', 0))",
+                              0, NULL, &res, &err) != 0)
+                goto lost;
+            leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+            PQclear(res);
+            res = NULL;
+            if (leader)
+                log_info("module-sync", "this process sweeps for module sync");
+        }
+        if (leader) {
+            if (sweep_once(s, db, p, &err) != 0)
+                goto lost;
+            if (ncmp_now_ms() >= next_cleanup) {
+                if (cleanup_once(db, &err) != 0)
+                    goto lost;
+                next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
+            }
+        }
+        goto wait;
+    lost:
+        if (err.cls == NCMP_ERR_FATAL)
+            goto fatal;
+        log_warn("module-sync", "sweep: %s", err.msg);
+        /* a new connection: the session lock went with the old one */
+        ncmp_db_close(db);
+        db = NULL;
+        leader = 0;
+    wait:
+        for (int t = 0; t < s->cfg->module_sync_sweep_interval_ms && !ncmp_stopping; t += 100)
+            ncmp_sleep_ms(100);
+    }
+    ncmp_db_close(db);
+    ncmp_producer_destroy(p);
+    return NULL;
+fatal:
+    s->err = err;
+    s->failed = 1;
+    ncmp_db_close(db);
+    ncmp_producer_destroy(p);
+    ncmp_signal_request_stop();
+    return NULL;
+}
+
+int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *err)
+{
+    modsync_sweep *s = ncmp_xcalloc(1, sizeof(*s));
+
+    s->cfg = cfg;
+    if (pthread_create(&s->thread, NULL, sweep_main, s) != 0) {
+        free(s);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the module-sync sweep thread");
+    }
+    *out = s;
+    return 0;
+}
+
+int modsync_sweep_join(modsync_sweep *s, ncmp_err *err)
+{
+    pthread_join(s->thread, NULL);
+    if (s->failed) {
+        *err = s->err;
+        return -1;
+    }
+    return 0;
+}
+
+void modsync_sweep_destroy(modsync_sweep *s)
+{
+    free(s);
+}

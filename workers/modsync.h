@@ -1,0 +1,51 @@
+/*
+ * Module sync: ADVISED handles to READY (or LOCKED), with the YANG modules
+ * of their module set stored once.
+ *
+ * Registration hands new ADVISED handles (and handles locked for an
+ * upgrade) to the module-sync topic at once, keyed by module-set tag (see
+ * modsync_queue.h). The module-sync role consumes it in batches, one
+ * transaction per batch (lib/ncmp_stage.h). For each batch:
+ *
+ *   read the named handles (locked FOR UPDATE) and keep those that need a
+ *   sync: ADVISED, LOCKED for an upgrade, or LOCKED after a failure when
+ *   the record is a retry; group them by target set (the tag, or the
+ *   handle itself when it has no tag)
+ *   a tag whose module set is stored: attach the handles, no DMI call
+ *   a tag without one: take the tag's advisory lock (one fetch across all
+ *   workers and processes), look again, else ask the DMI plugin of one of
+ *   its handles for the module references, then for the sources of the
+ *   modules not stored yet; check them with libyang; store the sources by
+ *   SHA-256 and the set - all groups of the batch in parallel
+ *   handles of a stored set become READY; of a failed fetch, LOCKED with
+ *   MODULE_SYNC_FAILED (MODULE_UPGRADE_FAILED for an upgrade) and
+ *   "Attempt #n failed: <reason>", retried after an exponential back-off
+ *   every transition writes its lifecycle event to the outbox
+ *
+ * A sweep (one process at a time, by advisory lock) hands back what is due:
+ * failed handles whose back-off expired, and handles left ADVISED or
+ * MODULE_UPGRADE longer than module-sync.advised-grace-ms (a lost record,
+ * a crash). It also deletes, every module-sync.cleanup-interval-s, module
+ * sets that no handle uses and the sources no set uses.
+ */
+#ifndef NCMPD_MODSYNC_H
+#define NCMPD_MODSYNC_H
+
+#include "ncmp_config.h"
+#include "ncmp_err.h"
+#include "ncmp_stage.h"
+
+void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+
+/* The shared state of the role (the DMI client); call before starting the
+ * stage, destroy after it ended. */
+int modsync_shared_new(void **shared, const ncmp_config *cfg, ncmp_err *err);
+void modsync_shared_destroy(void *shared);
+
+/* The sweep thread. */
+typedef struct modsync_sweep modsync_sweep;
+int modsync_sweep_start(modsync_sweep **s, const ncmp_config *cfg, ncmp_err *err);
+int modsync_sweep_join(modsync_sweep *s, ncmp_err *err);
+void modsync_sweep_destroy(modsync_sweep *s);
+
+#endif
