@@ -1,12 +1,12 @@
 #include "registration.h"
 
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
@@ -30,38 +30,6 @@ int registration_id_valid(const char *id)
     if (!id || !*id)
         return 0;
     return strpbrk(id, bad) == NULL;
-}
-
-int registration_dmi_url_valid(const char *url, const char *allowed_pattern)
-{
-    const char *host;
-
-    if (allowed_pattern && *allowed_pattern) {
-        regex_t re;
-        ncmp_buf anchored = NCMP_BUF_INIT;
-        int ok;
-        ncmp_buf_appendf(&anchored, "^(%s)$", allowed_pattern);
-        if (regcomp(&re, anchored.data, REG_EXTENDED | REG_NOSUB) != 0) {
-            ncmp_buf_free(&anchored);
-            return 0;
-        }
-        ok = regexec(&re, url, 0, NULL, 0) == 0;
-        regfree(&re);
-        ncmp_buf_free(&anchored);
-        return ok;
-    }
-    if (strncmp(url, "http://", 7) == 0)
-        host = url + 7;
-    else if (strncmp(url, "https://", 8) == 0)
-        host = url + 8;
-    else
-        return 0;
-    if (!*host || *host == '/' || *host == ':' || *host == '?' || *host == '#')
-        return 0;
-    for (const char *p = url; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == '"' || *p == '<' || *p == '>' || *p == '\\')
-            return 0;
-    return 1;
 }
 
 /* --- request decoding ---------------------------------------------------- */
@@ -967,13 +935,13 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t 
         return ncmp_stage_reject(ctx, m, perr.msg, err);
     }
     outcome_reset(&w->outcome);
-    if (*r.dmi_plugin && !registration_dmi_url_valid(r.dmi_plugin, w->cfg->dmi_allowed_url_pattern))
+    if (*r.dmi_plugin && !ncmp_dmi_url_valid(r.dmi_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiPlugin";
     else if (*r.dmi_data_plugin &&
-             !registration_dmi_url_valid(r.dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
+             !ncmp_dmi_url_valid(r.dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiDataPlugin";
     else if (*r.dmi_model_plugin &&
-             !registration_dmi_url_valid(r.dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
+             !ncmp_dmi_url_valid(r.dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiModelPlugin";
     if (bad_url) {
         log_warn("registration", "request %s rejected: %s", ce_id, bad_url);
