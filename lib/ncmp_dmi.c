@@ -364,12 +364,32 @@ static void xfer_complete(dmi_xfer *x)
     }
 }
 
+/* The URL with its user information (user:password@), if any, masked. */
+static void url_for_log(const char *url, char *out, size_t outlen)
+{
+    const char *authority = strstr(url, "://");
+    const char *end, *at;
+
+    if (!authority) {
+        snprintf(out, outlen, "%s", url);
+        return;
+    }
+    authority += 3;
+    end = authority + strcspn(authority, "/?#");
+    at = memchr(authority, '@', (size_t)(end - authority));
+    if (!at) {
+        snprintf(out, outlen, "%s", url);
+        return;
+    }
+    snprintf(out, outlen, "%.*s***%s", (int)(authority - url), url, at);
+}
+
 static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ...)
 {
-    char reason[NCMP_ERR_MSG_MAX];
+    char reason[NCMP_ERR_MSG_MAX], url[NCMP_ERR_MSG_MAX];
     va_list ap;
 
     va_start(ap, fmt);
@@ -378,7 +398,8 @@ static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ..
     ncmp_buf_free(&x->resp->body);
     x->resp->status = 0;
     x->resp->failure = failure;
-    snprintf(x->resp->error, sizeof(x->resp->error), "%s (%s %s)", reason, x->method, x->url);
+    url_for_log(x->url, url, sizeof(url));
+    snprintf(x->resp->error, sizeof(x->resp->error), "%s (%s %s)", reason, x->method, url);
 }
 
 static void xfer_fail_timeout(dmi_xfer *x)
@@ -463,8 +484,12 @@ static void xfer_finish(dmi_xfer *x, CURLcode code)
     } else {
         xfer_classify(x, code);
     }
-    log_trace(LOG_COMP, "%s %s status=%ld failure=%s elapsed_ms=%ld", x->method, x->url,
-              resp->status, ncmp_dmi_failure_name(resp->failure), resp->elapsed_ms);
+    if (NCMP_LOG_TRACE <= ncmp_log_threshold) {
+        char url[NCMP_ERR_MSG_MAX];
+        url_for_log(x->url, url, sizeof(url));
+        log_trace(LOG_COMP, "%s %s status=%ld failure=%s elapsed_ms=%ld", x->method, url,
+                  resp->status, ncmp_dmi_failure_name(resp->failure), resp->elapsed_ms);
+    }
 }
 
 /* --- the event thread ---------------------------------------------------- */
@@ -519,11 +544,13 @@ static void reap_done(ncmp_dmi *dmi)
     int left;
 
     while ((msg = curl_multi_info_read(dmi->multi, &left))) {
-        dmi_xfer *x = NULL;
+        char *priv = NULL;
+        dmi_xfer *x;
 
         if (msg->msg != CURLMSG_DONE)
             continue;
-        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        x = (dmi_xfer *)priv;
         curl_multi_remove_handle(dmi->multi, msg->easy_handle);
         in_flight_unlink(dmi, x);
         xfer_finish(x, msg->data.result);

@@ -952,6 +952,26 @@ Test(ncmp_dmi, password_never_logged)
     free(url);
 }
 
+Test(ncmp_dmi, credentials_in_a_url_stay_out_of_messages)
+{
+    ncmp_dmi_opts o = test_opts();
+    ncmp_dmi *dmi = client_new(&o);
+    char url[96], masked[96];
+    ncmp_dmi_request req = {0};
+    ncmp_dmi_response resp;
+    unsigned port = closed_port();
+
+    snprintf(url, sizeof(url), "http://user:hunter2@127.0.0.1:%u/a@b", port);
+    snprintf(masked, sizeof(masked), "http://***@127.0.0.1:%u/a@b", port);
+    req.url = url;
+    resp = call(dmi, &req);
+    cr_expect_eq(resp.failure, NCMP_DMI_FAIL_CONNECT);
+    cr_expect_null(strstr(resp.error, "hunter2"), "%s", resp.error);
+    cr_expect(strstr(resp.error, masked), "%s", resp.error);
+    ncmp_dmi_response_free(&resp);
+    ncmp_dmi_destroy(dmi);
+}
+
 Test(ncmp_dmi, options_from_config_defaults)
 {
     ncmp_config *cfg = ncmp_config_new_defaults();
