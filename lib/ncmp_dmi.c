@@ -160,9 +160,29 @@ static int opts_check(const ncmp_dmi_opts *o, ncmp_err *err)
 
 /* --- request checks ------------------------------------------------------ */
 
+/* The URL with its user information (user:password@), if any, masked. */
+static void url_for_log(const char *url, char *out, size_t outlen)
+{
+    const char *authority = strstr(url, "://");
+    const char *end, *at;
+
+    if (!authority) {
+        snprintf(out, outlen, "%s", url);
+        return;
+    }
+    authority += 3;
+    end = authority + strcspn(authority, "/?#");
+    at = memchr(authority, '@', (size_t)(end - authority));
+    if (!at) {
+        snprintf(out, outlen, "%s", url);
+        return;
+    }
+    snprintf(out, outlen, "%.*s***%s", (int)(authority - url), url, at);
+}
+
 static int is_token_char(unsigned char c)
 {
-    return isalnum(c) || strchr("!#$%&'*+-.^_`|~", c) != NULL;
+    return isalnum(c) || (c && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 static int header_line_ok(const char *h)
@@ -179,15 +199,19 @@ static int header_line_ok(const char *h)
 
 static int request_check(const ncmp_dmi_request *req, ncmp_err *err)
 {
-    if (!req->url ||
-        (strncmp(req->url, "http://", 7) != 0 && strncmp(req->url, "https://", 8) != 0))
+    char url[NCMP_ERR_MSG_MAX];
+
+    if (!req->url)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "DMI request: no URL");
+    url_for_log(req->url, url, sizeof(url));
+    if (strncmp(req->url, "http://", 7) != 0 && strncmp(req->url, "https://", 8) != 0)
         return ncmp_err_set(err, NCMP_ERR_REJECT, "DMI request: URL '%s' is not http or https",
-                            req->url ? req->url : "(none)");
+                            url);
     for (const char *p = req->url; *p; p++)
         if ((unsigned char)*p <= ' ' || (unsigned char)*p == 0x7f)
             return ncmp_err_set(err, NCMP_ERR_REJECT,
                                 "DMI request: URL '%s' holds white space or a control character",
-                                req->url);
+                                url);
     if (req->method) {
         if (!*req->method)
             return ncmp_err_set(err, NCMP_ERR_REJECT, "DMI request: empty method");
@@ -362,26 +386,6 @@ static void xfer_complete(dmi_xfer *x)
     } else {
         done(resp, opaque);
     }
-}
-
-/* The URL with its user information (user:password@), if any, masked. */
-static void url_for_log(const char *url, char *out, size_t outlen)
-{
-    const char *authority = strstr(url, "://");
-    const char *end, *at;
-
-    if (!authority) {
-        snprintf(out, outlen, "%s", url);
-        return;
-    }
-    authority += 3;
-    end = authority + strcspn(authority, "/?#");
-    at = memchr(authority, '@', (size_t)(end - authority));
-    if (!at) {
-        snprintf(out, outlen, "%s", url);
-        return;
-    }
-    snprintf(out, outlen, "%.*s***%s", (int)(authority - url), url, at);
 }
 
 static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ...)
