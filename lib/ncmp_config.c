@@ -70,6 +70,23 @@ const ncmp_option ncmp_options[] = {
      "Longest wait to fill a registration batch before processing what arrived."},
     {"dmi.allowed-url-pattern", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(dmi_allowed_url_pattern),
      "POSIX extended regular expression a DMI plugin URL must match whole; empty: any http or https URL with a host."},
+    {"dmi.auth-username", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(dmi_auth_username),
+     "User name of HTTP Basic authentication on every DMI call; empty: no credentials are sent "
+     "(NCMP's default is Basic auth as cpsuser; set it to match) and a client's Authorization "
+     "header is forwarded on data calls instead."},
+    {"dmi.auth-password", NCMP_OPT_STRING, "", NULL, 0, 0, 1, OFF(dmi_auth_password),
+     "Password of HTTP Basic authentication to DMI plugins (with dmi.auth-username). Never logged or dumped."},
+    {"dmi.connect-timeout-ms", NCMP_OPT_INT, "30000", NULL, 1, 3600000, 0, OFF(dmi_connect_timeout_ms),
+     "Milliseconds one connection attempt to a DMI plugin may take."},
+    {"dmi.response-timeout-ms", NCMP_OPT_INT, "60000", NULL, 1, 3600000, 0, OFF(dmi_response_timeout_ms),
+     "Milliseconds a whole DMI call may take, from submission (waiting for a free connection "
+     "included) to the last byte of the response."},
+    {"dmi.max-connections-per-host", NCMP_OPT_INT, "256", NULL, 1, 100000, 0, OFF(dmi_max_connections_per_host),
+     "Most open connections to one DMI plugin (host and port); further calls wait for a free one."},
+    {"dmi.max-connections", NCMP_OPT_INT, "1024", NULL, 1, 100000, 0, OFF(dmi_max_connections),
+     "Most open connections to all DMI plugins together, idle kept-alive ones included."},
+    {"dmi.max-response-bytes", NCMP_OPT_INT, "67108864", NULL, 1024, 1000000000, 0, OFF(dmi_max_response_bytes),
+     "Largest DMI response body accepted; a larger one fails the call."},
     {"module-sync.topic", NCMP_OPT_STRING, "ncmp-module-sync", NULL, 0, 0, 0, OFF(module_sync_topic),
      "Topic that hands CM handles to module sync, keyed by module-set tag (or handle id when untagged)."},
     {"module-sync.workers", NCMP_OPT_INT, "4", NULL, 1, 256, 0, OFF(module_sync_workers),

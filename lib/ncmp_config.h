@@ -58,6 +58,14 @@ typedef struct ncmp_config {
     int registration_batch_size;
     int registration_batch_wait_ms;
     char *dmi_allowed_url_pattern;
+    /* DMI HTTP client */
+    char *dmi_auth_username;
+    char *dmi_auth_password;
+    int dmi_connect_timeout_ms;
+    int dmi_response_timeout_ms;
+    int dmi_max_connections_per_host;
+    int dmi_max_connections;
+    int dmi_max_response_bytes;
     /* module-sync role */
     char *module_sync_topic;
     int module_sync_workers;

@@ -22,8 +22,8 @@ typedef struct ncmp_yang_source {
     const char *name;     /* as the DMI named it in its module references */
     const char *revision; /* "" when none */
     const char *source;
-    int submodule;        /* set by the check: the source is a submodule */
-    char *namespace_;     /* set by the check (owned, free()); "" for a submodule */
+    int submodule;    /* set by the check: the source is a submodule */
+    char *namespace_; /* set by the check (owned, free()); "" for a submodule */
 } ncmp_yang_source;
 
 /* Parse the sources of one module set together, imports and includes among

@@ -44,9 +44,9 @@ typedef struct ms_handle {
 
 /* The handles of one target set. */
 typedef struct ms_group {
-    const char *tag;   /* "" for an untagged handle's own set */
-    ms_handle *first;  /* its DMI is asked for the modules */
-    long long set_id;  /* the stored set; 0 while unknown */
+    const char *tag;              /* "" for an untagged handle's own set */
+    ms_handle *first;             /* its DMI is asked for the modules */
+    long long set_id;             /* the stored set; 0 while unknown */
     char error[NCMP_ERR_MSG_MAX]; /* why the sync failed; "" when it did not */
     ncmp_dmi_module_list refs;
     ncmp_dmi_module_list sources;
@@ -286,8 +286,8 @@ static void fetch_references(ms_worker *w, ms_group **gs, size_t n)
                 continue;
             if (rs[i].status != 200)
                 describe_failure(gs[i], "module references", &rs[i]);
-            else if (ncmp_dmi_parse_module_references(rs[i].body.data, rs[i].body.len,
-                                                      &gs[i]->refs, &err) != 0)
+            else if (ncmp_dmi_parse_module_references(rs[i].body.data, rs[i].body.len, &gs[i]->refs,
+                                                      &err) != 0)
                 group_fail(gs[i], "%s", err.msg);
         }
     }
@@ -423,7 +423,7 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
     PGresult *res = NULL;
     const char *params[5];
     size_t nsrc = g->sources.len;
-    char (*hex)[65];
+    char(*hex)[65];
     ncmp_err yerr;
     int rc = -1;
 
@@ -524,8 +524,8 @@ static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
 
     if (!n)
         return 0;
-    if (ncmp_db_exec(w->db, "SELECT pg_advisory_xact_lock_shared(hashtextextended('" CLEANUP_LOCK
-                            "', 0))",
+    if (ncmp_db_exec(w->db,
+                     "SELECT pg_advisory_xact_lock_shared(hashtextextended('" CLEANUP_LOCK "', 0))",
                      err) != 0)
         return -1;
     fetch_references(w, gs, n);
@@ -876,8 +876,7 @@ static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err 
             arr_add(&ids, PQgetvalue(res, r, 1));
     }
     arr_end(&ids);
-    log_info("module-sync", "sweep: %zu handles due for a retry, %zu handed over again", qr.n,
-             q.n);
+    log_info("module-sync", "sweep: %zu handles due for a retry, %zu handed over again", qr.n, q.n);
     params[0] = ids.data;
     params[1] = grace;
     if (ncmp_db_begin(db, err) != 0)
@@ -928,8 +927,9 @@ static void *sweep_main(void *arg)
             goto wait;
         }
         if (!leader) {
-            if (ncmp_db_query(db, "SELECT pg_try_advisory_lock(hashtextextended('ncmp-module-sweep', 0))",
-                              0, NULL, &res, &err) != 0)
+            if (ncmp_db_query(
+                    db, "SELECT pg_try_advisory_lock(hashtextextended('ncmp-module-sweep', 0))", 0,
+                    NULL, &res, &err) != 0)
                 goto lost;
             leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
             PQclear(res);

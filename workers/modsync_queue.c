@@ -55,8 +55,8 @@ static int send_one(ncmp_producer *p, ncmp_delivery *d, const char *topic, const
         ncmp_buf_append_json_string(b, ids[i].id);
     }
     ncmp_buf_append_str(b, retry ? "],\"retry\":true}" : "]}");
-    return ncmp_producer_send(p, d, topic, RD_KAFKA_PARTITION_UA, key, strlen(key), b->data,
-                              b->len, NULL, err);
+    return ncmp_producer_send(p, d, topic, RD_KAFKA_PARTITION_UA, key, strlen(key), b->data, b->len,
+                              NULL, err);
 }
 
 int modsync_queue_send(modsync_queue *q, ncmp_producer *p, ncmp_delivery *d, const char *topic,

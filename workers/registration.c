@@ -1,13 +1,13 @@
 #include "registration.h"
 
 #include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
@@ -32,38 +32,6 @@ int registration_id_valid(const char *id)
     if (!id || !*id)
         return 0;
     return strpbrk(id, bad) == NULL;
-}
-
-int registration_dmi_url_valid(const char *url, const char *allowed_pattern)
-{
-    const char *host;
-
-    if (allowed_pattern && *allowed_pattern) {
-        regex_t re;
-        ncmp_buf anchored = NCMP_BUF_INIT;
-        int ok;
-        ncmp_buf_appendf(&anchored, "^(%s)$", allowed_pattern);
-        if (regcomp(&re, anchored.data, REG_EXTENDED | REG_NOSUB) != 0) {
-            ncmp_buf_free(&anchored);
-            return 0;
-        }
-        ok = regexec(&re, url, 0, NULL, 0) == 0;
-        regfree(&re);
-        ncmp_buf_free(&anchored);
-        return ok;
-    }
-    if (strncmp(url, "http://", 7) == 0)
-        host = url + 7;
-    else if (strncmp(url, "https://", 8) == 0)
-        host = url + 8;
-    else
-        return 0;
-    if (!*host || *host == '/' || *host == ':' || *host == '?' || *host == '#')
-        return 0;
-    for (const char *p = url; *p; p++)
-        if ((unsigned char)*p <= ' ' || *p == '"' || *p == '<' || *p == '>' || *p == '\\')
-            return 0;
-    return 1;
 }
 
 /* --- request decoding ---------------------------------------------------- */
@@ -947,8 +915,8 @@ static char *header_dup(const rd_kafka_message_t *m, const char *name)
 
 /* A request decoded ahead of its turn (see reg_apply). */
 typedef struct reg_prepared {
-    char *ce_id;           /* NULL: rejected before decoding */
-    reg_request r;         /* valid when reject[0] is 0 */
+    char *ce_id;                   /* NULL: rejected before decoding */
+    reg_request r;                 /* valid when reject[0] is 0 */
     char reject[NCMP_ERR_MSG_MAX]; /* why it goes to the dead-letter topic; "" when it does not */
     double decode_ms;
 } reg_prepared;
@@ -993,13 +961,13 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_mess
     if (*p->reject)
         return ncmp_stage_reject(ctx, m, p->reject, err);
     outcome_reset(&w->outcome);
-    if (*r->dmi_plugin && !registration_dmi_url_valid(r->dmi_plugin, w->cfg->dmi_allowed_url_pattern))
+    if (*r->dmi_plugin && !ncmp_dmi_url_valid(r->dmi_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiPlugin";
     else if (*r->dmi_data_plugin &&
-             !registration_dmi_url_valid(r->dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
+             !ncmp_dmi_url_valid(r->dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiDataPlugin";
     else if (*r->dmi_model_plugin &&
-             !registration_dmi_url_valid(r->dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
+             !ncmp_dmi_url_valid(r->dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
         bad_url = "Invalid DMI plugin URL for dmiModelPlugin";
     if (bad_url) {
         log_warn("registration", "request %s rejected: %s", p->ce_id, bad_url);
@@ -1011,9 +979,9 @@ static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_mess
     log_debug("registration",
               "request %s partition=%d offset=%lld: %zu created, %zu updated, %zu removed, %zu "
               "upgraded, failed %zu/%zu/%zu/%zu; decode %.0f ms, apply %.0f ms",
-              p->ce_id, m->partition, (long long)m->offset, r->ncreated, r->nupdated,
-              r->nremoved, r->nupgraded, w->outcome.ncreated, w->outcome.nupdated,
-              w->outcome.nremoved, w->outcome.nupgraded, p->decode_ms, ncmp_now_ms() - t0);
+              p->ce_id, m->partition, (long long)m->offset, r->ncreated, r->nupdated, r->nremoved,
+              r->nupgraded, w->outcome.ncreated, w->outcome.nupdated, w->outcome.nremoved,
+              w->outcome.nupgraded, p->decode_ms, ncmp_now_ms() - t0);
     return send_outcome(w, ctx, p->ce_id, NULL, err);
 }
 

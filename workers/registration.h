@@ -17,9 +17,4 @@ void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const
  * and not empty. */
 int registration_id_valid(const char *id);
 
-/* NCMP's check of a DMI URL: http or https with a host, or, when
- * `allowed_pattern` is not empty, a full match of that POSIX extended
- * regular expression. Returns 1 when acceptable. */
-int registration_dmi_url_valid(const char *url, const char *allowed_pattern);
-
 #endif

@@ -177,8 +177,7 @@ static ms_case *case_init(const char *name)
     the_case_live = 1;
     snprintf(c->flag[0], sizeof(c->flag[0]), "--db.url=%s", c->dburl);
     snprintf(c->flag[1], sizeof(c->flag[1]), "--registration.topic=%s", c->topic);
-    snprintf(c->flag[2], sizeof(c->flag[2]), "--registration.response-topic=%s-response",
-             c->topic);
+    snprintf(c->flag[2], sizeof(c->flag[2]), "--registration.response-topic=%s-response", c->topic);
     snprintf(c->flag[3], sizeof(c->flag[3]), "--lcm.topic=%s", c->lcm_topic);
     snprintf(c->flag[4], sizeof(c->flag[4]), "--kafka.group.id=g-%s", c->topic);
     snprintf(c->flag[5], sizeof(c->flag[5]), "--module-sync.topic=%s", c->ms_topic);
@@ -239,9 +238,9 @@ static void case_fini(ms_case *c)
 static void loadgen(ms_case *c, const char *verb, long n, long batch, const char *dmi)
 {
     char handles[32], batches[32];
-    const char *argv[] = {NCMP_LOADGEN_PATH, verb,       "--quiet",  "--topic", c->topic,
-                          "--handles",       handles,    "--batch",  batches,   "--dmi",
-                          dmi,               "--bootstrap", it_kafka(), NULL};
+    const char *argv[] = {
+        NCMP_LOADGEN_PATH, verb,    "--quiet", "--topic", c->topic,      "--handles", handles,
+        "--batch",         batches, "--dmi",   dmi,       "--bootstrap", it_kafka(),  NULL};
     pid_t pid;
     int status;
 
@@ -259,8 +258,15 @@ static void send_request(ms_case *c, const char *body_sq)
 {
     ncmp_buf body = NCMP_BUF_INIT;
     char ce_id[64];
-    const char *headers[] = {"ce_specversion", "1.0", "ce_id", ce_id,  "ce_source", "it",
-                             "ce_type", "org.onap.ncmp.dmi-plugin-registration", NULL};
+    const char *headers[] = {"ce_specversion",
+                             "1.0",
+                             "ce_id",
+                             ce_id,
+                             "ce_source",
+                             "it",
+                             "ce_type",
+                             "org.onap.ncmp.dmi-plugin-registration",
+                             NULL};
     it_outgoing rec;
 
     it_unique(ce_id, sizeof(ce_id), "req");
@@ -340,8 +346,8 @@ static lcm_counts read_lcm(ms_case *c, size_t at_least, const char *id, const ch
                           "READY says the old state: %s", recs[i].value);
                 if (old_state)
                     cr_assert_str_eq(json_object_get_string(st), old_state, "%s", recs[i].value);
-                cr_assert_eq(conformance_check_lcm(recs[i].value, recs[i].len, err, sizeof(err)),
-                             0, "%s: %s", err, recs[i].value);
+                cr_assert_eq(conformance_check_lcm(recs[i].value, recs[i].len, err, sizeof(err)), 0,
+                             "%s: %s", err, recs[i].value);
             } else if (strcmp(s, "LOCKED") == 0) {
                 k.locked++;
             }
@@ -413,10 +419,9 @@ Test(module_sync, untagged_handles_get_their_own_set, .timeout = 120)
              c->dmi);
     send_request(c, body);
     wait_handles(c, "state = 'READY'", 3);
-    cr_assert_eq(
-        it_query_long(c->db, "SELECT count(*) FROM module_set WHERE handle_id IS NOT NULL", 0,
-                      NULL),
-        3);
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM module_set WHERE handle_id IS NOT NULL",
+                               0, NULL),
+                 3);
     cr_assert_eq(count_where(c, "module_set_id <> (SELECT s.id FROM module_set s WHERE "
                                 "s.handle_id = cm_handle.id)"),
                  0);
@@ -446,8 +451,7 @@ Test(module_sync, dmi_down_locks_then_retries_to_ready, .timeout = 180)
                  0, "%s", err.msg);
     snprintf(details, sizeof(details), "%s", PQgetvalue(res, 0, 0));
     PQclear(res);
-    cr_assert(strncmp(details, "Attempt #", 9) == 0 && strstr(details, " failed: "), "%s",
-              details);
+    cr_assert(strncmp(details, "Attempt #", 9) == 0 && strstr(details, " failed: "), "%s", details);
     /* retried: the attempt count goes up while the DMI stays down */
     wait_handles(c, "sync_attempts >= 2", 10);
     cr_assert_eq(count_where(c, "lock_details LIKE 'Attempt #_ failed: %' OR lock_details LIKE "
@@ -468,21 +472,24 @@ Test(module_sync, dmi_down_locks_then_retries_to_ready, .timeout = 180)
 Test(module_sync, bad_dmi_answers_lock_with_a_clear_reason, .timeout = 180)
 {
     ms_case *c = case_init("ms-bad");
-    const char *extra[] = {"--bad-yang-tag", "tagB", "--garbage-tag", "tagC",
-                           "--error-tag",    "tagD", NULL};
+    const char *extra[] = {"--bad-yang-tag", "tagB", "--garbage-tag", "tagC", "--error-tag",
+                           "tagD",           NULL};
 
     stub_start(c, 0, extra);
     c->pid = case_spawn(c, "a", NULL, 1);
     loadgen(c, "register", 20, 20, c->dmi);
     wait_handles(c, "state = 'READY'", 8); /* tagA and tagE */
-    wait_handles(c, "module_set_tag = 'tagB' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
-                    "lock_details LIKE '%not valid YANG%'",
+    wait_handles(c,
+                 "module_set_tag = 'tagB' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
+                 "lock_details LIKE '%not valid YANG%'",
                  4);
-    wait_handles(c, "module_set_tag = 'tagC' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
-                    "lock_details LIKE '%module resources%'",
+    wait_handles(c,
+                 "module_set_tag = 'tagC' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
+                 "lock_details LIKE '%module resources%'",
                  4);
-    wait_handles(c, "module_set_tag = 'tagD' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
-                    "lock_details LIKE '%HTTP 500%'",
+    wait_handles(c,
+                 "module_set_tag = 'tagD' AND lock_reason = 'MODULE_SYNC_FAILED' AND "
+                 "lock_details LIKE '%HTTP 500%'",
                  4);
     wait_handles(c, "state = 'LOCKED' AND sync_attempts >= 3", 12);
     cr_assert_eq(kill(c->pid, 0), 0, "ncmpd still runs");
@@ -507,8 +514,9 @@ Test(module_sync, upgrade_moves_handles_to_the_target_tag, .timeout = 180)
              "'moduleSetTag':'tagB'}}",
              c->dmi);
     send_request(c, body);
-    wait_handles(c, "state = 'READY' AND module_set_tag = 'tagB' AND upgrade_module_set_tag IS "
-                    "NULL AND lock_reason IS NULL",
+    wait_handles(c,
+                 "state = 'READY' AND module_set_tag = 'tagB' AND upgrade_module_set_tag IS "
+                 "NULL AND lock_reason IS NULL",
                  3); /* ch-1 moved; ch-2 and ch-7 were on tagB already */
     cr_assert_eq(count_where(c, "id = 'ch-1' AND module_set_id = (SELECT id FROM module_set "
                                 "WHERE tag = 'tagB')"),

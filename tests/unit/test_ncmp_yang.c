@@ -50,8 +50,7 @@ Test(ncmp_yang, invalid_yang_is_rejected_with_the_module_named)
 
 Test(ncmp_yang, wrong_module_or_revision_is_rejected)
 {
-    ncmp_yang_source src[] = {{"b", "2020-01-01", MOD_B, 0, NULL},
-                              {"b-sub", "", SUB_B, 0, NULL}};
+    ncmp_yang_source src[] = {{"b", "2020-01-01", MOD_B, 0, NULL}, {"b-sub", "", SUB_B, 0, NULL}};
     ncmp_err err = {0};
 
     cr_assert_eq(ncmp_yang_check_set(src, 2, &err), -1);
