@@ -293,6 +293,7 @@ static int cp_lex(cp_parser *p, size_t at, cp_tok *tok)
         tok->len = tok->kind == T_DSLASH ? 2 : 1;
         return 0;
     }
+    /* at < len: s[at] is never the NUL that strchr would also find */
     if ((single = strchr(singles, s[at])) != NULL) {
         tok->kind = single_kinds[single - singles];
         return 0;
