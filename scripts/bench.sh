@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
 
@@ -16,7 +16,7 @@ bench_main() {
     esac
     instance_fresh bench "${NCMP_BENCH_PG_PORT:-55932}" "${NCMP_BENCH_BROKER_PORT:-59592}" \
         "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}"
-    "bench_$scenario" "$@"
+    "bench_${scenario//-/_}" "$@"
 }
 
 _now() { date +%s.%N; }
@@ -160,6 +160,94 @@ bench_registration() {
  "deregistration_handles_per_s": $dereg, "deregistration_seconds": $secs_dereg,
  "copy_rows_per_s": $copy, "registration_vs_copy": $(_ratio "$reg" "$copy"),
  "deregistration_vs_copy": $(_ratio "$dereg" "$copy"),
+ "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
+JSON
+        info "wrote $json"
+    fi
+}
+
+# _module_sync_run HANDLES LCM_TOPIC STUB_ARGS...: register the reference workload
+# against a fresh DMI stub and time from the first publish until every
+# handle's READY event is on the lifecycle topic. Prints "<seconds> <refs>
+# <resources>" (the stub's module-reference and module-resource fetches).
+_module_sync_run() {
+    local handles=$1 gen="$NCMP_BIN/producers/ncmp-loadgen" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw"
+    local lcm=$2 bs dmi t0 t1 cpid refs=0 res=0 tag
+    shift 2
+    bs=$(kafka_bootstrap)
+    dmi=$(dmistub_start "$@") || exit 1
+    ncmpd_start --roles=registration,module-sync,lcm-relay --lcm.topic="$lcm"
+    ncmpd_wait_assigned registration
+    ncmpd_wait_assigned module-sync
+    # a create and a READY event per handle
+    "$raw" consume -b "$bs" -t "$lcm" -n $((2 * handles)) >/dev/null &
+    cpid=$!
+    t0=$(_now)
+    "$gen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q || die "publishing failed"
+    _wait_consumer "$cpid" 1200 || die "not every READY event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    t1=$(_now)
+    [ "$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY'")" -eq "$handles" ] ||
+        die "handles not READY"
+    for tag in tagA tagB tagC tagD tagE; do
+        refs=$((refs + $(dmistub_stat moduleReferences "$tag")))
+        res=$((res + $(dmistub_stat moduleResources "$tag")))
+    done
+    printf '%s %s %s\n' "$(_secs "$t0" "$t1")" "$refs" "$res"
+}
+
+# bench_module_sync [--handles N] [--busy-ms MS] [--json FILE]: NCMP's
+# reference workload from the first registration publish until every
+# handle is READY (its READY event on the lifecycle topic), against the DMI
+# stub with the reference delays (module references 100 ms, resources
+# 1,000 ms); then again with the reference busy window (the stub answers
+# 503 for --busy-ms after the first request per tag; 180,000 in NCMP's
+# runs, 0 skips it). Raw limit: COPY of the same rows, in the same run.
+bench_module_sync() {
+    local handles=50000 busy=180000 json="" copy secs refs res rate busy_secs="null" busy_rate="null"
+    local raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" batch workers
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --busy-ms) busy=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench module-sync: unknown option '$1' (options: --handles N, --busy-ms MS, --json FILE)" ;;
+        esac
+    done
+    services_up
+    batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^module-sync.batch-size = //p')
+    workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^module-sync.workers = //p')
+    info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"
+    copy=$("$raw" copy-handles -d "$(pg_url)" -n "$handles" | awk '{print $4}') || die "raw COPY failed"
+
+    info "module sync: $handles handles to READY (stub delays 100 ms / 1,000 ms)"
+    read -r secs refs res < <(_module_sync_run "$handles" ncmp-events) || die "module-sync run failed"
+    rate=$(_rate "$handles" "$secs")
+    if [ "$busy" -gt 0 ]; then
+        info "again with the stub's busy window of $busy ms (NCMP's figure includes it)"
+        stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+        stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
+        pg_psql -qc "TRUNCATE cm_handle, module_set, module_set_member, yang_resource, lcm_outbox" ||
+            die "cannot empty the inventory"
+        read -r busy_secs _ _ < <(_module_sync_run "$handles" ncmp-events-busy --busy-ms "$busy") ||
+            die "module-sync run with the busy window failed"
+        busy_rate=$(_rate "$handles" "$busy_secs")
+    fi
+
+    printf '\n%-46s %14s %10s\n' "module sync, $handles handles" "handles/s" "vs COPY"
+    printf '%-46s %14s %10s\n' "publish -> all READY" "$rate" "$(_ratio "$rate" "$copy")"
+    [ "$busy" -gt 0 ] &&
+        printf '%-46s %14s %10s\n' "publish -> all READY, ${busy} ms busy window" "$busy_rate" \
+            "$(_ratio "$busy_rate" "$copy")"
+    printf '%-46s %14s %10s\n' "raw COPY of the same rows" "$copy" "1.00"
+    printf 'DMI fetches: %s module references, %s module resources (5 tags); %s s; batch %s, workers %s, %s cores\n' \
+        "$refs" "$res" "$secs" "$batch" "$workers" "$(nproc)"
+    if [ -n "$json" ]; then
+        cat >"$json" <<JSON
+{"scenario": "module-sync", "handles": $handles, "ready_handles_per_s": $rate,
+ "ready_seconds": $secs, "dmi_module_fetches": $((refs + res)),
+ "dmi_module_reference_fetches": $refs, "dmi_module_resource_fetches": $res,
+ "busy_window_ms": $busy, "busy_ready_seconds": $busy_secs, "busy_ready_handles_per_s": $busy_rate,
+ "copy_rows_per_s": $copy, "ready_vs_copy": $(_ratio "$rate" "$copy"),
  "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
 JSON
         info "wrote $json"

@@ -7,7 +7,7 @@
 NCMP_DEBS_build=(cmake make gcc pkg-config librdkafka-dev libpq-dev libjson-c-dev
     libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev)
 # services: PostgreSQL 15 and what fetches and runs the Kafka broker
-NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven)
+NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
 # lint: the formatting check that ./run test runs
 NCMP_DEBS_lint=(clang-format)
 

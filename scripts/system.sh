@@ -39,6 +39,7 @@ instance_fresh() {
 
 services_down() {
     stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
     kafka_stop
     pg_stop
 }
@@ -56,6 +57,26 @@ ncmpd_start() {
         sleep 0.1
     done
     die "ncmpd did not start: $(tail -n 1 "$log")"
+}
+
+# dmistub_start [ARGS...]: the DMI stub in the background on
+# $NCMP_DMISTUB_PORT (8092 by default), logging to
+# $NCMP_INSTANCE_DIR/dmistub.log; waits until it listens. Prints its URL.
+dmistub_start() {
+    local pidfile="$NCMP_INSTANCE_DIR/dmistub.pid" log="$NCMP_INSTANCE_DIR/dmistub.log"
+    local port=${NCMP_DMISTUB_PORT:-8092}
+    port_in_use "$port" && die "DMI stub: port $port is taken (set NCMP_DMISTUB_PORT)"
+    setsid "$NCMP_BIN/dmistub/ncmp-dmi-stub" --port "$port" --kafka "$(kafka_bootstrap)" "$@" \
+        >>"$log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    wait_port "$port" 20 "$pidfile" || die "the DMI stub did not start: $(tail -n 1 "$log")"
+    printf 'http://127.0.0.1:%s\n' "$port"
+}
+
+# dmistub_stat KEY TAG: a per-tag counter of the stub (GET /stub/stats).
+dmistub_stat() {
+    curl -fsS "http://127.0.0.1:${NCMP_DMISTUB_PORT:-8092}/stub/stats" |
+        sed -n "s/.*\"$1\":{[^}]*\"$2\":\([0-9]*\).*/\1/p"
 }
 
 # ncmpd_wait_assigned ROLE: wait (30 s at most) until the role's consumers

@@ -144,15 +144,13 @@ static json_object *stub_stats(ms_case *c)
     return o;
 }
 
-/* A counter of the stub: `what` is "module_references" or
- * "module_resources", per tag. */
+/* A per-tag counter of the stub: `what` is "moduleReferences" or
+ * "moduleResources". */
 static long stub_count(json_object *stats, const char *what, const char *tag)
 {
     json_object *per, *v;
-    char key[64];
 
-    snprintf(key, sizeof(key), "%s_by_tag", what);
-    if (!json_object_object_get_ex(stats, key, &per) || !json_object_object_get_ex(per, tag, &v))
+    if (!json_object_object_get_ex(stats, what, &per) || !json_object_object_get_ex(per, tag, &v))
         return 0;
     return json_object_get_int64(v);
 }
@@ -391,9 +389,9 @@ Test(module_sync, reference_tags_ready_with_one_fetch_per_tag, .timeout = 240)
                  0);
     stats = stub_stats(c);
     for (size_t i = 0; i < 5; i++) {
-        cr_assert_eq(stub_count(stats, "module_references", tags[i]), 1, "%s: %s", tags[i],
+        cr_assert_eq(stub_count(stats, "moduleReferences", tags[i]), 1, "%s: %s", tags[i],
                      json_object_to_json_string(stats));
-        cr_assert_eq(stub_count(stats, "module_resources", tags[i]), 1, "%s: %s", tags[i],
+        cr_assert_eq(stub_count(stats, "moduleResources", tags[i]), 1, "%s: %s", tags[i],
                      json_object_to_json_string(stats));
     }
     json_object_put(stats);
@@ -544,9 +542,9 @@ Test(module_sync, two_processes_fetch_each_tag_once, .timeout = 240)
     wait_handles(c, "state = 'READY'", 2000);
     stats = stub_stats(c);
     for (size_t i = 0; i < 5; i++) {
-        cr_assert_eq(stub_count(stats, "module_references", tags[i]), 1, "%s: %s", tags[i],
+        cr_assert_eq(stub_count(stats, "moduleReferences", tags[i]), 1, "%s: %s", tags[i],
                      json_object_to_json_string(stats));
-        cr_assert_eq(stub_count(stats, "module_resources", tags[i]), 1);
+        cr_assert_eq(stub_count(stats, "moduleResources", tags[i]), 1);
     }
     json_object_put(stats);
     wait_outbox(c);
