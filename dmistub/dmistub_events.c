@@ -348,6 +348,8 @@ int dmistub_events_start(dmistub_events **out, const dmistub_opts *opts, dmistub
     rc = pthread_create(&ev->thread, NULL, publisher_main, ev);
     if (rc != 0) {
         ncmp_producer_destroy(ev->producer);
+        pthread_cond_destroy(&ev->wake);
+        pthread_mutex_destroy(&ev->lock);
         free(ev);
         return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the publisher: %s", strerror(rc));
     }

@@ -11,13 +11,16 @@
  *            milliseconds), ce_destination (the client topic),
  *            ce_correlationid (the request id), content-type
  *            application/json;
- *   key      the CM handle id (spreads a request over the partitions);
+ *   key      the CM handle id (the reference stub uses a random UUID; the
+ *            handle id spreads a request over the partitions and keeps one
+ *            handle's results in order);
  *   value    {"data":{"responses":[{"operationId","ids":[<handle>],
  *            "resourceIdentifier","options","statusCode":"0",
  *            "statusMessage":"Successfully applied changes",
  *            "result":<the sample topology>}]}}
  *            (resourceIdentifier and options only when the request had
- *            them; the result's network-id is <network base>-<handle>).
+ *            them; the result's network-id is <network base>-<handle>,
+ *            where the reference leaves "#network-id" as it is).
  *
  * One publisher thread takes submitted jobs in order and produces through
  * the core library's producer (batched: linger and lz4 compression by

@@ -36,7 +36,8 @@
  *   GET  /stub/stats, POST /stub/reset     counters: module references and
  *        resources answered per tag, 503s of the busy window, pass-through
  *        reads and writes, batch requests and handles, events queued,
- *        delivered and failed, bad requests, 401s, requests waiting.
+ *        delivered and failed, bad requests, 401s, and "waiting": answers
+ *        and batch jobs still waiting for their delay.
  *
  * Behaviour worth knowing:
  *   - Delays never hold a thread: the connection is suspended and resumed
