@@ -85,7 +85,7 @@ static void stub_start(ms_case *c, int port, const char *const *extra)
 
     snprintf(portarg, sizeof(portarg), "%d", port);
     unlink(c->port_file);
-    argv[n++] = NCMP_DMI_STUB_PATH;
+    argv[n++] = NCMP_DMISTUB_PATH;
     argv[n++] = "--port";
     argv[n++] = portarg;
     argv[n++] = "--port-file";
@@ -98,7 +98,7 @@ static void stub_start(ms_case *c, int port, const char *const *extra)
     for (const char *const *e = extra; e && *e && n < 30; e++)
         argv[n++] = *e;
     argv[n] = NULL;
-    c->stub = it_spawn(NCMP_DMI_STUB_PATH, c->stub_log, argv);
+    c->stub = it_spawn(NCMP_DMISTUB_PATH, c->stub_log, argv);
     for (;;) {
         FILE *f = fopen(c->port_file, "r");
         int p = 0;

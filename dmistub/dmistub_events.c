@@ -1,0 +1,436 @@
+#include "dmistub_events.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_config.h"
+#include "ncmp_kafka.h"
+#include "ncmp_log.h"
+
+#define EVENT_TYPE   "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
+#define EVENT_SCHEMA "urn:cps:" EVENT_TYPE ":1.0.0"
+#define STATUS_OK    "Successfully applied changes"
+
+struct dmistub_job {
+    char *correlation_id;
+    char *destination;
+    char *network_base;
+    json_object *operations;
+    dmistub_events *ev; /* for the timer callback */
+    dmistub_job *next;
+};
+
+struct dmistub_events {
+    const dmistub_opts *opts;
+    dmistub_models *models;
+    ncmp_producer *producer;
+    ncmp_delivery delivery;
+    atomic_long queued, send_failed;
+    long base_queued, base_delivered, base_failed; /* at the last reset */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    dmistub_job *head, *tail;
+    int stopping;
+    pthread_t thread;
+    uint64_t rng; /* publisher thread only */
+};
+
+/* --- jobs ---------------------------------------------------------------- */
+
+static int optional_string(json_object *obj, const char *key, size_t at, ncmp_err *err)
+{
+    json_object *v;
+
+    if (json_object_object_get_ex(obj, key, &v) && v && !json_object_is_type(v, json_type_string))
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "operations[%zu].%s: not a string", at, key);
+    return 0;
+}
+
+static int validate_handles(json_object *handles, size_t at, size_t *count, ncmp_err *err)
+{
+    if (!handles || !json_object_is_type(handles, json_type_array))
+        return ncmp_err_set(err, NCMP_ERR_REJECT,
+                            "operations[%zu].cmHandles: missing or not an array", at);
+    for (size_t i = 0; i < json_object_array_length(handles); i++) {
+        json_object *h = json_object_array_get_idx(handles, i), *id;
+        if (!json_object_is_type(h, json_type_object) || !json_object_object_get_ex(h, "id", &id) ||
+            !json_object_is_type(id, json_type_string))
+            return ncmp_err_set(err, NCMP_ERR_REJECT,
+                                "operations[%zu].cmHandles[%zu]: expected an object with a "
+                                "string \"id\"",
+                                at, i);
+    }
+    *count += json_object_array_length(handles);
+    return 0;
+}
+
+int dmistub_job_validate(json_object *operations, size_t *handles, ncmp_err *err)
+{
+    size_t count = 0;
+
+    if (!operations || !json_object_is_type(operations, json_type_array))
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "operations: missing or not an array");
+    for (size_t i = 0; i < json_object_array_length(operations); i++) {
+        json_object *op = json_object_array_get_idx(operations, i), *id, *chs = NULL;
+        if (!json_object_is_type(op, json_type_object))
+            return ncmp_err_set(err, NCMP_ERR_REJECT, "operations[%zu]: not an object", i);
+        if (!json_object_object_get_ex(op, "operationId", &id) ||
+            !json_object_is_type(id, json_type_string))
+            return ncmp_err_set(err, NCMP_ERR_REJECT,
+                                "operations[%zu].operationId: missing or not a string", i);
+        json_object_object_get_ex(op, "cmHandles", &chs);
+        if (optional_string(op, "resourceIdentifier", i, err) != 0 ||
+            optional_string(op, "options", i, err) != 0 ||
+            validate_handles(chs, i, &count, err) != 0)
+            return -1;
+    }
+    *handles = count;
+    return 0;
+}
+
+dmistub_job *dmistub_job_new(const char *correlation_id, const char *destination,
+                             const char *network_base, json_object *operations)
+{
+    dmistub_job *job = ncmp_xcalloc(1, sizeof(*job));
+
+    job->correlation_id = ncmp_xstrdup(correlation_id);
+    job->destination = ncmp_xstrdup(destination);
+    job->network_base = ncmp_xstrdup(network_base);
+    job->operations = operations;
+    return job;
+}
+
+void dmistub_job_free(dmistub_job *job)
+{
+    if (!job)
+        return;
+    free(job->correlation_id);
+    free(job->destination);
+    free(job->network_base);
+    json_object_put(job->operations);
+    free(job);
+}
+
+/* --- one event ------------------------------------------------------------ */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    /* xorshift64*: ids need to be unique, not secret */
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* A version 4 UUID in lowercase. */
+static void uuid_v4(uint64_t *rng, char out[37])
+{
+    uint64_t hi = rng_next(rng), lo = rng_next(rng);
+
+    hi = (hi & ~0xF000ULL) | 0x4000ULL;             /* version 4 */
+    lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56); /* variant 10 */
+    snprintf(out, 37, "%08x-%04x-%04x-%04x-%012llx", (unsigned)(hi >> 32),
+             (unsigned)((hi >> 16) & 0xFFFF), (unsigned)(hi & 0xFFFF), (unsigned)(lo >> 48),
+             (unsigned long long)(lo & 0xFFFFFFFFFFFFULL));
+}
+
+/* Now in RFC 3339 UTC with milliseconds: 2025-06-01T12:00:05.123Z. */
+static void time_now(char out[32])
+{
+    struct timespec ts;
+    struct tm tm;
+    char base[24];
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, 32, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
+}
+
+static void append_field(ncmp_buf *b, json_object *op, const char *key)
+{
+    json_object *v;
+
+    if (!json_object_object_get_ex(op, key, &v) || !v)
+        return;
+    ncmp_buf_appendf(b, ",\"%s\":", key);
+    ncmp_buf_append_json_string(b, json_object_get_string(v));
+}
+
+static void event_value(dmistub_events *ev, const dmistub_job *job, json_object *op,
+                        const char *handle, ncmp_buf *b)
+{
+    json_object *id;
+    ncmp_buf network_id = NCMP_BUF_INIT;
+
+    json_object_object_get_ex(op, "operationId", &id);
+    ncmp_buf_append_str(b, "{\"data\":{\"responses\":[{\"operationId\":");
+    ncmp_buf_append_json_string(b, json_object_get_string(id));
+    ncmp_buf_append_str(b, ",\"ids\":[");
+    ncmp_buf_append_json_string(b, handle);
+    ncmp_buf_append_char(b, ']');
+    append_field(b, op, "resourceIdentifier");
+    append_field(b, op, "options");
+    ncmp_buf_append_str(b, ",\"statusCode\":\"0\",\"statusMessage\":\"" STATUS_OK "\",\"result\":");
+    ncmp_buf_appendf(&network_id, "%s-%s", job->network_base, handle);
+    dmistub_topology_append_compact(ev->models, b, network_id.data);
+    ncmp_buf_append_str(b, "}]}}");
+    ncmp_buf_free(&network_id);
+}
+
+static rd_kafka_headers_t *event_headers(dmistub_events *ev, const dmistub_job *job)
+{
+    rd_kafka_headers_t *h = rd_kafka_headers_new(9);
+    char id[37], when[32];
+
+    uuid_v4(&ev->rng, id);
+    time_now(when);
+    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
+    rd_kafka_header_add(h, "ce_id", -1, id, -1);
+    rd_kafka_header_add(h, "ce_source", -1, "DMI", -1);
+    rd_kafka_header_add(h, "ce_type", -1, EVENT_TYPE, -1);
+    rd_kafka_header_add(h, "ce_dataschema", -1, EVENT_SCHEMA, -1);
+    rd_kafka_header_add(h, "ce_time", -1, when, -1);
+    rd_kafka_header_add(h, "ce_destination", -1, job->destination, -1);
+    rd_kafka_header_add(h, "ce_correlationid", -1, job->correlation_id, -1);
+    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
+    return h;
+}
+
+static void publish_one(dmistub_events *ev, const dmistub_job *job, json_object *op,
+                        const char *handle, ncmp_buf *value)
+{
+    ncmp_err err;
+
+    ncmp_buf_reset(value);
+    event_value(ev, job, op, handle, value);
+    if (ncmp_producer_send(ev->producer, &ev->delivery, ev->opts->async_topic,
+                           RD_KAFKA_PARTITION_UA, handle, strlen(handle), value->data, value->len,
+                           event_headers(ev, job), &err) != 0) {
+        atomic_fetch_add(&ev->send_failed, 1);
+        log_warn("events", "request=%s handle=%s: %s", job->correlation_id, handle, err.msg);
+        return;
+    }
+    atomic_fetch_add(&ev->queued, 1);
+}
+
+static void publish_job(dmistub_events *ev, const dmistub_job *job)
+{
+    ncmp_buf value = NCMP_BUF_INIT;
+    size_t n = 0;
+
+    for (size_t i = 0; i < json_object_array_length(job->operations); i++) {
+        json_object *op = json_object_array_get_idx(job->operations, i), *handles;
+        json_object_object_get_ex(op, "cmHandles", &handles);
+        for (size_t j = 0; j < json_object_array_length(handles); j++, n++) {
+            json_object *id;
+            json_object_object_get_ex(json_object_array_get_idx(handles, j), "id", &id);
+            publish_one(ev, job, op, json_object_get_string(id), &value);
+        }
+    }
+    ncmp_buf_free(&value);
+    log_debug("events", "request=%s destination=%s: %zu events queued", job->correlation_id,
+              job->destination, n);
+}
+
+/* --- the publisher ---------------------------------------------------------- */
+
+static dmistub_job *queue_pop(dmistub_events *ev)
+{
+    dmistub_job *job = ev->head;
+
+    ev->head = job->next;
+    if (!ev->head)
+        ev->tail = NULL;
+    return job;
+}
+
+static void *publisher_main(void *arg)
+{
+    dmistub_events *ev = arg;
+
+    pthread_mutex_lock(&ev->lock);
+    for (;;) {
+        if (ev->head) {
+            dmistub_job *job = queue_pop(ev);
+            pthread_mutex_unlock(&ev->lock);
+            publish_job(ev, job);
+            dmistub_job_free(job);
+            pthread_mutex_lock(&ev->lock);
+            continue;
+        }
+        if (ev->stopping)
+            break;
+        /* idle: serve delivery reports now and then */
+        pthread_mutex_unlock(&ev->lock);
+        rd_kafka_poll(ncmp_producer_rk(ev->producer), 0);
+        pthread_mutex_lock(&ev->lock);
+        if (!ev->head && !ev->stopping) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            ts.tv_nsec += 50 * 1000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&ev->wake, &ev->lock, &ts);
+        }
+    }
+    pthread_mutex_unlock(&ev->lock);
+    return NULL;
+}
+
+/* Producer settings for tens of thousands of ~2 KB events per second;
+ * --kafka-prop entries come after and win. */
+static int producer_config(const dmistub_opts *opts, ncmp_config **out, ncmp_err *err)
+{
+    static const char *const defaults[] = {"kafka.linger.ms",
+                                           "10",
+                                           "kafka.batch.size",
+                                           "1000000",
+                                           "kafka.compression.type",
+                                           "lz4",
+                                           NULL};
+    ncmp_config *cfg = ncmp_config_new_defaults();
+    char *props = ncmp_xstrdup(opts->kafka_props), *save = NULL;
+    int rc = ncmp_config_set(cfg, "kafka.bootstrap.servers", opts->kafka, err);
+
+    for (const char *const *d = defaults; rc == 0 && *d; d += 2)
+        rc = ncmp_config_set(cfg, d[0], d[1], err);
+    for (char *kv = strtok_r(props, "\n", &save); rc == 0 && kv; kv = strtok_r(NULL, "\n", &save)) {
+        char name[256];
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        snprintf(name, sizeof(name), "kafka.%s", kv);
+        rc = ncmp_config_set(cfg, name, eq + 1, err);
+    }
+    free(props);
+    if (rc != 0) {
+        ncmp_config_destroy(cfg);
+        return -1;
+    }
+    *out = cfg;
+    return 0;
+}
+
+int dmistub_events_start(dmistub_events **out, const dmistub_opts *opts, dmistub_models *models,
+                         ncmp_err *err)
+{
+    dmistub_events *ev = ncmp_xcalloc(1, sizeof(*ev));
+    ncmp_config *cfg = NULL;
+    pthread_condattr_t attr;
+    int rc;
+
+    ev->opts = opts;
+    ev->models = models;
+    ncmp_delivery_init(&ev->delivery);
+    if (getrandom(&ev->rng, sizeof(ev->rng), 0) != sizeof(ev->rng) || !ev->rng)
+        ev->rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
+    if (producer_config(opts, &cfg, err) != 0 ||
+        ncmp_producer_new(&ev->producer, cfg, "ncmp-dmi-stub", err) != 0) {
+        ncmp_config_destroy(cfg);
+        free(ev);
+        return -1;
+    }
+    ncmp_config_destroy(cfg);
+    pthread_mutex_init(&ev->lock, NULL);
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&ev->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    rc = pthread_create(&ev->thread, NULL, publisher_main, ev);
+    if (rc != 0) {
+        ncmp_producer_destroy(ev->producer);
+        pthread_cond_destroy(&ev->wake);
+        pthread_mutex_destroy(&ev->lock);
+        free(ev);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the publisher: %s", strerror(rc));
+    }
+    *out = ev;
+    return 0;
+}
+
+void dmistub_events_submit(dmistub_events *ev, dmistub_job *job)
+{
+    job->next = NULL;
+    pthread_mutex_lock(&ev->lock);
+    if (ev->tail)
+        ev->tail->next = job;
+    else
+        ev->head = job;
+    ev->tail = job;
+    pthread_cond_signal(&ev->wake);
+    pthread_mutex_unlock(&ev->lock);
+}
+
+static void job_due(void *arg)
+{
+    dmistub_job *job = arg;
+
+    dmistub_events_submit(job->ev, job);
+}
+
+void dmistub_events_submit_after(dmistub_events *ev, dmistub_timer *timer, long delay_ms,
+                                 dmistub_job *job)
+{
+    job->ev = ev;
+    if (delay_ms == 0 || dmistub_timer_add(timer, delay_ms, job_due, job) != 0)
+        dmistub_events_submit(ev, job);
+}
+
+static void stats_now(dmistub_events *ev, dmistub_event_stats *s)
+{
+    long queued = atomic_load(&ev->queued);
+    long failed_dr = atomic_load(&ev->delivery.failed);
+    long pending = atomic_load(&ev->delivery.pending);
+
+    s->queued = queued;
+    s->delivered = queued - pending - failed_dr;
+    if (s->delivered < 0)
+        s->delivered = 0;
+    s->failed = atomic_load(&ev->send_failed) + failed_dr;
+}
+
+void dmistub_events_stats(dmistub_events *ev, dmistub_event_stats *out)
+{
+    stats_now(ev, out);
+    pthread_mutex_lock(&ev->lock);
+    out->queued -= ev->base_queued;
+    out->delivered -= ev->base_delivered;
+    out->failed -= ev->base_failed;
+    pthread_mutex_unlock(&ev->lock);
+}
+
+void dmistub_events_stats_reset(dmistub_events *ev)
+{
+    dmistub_event_stats s;
+
+    stats_now(ev, &s);
+    pthread_mutex_lock(&ev->lock);
+    ev->base_queued = s.queued;
+    ev->base_delivered = s.delivered;
+    ev->base_failed = s.failed;
+    pthread_mutex_unlock(&ev->lock);
+}
+
+void dmistub_events_stop(dmistub_events *ev)
+{
+    if (!ev)
+        return;
+    pthread_mutex_lock(&ev->lock);
+    ev->stopping = 1;
+    pthread_cond_signal(&ev->wake);
+    pthread_mutex_unlock(&ev->lock);
+    pthread_join(ev->thread, NULL);
+    ncmp_producer_destroy(ev->producer);
+    pthread_cond_destroy(&ev->wake);
+    pthread_mutex_destroy(&ev->lock);
+    free(ev);
+}

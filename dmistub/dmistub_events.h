@@ -1,0 +1,85 @@
+/*
+ * dmistub_events: DataOperationEvent results on Kafka, as a DMI plugin
+ * sends them after a batch read (CONTRACT.md §7.3).
+ *
+ * A job is one request's operations; publishing it sends one CloudEvent
+ * per CM handle to the async topic (ncmp-async-m2m), in Kafka's binary
+ * encoding:
+ *   headers  ce_specversion 1.0, ce_id (a fresh UUID), ce_source DMI,
+ *            ce_type org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent,
+ *            ce_dataschema urn:cps:<ce_type>:1.0.0, ce_time (RFC 3339, UTC,
+ *            milliseconds), ce_destination (the client topic),
+ *            ce_correlationid (the request id), content-type
+ *            application/json;
+ *   key      the CM handle id (the reference stub uses a random UUID; the
+ *            handle id spreads a request over the partitions and keeps one
+ *            handle's results in order);
+ *   value    {"data":{"responses":[{"operationId","ids":[<handle>],
+ *            "resourceIdentifier","options","statusCode":"0",
+ *            "statusMessage":"Successfully applied changes",
+ *            "result":<the sample topology>}]}}
+ *            (resourceIdentifier and options only when the request had
+ *            them; the result's network-id is <network base>-<handle>,
+ *            where the reference leaves "#network-id" as it is).
+ *
+ * One publisher thread takes submitted jobs in order and produces through
+ * the core library's producer (batched: linger and lz4 compression by
+ * default, --kafka-prop overrides), so HTTP threads never wait for Kafka.
+ */
+#ifndef DMISTUB_EVENTS_H
+#define DMISTUB_EVENTS_H
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "dmistub_models.h"
+#include "dmistub_opts.h"
+#include "dmistub_timer.h"
+#include "ncmp_err.h"
+
+typedef struct dmistub_events dmistub_events;
+typedef struct dmistub_job dmistub_job;
+
+/* Check a batch request's `operations` (borrowed): an array of objects
+ * with a string "operationId", optional string "resourceIdentifier" and
+ * "options", and "cmHandles", an array of objects with a string "id".
+ * Sets *handles to the number of CM handles. A REJECT names the first
+ * bad field. */
+int dmistub_job_validate(json_object *operations, size_t *handles, ncmp_err *err);
+
+/* A job for validated `operations` (taken over: the job puts it). The
+ * strings are copied. Owned by the caller until submitted. */
+dmistub_job *dmistub_job_new(const char *correlation_id, const char *destination,
+                             const char *network_base, json_object *operations);
+
+void dmistub_job_free(dmistub_job *job);
+
+/* Connect a producer to opts->kafka and start the publisher. On success
+ * *ev is owned by the caller (dmistub_events_stop); `opts` and `models`
+ * are borrowed and must outlive it. */
+int dmistub_events_start(dmistub_events **ev, const dmistub_opts *opts, dmistub_models *models,
+                         ncmp_err *err);
+
+/* Queue a job for the publisher (takes it). Thread-safe. */
+void dmistub_events_submit(dmistub_events *ev, dmistub_job *job);
+
+/* Queue a job once delay_ms have passed, through `timer` (takes it; a
+ * negative delay waits for the timer to stop). Thread-safe. */
+void dmistub_events_submit_after(dmistub_events *ev, dmistub_timer *timer, long delay_ms,
+                                 dmistub_job *job);
+
+typedef struct dmistub_event_stats {
+    long queued;    /* handed to the producer */
+    long delivered; /* acknowledged by the broker */
+    long failed;    /* refused by the producer or not delivered */
+} dmistub_event_stats;
+
+/* Counters since the start or the last reset. Thread-safe. */
+void dmistub_events_stats(dmistub_events *ev, dmistub_event_stats *out);
+void dmistub_events_stats_reset(dmistub_events *ev);
+
+/* Publish every job submitted so far, flush the producer (up to 10 s),
+ * stop the thread and free. Accepts NULL. */
+void dmistub_events_stop(dmistub_events *ev);
+
+#endif
