@@ -215,6 +215,8 @@ static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_mes
     if (ncmp_db_commit(ctx->db, err) != 0)
         goto done;
     ncmp_fault_point(st->point_after);
+    if (ntodo && !reject_reason && st->role->after_commit)
+        st->role->after_commit(state, ctx);
     rc = 0;
 done:
     if (rc != 0) {

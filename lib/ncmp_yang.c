@@ -111,8 +111,13 @@ int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn 
     set_lookup l = {src, n, load, load_arg};
     int rc = -1;
 
-    if (ncmp_yang_ctx_new(&ctx, err) != 0)
-        return -1;
+    /* Compiled once, after every source is parsed: libyang would
+     * otherwise recompile the context for each module added, which is
+     * quadratic in the size of the set. */
+    if (ly_ctx_new(NULL,
+                   LY_CTX_NO_YANGLIBRARY | LY_CTX_DISABLE_SEARCHDIRS | LY_CTX_EXPLICIT_COMPILE,
+                   &ctx) != LY_SUCCESS)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create a libyang context");
     ly_ctx_set_module_imp_clb(ctx, set_import_cb, &l);
     for (size_t i = 0; i < n; i++) {
         src[i].submodule = is_submodule(src[i].source);
@@ -141,6 +146,10 @@ int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn 
             goto done;
         }
         s->namespace_ = ncmp_xstrdup(mod->ns ? mod->ns : "");
+    }
+    if (ly_ctx_compile(ctx) != LY_SUCCESS) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the module set is not valid YANG: %s", ly_reason(ctx));
+        goto done;
     }
     rc = 0;
 done:

@@ -204,7 +204,7 @@ _module_sync_run() {
 # runs, 0 skips it). Raw limit: COPY of the same rows, in the same run.
 bench_module_sync() {
     local handles=50000 busy=180000 json="" copy secs refs res rate busy_secs="null" busy_rate="null"
-    local raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" batch workers
+    local raw batch workers
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -214,6 +214,7 @@ bench_module_sync() {
         esac
     done
     services_up
+    raw="$NCMP_BIN/tests/bench/ncmp-bench-raw"
     batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^module-sync.batch-size = //p')
     workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^module-sync.workers = //p')
     info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"

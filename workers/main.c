@@ -210,6 +210,7 @@ static int cmd_run(const ncmp_config *cfg)
     int nstarted = 0;
     pthread_t watchdog;
 
+    memset(roles, 0, sizeof(roles));
     if (cfg->db_migrate_on_start) {
         rc = cmd_migrate(cfg);
         if (rc != 0 || ncmp_stopping)

@@ -85,9 +85,16 @@ static const char SQL_LOAD[] = "SELECT source FROM yang_resource WHERE module_na
                                " AND ($2::text IS NULL OR revision = $2) "
                                "ORDER BY revision DESC LIMIT 1";
 
+/* New sources go by COPY (several MB per set) into a per-connection
+ * staging table, then into yang_resource once each. */
+static const char SQL_STAGE_TABLE[] =
+    "CREATE TEMP TABLE IF NOT EXISTS ms_source_stage (checksum text, module_name text,"
+    " revision text, namespace text, source text) ON COMMIT DELETE ROWS";
+
 static const char SQL_STORE_SOURCES[] =
     "INSERT INTO yang_resource (checksum, module_name, revision, namespace, source) "
-    "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) "
+    "SELECT DISTINCT ON (checksum) checksum, module_name, revision, namespace, source"
+    " FROM ms_source_stage ORDER BY checksum "
     "ON CONFLICT (checksum) DO NOTHING";
 
 static const char SQL_NEW_TAG_SET[] = "INSERT INTO module_set (tag) VALUES ($1) RETURNING id";
@@ -425,6 +432,7 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
     size_t nsrc = g->sources.len;
     char(*hex)[65];
     ncmp_err yerr;
+    double t0, t1;
     int rc = -1;
 
     /* the DMI must answer every reference it was asked for */
@@ -447,32 +455,38 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
         src[s].revision = g->sources.items[s].revision;
         src[s].source = g->sources.items[s].source;
     }
+    t0 = ncmp_now_ms();
     if (ncmp_yang_check_set_with(src, nsrc, load_stored, w, &yerr) != 0) {
         group_fail(g, "%s", yerr.msg);
         rc = 0;
         goto done;
     }
+    t1 = ncmp_now_ms();
     for (size_t s = 0; s < nsrc; s++) {
         size_t len = strlen(src[s].source);
         ncmp_sha256_hex(src[s].source, len, hex[s]);
     }
     if (nsrc) {
-        for (int i = 0; i < 5; i++)
-            arr_begin(&w->a[i]);
+        ncmp_buf_reset(&w->body);
         for (size_t s = 0; s < nsrc; s++) {
-            arr_add(&w->a[0], hex[s]);
-            arr_add(&w->a[1], src[s].name);
-            arr_add(&w->a[2], src[s].revision);
-            arr_add(&w->a[3], src[s].namespace_);
-            arr_add(&w->a[4], src[s].source);
+            const char *f[5] = {hex[s], src[s].name, src[s].revision, src[s].namespace_,
+                                src[s].source};
+            for (int i = 0; i < 5; i++) {
+                ncmp_buf_append_copy_field(&w->body, f[i], strlen(f[i]));
+                ncmp_buf_append_char(&w->body, i < 4 ? '\t' : '\n');
+            }
         }
-        for (int i = 0; i < 5; i++) {
-            arr_end(&w->a[i]);
-            params[i] = w->a[i].data;
-        }
-        if (ncmp_db_run(w->db, "ms_store_sources", 5, params, NULL, err) != 0)
+        if (ncmp_db_exec(w->db, SQL_STAGE_TABLE, err) != 0 ||
+            ncmp_db_exec(w->db, "TRUNCATE ms_source_stage", err) != 0 ||
+            ncmp_db_copy(w->db,
+                         "COPY ms_source_stage (checksum, module_name, revision, namespace,"
+                         " source) FROM STDIN",
+                         w->body.data, w->body.len, err) != 0 ||
+            ncmp_db_run(w->db, "ms_store_sources", 0, NULL, NULL, err) != 0)
             goto done;
     }
+    log_debug("module-sync", "set %s: %zu new sources checked in %.0f ms, stored in %.0f ms",
+              *g->tag ? g->tag : g->first->id, nsrc, t1 - t0, ncmp_now_ms() - t1);
     params[0] = *g->tag ? g->tag : g->first->id;
     if (ncmp_db_run(w->db, *g->tag ? "ms_new_tag_set" : "ms_new_handle_set", 1, params, &res,
                     err) != 0)
@@ -520,6 +534,7 @@ done:
 static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
 {
     char ***sums;
+    double t0, t1, t2, t3;
     int rc = 0;
 
     if (!n)
@@ -528,7 +543,9 @@ static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
                      "SELECT pg_advisory_xact_lock_shared(hashtextextended('" CLEANUP_LOCK "', 0))",
                      err) != 0)
         return -1;
+    t0 = ncmp_now_ms();
     fetch_references(w, gs, n);
+    t1 = ncmp_now_ms();
     sums = ncmp_xcalloc(n, sizeof(*sums));
     for (size_t i = 0; i < n && rc == 0; i++)
         if (!*gs[i]->error)
@@ -537,10 +554,16 @@ static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
         for (size_t i = 0; i < n; i++)
             if (!sums[i])
                 sums[i] = ncmp_xcalloc(1, sizeof(**sums));
+        t2 = ncmp_now_ms();
         fetch_sources(w, gs, n, sums);
+        t3 = ncmp_now_ms();
         for (size_t i = 0; i < n && rc == 0; i++)
             if (!*gs[i]->error)
                 rc = store_group(w, gs[i], sums[i], err);
+        log_debug("module-sync",
+                  "%zu new sets: references %.0f ms, lookup %.0f ms, sources %.0f ms, check and "
+                  "store %.0f ms",
+                  n, t1 - t0, t2 - t1, t3 - t2, ncmp_now_ms() - t3);
     }
     for (size_t i = 0; i < n; i++)
         free_sums(sums[i], gs[i]->refs.len);

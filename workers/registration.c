@@ -1069,15 +1069,26 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
         return -1;
     t1 = ncmp_now_ms();
     rc = ncmp_outbox_flush(&w->outbox, err);
-    /* module sync starts at once; the stage commits only once the broker
-     * has these records (if they were lost, the sweep would find the
-     * handles ADVISED) */
-    if (rc == 0 && *w->cfg->module_sync_topic)
-        rc = modsync_queue_send(&w->handoff, ctx->producer, &ctx->delivery,
-                                w->cfg->module_sync_topic, err);
     log_debug("registration", "batch of %zu requests: %.0f ms, outbox %.0f ms", n, t1 - t0,
               ncmp_now_ms() - t1);
     return rc;
+}
+
+/* Module sync starts as soon as the handles are committed (not before:
+ * it would not see them yet). A crash between the commit and these
+ * records loses them; the module-sync sweep then finds the handles
+ * ADVISED after module-sync.advised-grace-ms. */
+static void reg_after_commit(void *state, ncmp_stage_ctx *ctx)
+{
+    reg_worker *w = state;
+    ncmp_err err;
+
+    if (!*w->cfg->module_sync_topic) {
+        modsync_queue_reset(&w->handoff);
+        return;
+    }
+    if (modsync_queue_send(&w->handoff, ctx->producer, NULL, w->cfg->module_sync_topic, &err) != 0)
+        log_warn("registration", "handing handles to module sync: %s (the sweep will)", err.msg);
 }
 
 void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
@@ -1092,5 +1103,6 @@ void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const
     role->arg = NULL;
     role->worker_init = reg_init;
     role->apply = reg_apply;
+    role->after_commit = reg_after_commit;
     role->worker_fini = reg_fini;
 }

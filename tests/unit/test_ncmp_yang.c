@@ -91,3 +91,20 @@ Test(ncmp_yang, imports_outside_the_set_come_from_the_loader)
     cr_assert_str_eq(src[0].namespace_, "urn:a");
     ncmp_yang_sources_clear(src, 1);
 }
+
+/* Parses, but does not compile: an unknown type is found when the set is
+ * compiled as a whole. */
+Test(ncmp_yang, semantic_errors_are_rejected)
+{
+    ncmp_yang_source src[] = {{"c", "",
+                               "module c { namespace \"urn:c\"; prefix c;\n"
+                               "  leaf l { type no-such-type; } }",
+                               0, NULL}};
+    ncmp_err err = {0};
+
+    ly_log_options(LY_LOSTORE);
+    cr_assert_eq(ncmp_yang_check_set(src, 1, &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT);
+    cr_assert(strstr(err.msg, "not valid YANG"), "%s", err.msg);
+    ncmp_yang_sources_clear(src, 1);
+}
