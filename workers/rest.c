@@ -8,6 +8,7 @@
 #include "ncmp_http.h"
 #include "ncmp_log.h"
 #include "rest_db.h"
+#include "rest_json.h"
 #include "rest_registration.h"
 #include "search.h"
 
@@ -22,39 +23,9 @@ struct rest {
     ncmp_http_server *server;
 };
 
-/* --- the JSON PostgreSQL renders ----------------------------------------- */
-
-/* CmHandleCompositeState, nulls omitted. dataSyncEnabled is unset until a
- * handle was first READY, as in NCMP (its composite state starts without
- * it). A LOCKED handle without a reason shows LOCKED_MISBEHAVING. */
-#define STATE_JSON                                                                                 \
-    "json_strip_nulls(json_build_object("                                                          \
-    "'cmHandleState', h.state,"                                                                    \
-    " 'lockReason', CASE WHEN h.lock_reason IS NOT NULL OR h.state = 'LOCKED' THEN"                \
-    " json_build_object('reason', coalesce(nullif(h.lock_reason, ''), 'LOCKED_MISBEHAVING'),"      \
-    " 'details', h.lock_details) END,"                                                             \
-    " 'lastUpdateTime', to_char(h.last_update_time AT TIME ZONE 'UTC',"                            \
-    " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"+0000\"'),"                                                   \
-    " 'dataSyncEnabled', CASE WHEN h.state = 'READY' OR h.operational_sync_state IS NOT NULL"      \
-    " OR h.data_sync_enabled THEN h.data_sync_enabled END,"                                        \
-    " 'dataSyncState', CASE WHEN h.operational_sync_state IS NOT NULL THEN"                        \
-    " json_build_object('operational', json_build_object('syncState',"                             \
-    " h.operational_sync_state)) END))"
-
-/* RestOutputCmHandle; `DMI` adds cmHandleProperties (outputDmiProperties). */
-#define HANDLE_JSON_WITH(DMI)                                                                      \
-    "json_build_object('cmHandle', h.id,"                                                          \
-    " 'publicCmHandleProperties', json_build_array(h.public_properties)" DMI ","                   \
-    " 'state', " STATE_JSON ","                                                                    \
-    " 'trustLevel', h.effective_trust_level,"                                                      \
-    " 'moduleSetTag', h.module_set_tag,"                                                           \
-    " 'alternateId', coalesce(h.alternate_id, ''),"                                                \
-    " 'dataProducerIdentifier', h.data_producer_identifier)::text"
-#define HANDLE_JSON     HANDLE_JSON_WITH("")
-#define HANDLE_JSON_DMI HANDLE_JSON_WITH(", 'cmHandleProperties', h.additional_properties")
-
-#define ID_JSON     "to_json(h.id)::text"
-#define ALT_ID_JSON "to_json(coalesce(h.alternate_id, ''))::text"
+#define HANDLE_COLUMNS REST_HANDLE_COLUMNS
+#define ID_COLUMN      "h.id"
+#define ALT_ID_COLUMN  "h.alternate_id"
 
 /* Longest match (CONTRACT.md §6.2): $1 is the JSON array of candidates,
  * the reference and its prefixes cut at '/'; the longest one that is an
@@ -159,7 +130,7 @@ static void longest_candidates(const char *ref, ncmp_buf *out)
 /* --- searches ------------------------------------------------------------ */
 
 static void search_answer(ncmp_http_request *req, rest *r, search_side side, int legacy,
-                          const char *expr, int block_rows)
+                          const char *columns, int block_rows, rest_row_fn fmt)
 {
     size_t len;
     const char *body = ncmp_http_body(req, &len);
@@ -171,9 +142,9 @@ static void search_answer(ncmp_http_request *req, rest *r, search_side side, int
         ncmp_http_respond_error(req, 400, e.message, e.details);
         return;
     }
-    ncmp_buf_appendf(&sql, "SELECT %s FROM cm_handle h WHERE %s", expr, q.where.data);
+    ncmp_buf_appendf(&sql, "SELECT %s FROM cm_handle h WHERE %s", columns, q.where.data);
     rest_db_stream_array(req, r->pool, sql.data, q.nparams, (const char *const *)q.params,
-                         block_rows);
+                         block_rows, fmt);
     ncmp_buf_free(&sql);
     search_query_free(&q);
 }
@@ -181,7 +152,8 @@ static void search_answer(ncmp_http_request *req, rest *r, search_side side, int
 /* POST /ncmp/v1/ch/searches */
 static void h_searches(ncmp_http_request *req, void *arg)
 {
-    search_answer(req, arg, SEARCH_NORTHBOUND, 1, HANDLE_JSON, HANDLE_BLOCK_ROWS);
+    search_answer(req, arg, SEARCH_NORTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
+                  rest_json_handle_row);
 }
 
 /* POST /ncmp/v1/ch/id-searches?outputAlternateId= */
@@ -190,7 +162,8 @@ static void h_id_searches(ncmp_http_request *req, void *arg)
     int alt;
 
     if (query_flag(req, "outputAlternateId", &alt) == 0)
-        search_answer(req, arg, SEARCH_NORTHBOUND, 0, alt ? ALT_ID_JSON : ID_JSON, ID_BLOCK_ROWS);
+        search_answer(req, arg, SEARCH_NORTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
+                      ID_BLOCK_ROWS, rest_json_string_row);
 }
 
 /* POST /ncmpInventory/v1/ch/searches?outputAlternateId= */
@@ -199,7 +172,8 @@ static void h_inventory_searches(ncmp_http_request *req, void *arg)
     int alt;
 
     if (query_flag(req, "outputAlternateId", &alt) == 0)
-        search_answer(req, arg, SEARCH_SOUTHBOUND, 0, alt ? ALT_ID_JSON : ID_JSON, ID_BLOCK_ROWS);
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
+                      ID_BLOCK_ROWS, rest_json_string_row);
 }
 
 /* POST /ncmpInventory/v1/ch/searchCmHandles?outputDmiProperties= */
@@ -208,27 +182,28 @@ static void h_inventory_search_handles(ncmp_http_request *req, void *arg)
     int dmi;
 
     if (query_flag(req, "outputDmiProperties", &dmi) == 0)
-        search_answer(req, arg, SEARCH_SOUTHBOUND, 1, dmi ? HANDLE_JSON_DMI : HANDLE_JSON,
-                      HANDLE_BLOCK_ROWS);
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
+                      dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
 }
 
 /* --- one handle ---------------------------------------------------------- */
 
-static void answer_longest(ncmp_http_request *req, rest *r, const char *ref, const char *sql)
+static void answer_longest(ncmp_http_request *req, rest *r, const char *ref, rest_row_fn fmt)
 {
     ncmp_buf cands = NCMP_BUF_INIT;
     const char *params[1];
 
     longest_candidates(ref, &cands);
     params[0] = cands.data;
-    rest_db_answer_one(req, r->pool, sql, 1, params, not_found, ref);
+    rest_db_answer_one(req, r->pool, BY_LONGEST_MATCH(HANDLE_COLUMNS), 1, params, fmt, not_found,
+                       ref);
     ncmp_buf_free(&cands);
 }
 
 /* GET /ncmp/v1/ch/{ref} */
 static void h_handle(ncmp_http_request *req, void *arg)
 {
-    answer_longest(req, arg, ncmp_http_param(req, "ref"), BY_LONGEST_MATCH(HANDLE_JSON));
+    answer_longest(req, arg, ncmp_http_param(req, "ref"), rest_json_handle_row);
 }
 
 /* GET /ncmpInventory/v1/ch?distinguishedName=&outputDmiProperties= */
@@ -238,30 +213,28 @@ static void h_inventory_handle(ncmp_http_request *req, void *arg)
     int dmi;
 
     if (dn && query_flag(req, "outputDmiProperties", &dmi) == 0)
-        answer_longest(req, arg, dn,
-                       dmi ? BY_LONGEST_MATCH(HANDLE_JSON_DMI) : BY_LONGEST_MATCH(HANDLE_JSON));
+        answer_longest(req, arg, dn, dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
 }
 
-static void answer_exact(ncmp_http_request *req, rest *r, const char *sql)
+static void answer_exact(ncmp_http_request *req, rest *r, rest_row_fn fmt)
 {
     const char *ref = ncmp_http_param(req, "ref");
     const char *params[1] = {ref};
 
-    rest_db_answer_one(req, r->pool, sql, 1, params, not_found, ref);
+    rest_db_answer_one(req, r->pool, BY_EXACT_MATCH(HANDLE_COLUMNS), 1, params, fmt, not_found,
+                       ref);
 }
 
 /* GET /ncmp/v1/ch/{ref}/properties */
 static void h_properties(ncmp_http_request *req, void *arg)
 {
-    answer_exact(req, arg,
-                 BY_EXACT_MATCH("json_build_object('publicCmHandleProperties',"
-                                " json_build_array(h.public_properties))::text"));
+    answer_exact(req, arg, rest_json_properties_row);
 }
 
 /* GET /ncmp/v1/ch/{ref}/state */
 static void h_state(ncmp_http_request *req, void *arg)
 {
-    answer_exact(req, arg, BY_EXACT_MATCH("json_build_object('state', " STATE_JSON ")::text"));
+    answer_exact(req, arg, rest_json_state_row);
 }
 
 /* GET /ncmp/v1/ch/{ref}/modules: [] for an unknown handle */
@@ -270,7 +243,8 @@ static void h_modules(ncmp_http_request *req, void *arg)
     rest *r = arg;
     const char *params[1] = {ncmp_http_param(req, "ref")};
 
-    rest_db_stream_array(req, r->pool, SQL_MODULES, 1, params, HANDLE_BLOCK_ROWS);
+    rest_db_stream_array(req, r->pool, SQL_MODULES, 1, params, HANDLE_BLOCK_ROWS,
+                         rest_json_raw_row);
 }
 
 /* GET /ncmp/v1/ch/{ref}/modules/definitions?module-name=&revision= */
@@ -285,7 +259,7 @@ static void h_module_definitions(ncmp_http_request *req, void *arg)
     params[0] = ncmp_http_param(req, "ref");
     params[1] = name && *name ? name : NULL;
     params[2] = params[1] && revision && *revision ? revision : NULL;
-    rest_db_stream_array(req, r->pool, SQL_MODULE_DEFINITIONS, 3, params, 100);
+    rest_db_stream_array(req, r->pool, SQL_MODULE_DEFINITIONS, 3, params, 100, rest_json_raw_row);
 }
 
 /* GET /ncmpInventory/v1/ch/cmHandles?dmi-plugin-identifier=&outputAlternateId= */
@@ -298,8 +272,9 @@ static void h_inventory_dmi_handles(ncmp_http_request *req, void *arg)
 
     if (!dmi || query_flag(req, "outputAlternateId", &alt) != 0)
         return;
-    rest_db_stream_array(req, r->pool, alt ? BY_DMI_PLUGIN(ALT_ID_JSON) : BY_DMI_PLUGIN(ID_JSON), 1,
-                         params, ID_BLOCK_ROWS);
+    rest_db_stream_array(req, r->pool,
+                         alt ? BY_DMI_PLUGIN(ALT_ID_COLUMN) : BY_DMI_PLUGIN(ID_COLUMN), 1, params,
+                         ID_BLOCK_ROWS, rest_json_string_row);
 }
 
 /* --- the role ------------------------------------------------------------ */

@@ -106,26 +106,29 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
 
 /* --- streaming a JSON array from a cursor -------------------------------- */
 
-enum { ST_OPEN, ST_ROWS, ST_CLOSE, ST_DONE };
+/* Every query of the role: read-only, timestamps in ISO and UTC (the row
+ * formatters rely on it), and a cursor planned to be read to the end (it
+ * is planned for its first rows otherwise). */
+static const char SQL_BEGIN[] = "BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC';"
+                                " SET LOCAL DateStyle = 'ISO, YMD';"
+                                " SET LOCAL cursor_tuple_fraction = 1.0";
 
 typedef struct db_stream {
     rest_pool *pool;
     ncmp_db *db; /* NULL once given back */
-    PGresult *res;
-    int row, nrows, block_rows;
-    int last_block; /* the last FETCH returned fewer rows than asked */
-    size_t off;     /* bytes of the current row already sent */
-    int sep_done;   /* the ',' before the current row is out */
-    int emitted;    /* a row is out */
-    int state;
+    rest_row_fn fmt;
+    int block_rows;
+    int last_block;   /* the last FETCH returned fewer rows than asked */
+    int emitted;      /* a row is out: the next one needs a ',' */
+    int closed;       /* the ']' is in `pending` */
+    ncmp_buf pending; /* formatted, not yet sent */
+    size_t sent;      /* bytes of `pending` already sent */
 } db_stream;
 
 static void stream_release(db_stream *st, int commit)
 {
     ncmp_err err;
 
-    PQclear(st->res);
-    st->res = NULL;
     if (!st->db)
         return;
     if (commit && ncmp_db_commit(st->db, &err) != 0)
@@ -136,41 +139,31 @@ static void stream_release(db_stream *st, int commit)
     st->db = NULL;
 }
 
+/* FETCH the next block and format it into `pending`. */
 static int stream_fetch(db_stream *st, ncmp_err *err)
 {
     char sql[64];
+    PGresult *res = NULL;
+    int n;
 
-    PQclear(st->res);
-    st->res = NULL;
     snprintf(sql, sizeof(sql), "FETCH %d FROM rest_cursor", st->block_rows);
-    if (ncmp_db_query(st->db, sql, 0, NULL, &st->res, err) != 0)
+    if (ncmp_db_query(st->db, sql, 0, NULL, &res, err) != 0)
         return -1;
-    st->nrows = PQntuples(st->res);
-    st->row = 0;
-    st->last_block = st->nrows < st->block_rows;
-    return 0;
-}
-
-/* Copy as much of the current row as fits; returns the bytes copied. */
-static size_t stream_row(db_stream *st, char *buf, size_t room)
-{
-    const char *v = "null";
-    size_t len = 4, n;
-
-    if (!PQgetisnull(st->res, st->row, 0)) {
-        v = PQgetvalue(st->res, st->row, 0);
-        len = (size_t)PQgetlength(st->res, st->row, 0);
-    }
-    n = len - st->off < room ? len - st->off : room;
-    memcpy(buf, v + st->off, n);
-    st->off += n;
-    if (st->off == len) {
-        st->row++;
-        st->off = 0;
-        st->sep_done = 0;
+    n = PQntuples(res);
+    for (int i = 0; i < n; i++) {
+        if (st->emitted)
+            ncmp_buf_append_char(&st->pending, ',');
+        st->fmt(res, i, &st->pending);
         st->emitted = 1;
     }
-    return n;
+    PQclear(res);
+    st->last_block = n < st->block_rows;
+    if (st->last_block) {
+        ncmp_buf_append_char(&st->pending, ']');
+        st->closed = 1;
+        stream_release(st, 1);
+    }
+    return 0;
 }
 
 static ssize_t stream_next(void *arg, char *buf, size_t max)
@@ -179,25 +172,20 @@ static ssize_t stream_next(void *arg, char *buf, size_t max)
     size_t out = 0;
     ncmp_err err;
 
-    while (out < max && st->state != ST_DONE) {
-        if (st->state == ST_OPEN) {
-            buf[out++] = '[';
-            st->state = ST_ROWS;
-        } else if (st->state == ST_CLOSE) {
-            buf[out++] = ']';
-            st->state = ST_DONE;
-            stream_release(st, 1);
-        } else if (st->row < st->nrows) {
-            if (!st->sep_done) {
-                if (st->emitted)
-                    buf[out++] = ',';
-                st->sep_done = 1;
-            } else {
-                out += stream_row(st, buf + out, max - out);
-            }
-        } else if (st->last_block) {
-            st->state = ST_CLOSE;
-        } else if (stream_fetch(st, &err) != 0) {
+    while (out < max) {
+        size_t left = st->pending.len - st->sent;
+        if (left) {
+            size_t n = left < max - out ? left : max - out;
+            memcpy(buf + out, st->pending.data + st->sent, n);
+            st->sent += n;
+            out += n;
+            continue;
+        }
+        if (st->closed)
+            break;
+        ncmp_buf_reset(&st->pending);
+        st->sent = 0;
+        if (stream_fetch(st, &err) != 0) {
             log_warn("rest", "streamed answer cut: %s", err.msg);
             stream_release(st, 0);
             return -1;
@@ -211,6 +199,7 @@ static void stream_free(void *arg)
     db_stream *st = arg;
 
     stream_release(st, 0);
+    ncmp_buf_free(&st->pending);
     free(st);
 }
 
@@ -222,9 +211,7 @@ static int stream_open(db_stream *st, const char *sql, int nparams, const char *
     ncmp_buf declare = NCMP_BUF_INIT;
     int rc;
 
-    /* a cursor is planned for its first rows unless told otherwise; these
-     * are read to the end */
-    if (ncmp_db_exec(st->db, "BEGIN READ ONLY; SET LOCAL cursor_tuple_fraction = 1.0", err) != 0)
+    if (ncmp_db_exec(st->db, SQL_BEGIN, err) != 0)
         return -1;
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
@@ -232,17 +219,19 @@ static int stream_open(db_stream *st, const char *sql, int nparams, const char *
     ncmp_buf_free(&declare);
     if (rc != 0)
         return -1;
+    ncmp_buf_append_char(&st->pending, '[');
     return stream_fetch(st, err);
 }
 
 void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                          const char *const *params, int block_rows)
+                          const char *const *params, int block_rows, rest_row_fn fmt)
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
     ncmp_err err;
 
     st->pool = pool;
     st->block_rows = block_rows;
+    st->fmt = fmt;
     if (rest_pool_get(pool, POOL_WAIT_MS, &st->db, &err) != 0 ||
         stream_open(st, sql, nparams, params, &err) != 0) {
         stream_free(st);
@@ -252,27 +241,42 @@ void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *s
     ncmp_http_respond_stream(req, 200, "application/json", 64 * 1024, stream_next, st, stream_free);
 }
 
+static int query_one(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                     PGresult **res, ncmp_err *err)
+{
+    if (ncmp_db_exec(db, SQL_BEGIN, err) != 0)
+        return -1;
+    if (ncmp_db_query(db, sql, nparams, params, res, err) != 0) {
+        ncmp_db_rollback(db);
+        return -1;
+    }
+    return ncmp_db_commit(db, err);
+}
+
 void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                        const char *const *params,
+                        const char *const *params, rest_row_fn fmt,
                         void (*missing)(ncmp_http_request *req, const void *arg),
                         const void *missing_arg)
 {
     ncmp_db *db = NULL;
     PGresult *res = NULL;
+    ncmp_buf out = NCMP_BUF_INIT;
     ncmp_err err;
 
     if (rest_pool_get(pool, POOL_WAIT_MS, &db, &err) != 0 ||
-        ncmp_db_query(db, sql, nparams, params, &res, &err) != 0) {
+        query_one(db, sql, nparams, params, &res, &err) != 0) {
         if (db)
             rest_pool_put(pool, db);
+        PQclear(res);
         rest_db_answer_error(req, &err);
         return;
     }
     rest_pool_put(pool, db);
-    if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0))
+    if (PQntuples(res) == 0) {
         missing(req, missing_arg);
-    else
-        ncmp_http_respond(req, 200, "application/json", PQgetvalue(res, 0, 0),
-                          (size_t)PQgetlength(res, 0, 0));
+    } else {
+        fmt(res, 0, &out);
+        ncmp_http_respond_json(req, 200, &out);
+    }
     PQclear(res);
 }

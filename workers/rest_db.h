@@ -11,6 +11,7 @@
 #ifndef NCMPD_REST_DB_H
 #define NCMPD_REST_DB_H
 
+#include "ncmp_buf.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_err.h"
@@ -33,18 +34,21 @@ void rest_pool_put(rest_pool *pool, ncmp_db *db);
  * else 500. */
 void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err);
 
-/* Run `sql` (parameters $1..$nparams as text, copied) and stream its rows
- * as a JSON array: each row's first column must already be a JSON value
- * as text. `block_rows` rows are fetched at a time. Answers the request in
- * every case (200 with the array, or an error). */
-void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                          const char *const *params, int block_rows);
+/* Append row `row` of `res` to `out` as one JSON value (rest_json.h). */
+typedef void (*rest_row_fn)(const PGresult *res, int row, ncmp_buf *out);
 
-/* Run `sql` expecting at most one row whose first column is a JSON value
- * as text; answer 200 with it, or call `missing(req, arg)` when there is
- * no row. */
+/* Run `sql` (parameters $1..$nparams as text, copied; a NULL is SQL NULL)
+ * and stream its rows as a JSON array, each written by `fmt`. `block_rows`
+ * rows are fetched at a time. Queries run in a read-only transaction with
+ * TimeZone UTC and DateStyle ISO. Answers the request in every case (200
+ * with the array, or an error). */
+void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                          const char *const *params, int block_rows, rest_row_fn fmt);
+
+/* Run `sql` expecting at most one row; answer 200 with it written by
+ * `fmt`, or call `missing(req, arg)` when there is no row. */
 void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                        const char *const *params,
+                        const char *const *params, rest_row_fn fmt,
                         void (*missing)(ncmp_http_request *req, const void *arg),
                         const void *missing_arg);
 
