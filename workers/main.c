@@ -242,7 +242,7 @@ static int cmd_run(const ncmp_config *cfg)
         }
     }
     if (!ncmp_stopping && role_wanted(cfg->roles, REST_ROLE)) {
-        if (rest_start(&api, cfg, producer, &err) != 0) {
+        if (rest_start(&api, cfg, &err) != 0) {
             log_error("main", "%s", err.msg);
             rc = EXIT_FATAL;
             ncmp_signal_request_stop();

@@ -298,7 +298,7 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
 }
 
-int rest_start(rest **out, const ncmp_config *cfg, ncmp_producer *producer, ncmp_err *err)
+int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
 {
     rest *r = ncmp_xcalloc(1, sizeof(*r));
     ncmp_http_options o = {0};
@@ -312,7 +312,7 @@ int rest_start(rest **out, const ncmp_config *cfg, ncmp_producer *producer, ncmp
     o.auth_password = cfg->http_auth_password;
     o.connection_timeout_s = 60;
     if (rest_pool_new(&r->pool, cfg, err) != 0 ||
-        rest_registration_start(&r->registration, cfg, producer, err) != 0 ||
+        rest_registration_start(&r->registration, cfg, err) != 0 ||
         ncmp_http_server_new(&r->server, &o, err) != 0)
         goto fail;
     routes_add(r);

@@ -16,14 +16,13 @@
 
 #include "ncmp_config.h"
 #include "ncmp_err.h"
-#include "ncmp_kafka.h"
 
 typedef struct rest rest;
 
-/* Open the database pool, start the outcome consumer and the HTTP server
- * on http.host:http.port. `producer` is borrowed and must outlive *r. On
+/* Open the database pool, start the registration side (its producer and
+ * outcome consumer) and the HTTP server on http.host:http.port. On
  * success *r is owned by the caller (rest_stop). */
-int rest_start(rest **r, const ncmp_config *cfg, ncmp_producer *producer, ncmp_err *err);
+int rest_start(rest **r, const ncmp_config *cfg, ncmp_err *err);
 
 /* Stop serving: waiting registrations are answered 503, the server closes,
  * the pool is closed. Accepts NULL. */

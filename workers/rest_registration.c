@@ -7,35 +7,44 @@
 #include <string.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_db.h"
 #include "ncmp_json.h"
+#include "ncmp_kafka.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 
-#define REQUEST_TYPE     "org.onap.ncmp.dmi-plugin-registration"
-#define DELIVERY_WAIT_MS 10000
+#define REQUEST_TYPE "org.onap.ncmp.dmi-plugin-registration"
 
-/* A request waiting for its outcome. Freed by the thread once answered
- * and its record's delivery report is in (the report writes into it). */
+/* A request waiting for its outcome. Everything but the list links and
+ * the fields set before publishing is written on the outcome thread (it
+ * is the only one polling the producer, so delivery reports run there
+ * too). Freed once answered and its delivery report is in. */
 typedef struct waiter {
     char ce_id[37];
     ncmp_http_request *req; /* NULL once answered */
     double deadline;
-    ncmp_delivery delivery;
+    int delivered; /* 0 pending, 1 acknowledged, -1 failed */
+    char delivery_error[160];
+    int32_t partition; /* where the request landed */
+    int64_t offset;
+    char *outcome; /* the outcome's value, once it arrived */
+    size_t outcome_len;
     struct waiter *next;
 } waiter;
 
 struct rest_registration {
     const ncmp_config *cfg;
-    ncmp_producer *producer;
+    rd_kafka_t *producer; /* our own: its delivery reports give the offsets */
     rd_kafka_t *consumer;
+    ncmp_db *db;     /* the outcome thread's, for the commit check */
+    char group[256]; /* the registration role's consumer group */
     pthread_t thread;
     int running;
     volatile int stop;
     pthread_mutex_t lock;
     int closed; /* stopping: new requests are refused */
-    int leaked; /* records unacknowledged at stop: waiters kept */
     waiter *waiters;
 };
 
@@ -190,6 +199,22 @@ static void answer_outcome(ncmp_http_request *req, const char *value, size_t len
 
 /* --- the outcome consumer ------------------------------------------------ */
 
+static void on_delivery(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    waiter *w = m->_private;
+
+    if (!w)
+        return;
+    if (m->err) {
+        snprintf(w->delivery_error, sizeof(w->delivery_error), "%s", rd_kafka_err2str(m->err));
+        w->delivered = -1;
+        return;
+    }
+    w->partition = m->partition;
+    w->offset = m->offset;
+    w->delivered = 1;
+}
+
 static void outcome_dispatch(rest_registration *rr, const rd_kafka_message_t *m)
 {
     char id[64];
@@ -202,62 +227,103 @@ static void outcome_dispatch(rest_registration *rr, const rd_kafka_message_t *m)
     }
     pthread_mutex_lock(&rr->lock);
     for (waiter *w = rr->waiters; w; w = w->next) {
-        if (w->req && strcmp(w->ce_id, id) == 0) {
-            answer_outcome(w->req, m->payload ? m->payload : "", m->len);
-            w->req = NULL;
+        if (w->req && !w->outcome && strcmp(w->ce_id, id) == 0) {
+            w->outcome = ncmp_xmalloc(m->len + 1);
+            if (m->len)
+                memcpy(w->outcome, m->payload, m->len);
+            w->outcome[m->len] = '\0';
+            w->outcome_len = m->len;
             break;
         }
     }
     pthread_mutex_unlock(&rr->lock);
 }
 
-/* Answer the requests whose record failed or whose time ran out; free
- * those answered whose delivery report is in. With `all`, answer every
- * request still waiting (503: stopping). */
-static void waiters_sweep(rest_registration *rr, int all)
+/* Has the registration role committed the request? The outcome is
+ * published just before the transaction that applies the request
+ * commits, with the offset after it (consumer_offsets); a client that
+ * reads right after our answer must see its handles. */
+static int request_committed(rest_registration *rr, const waiter *w)
+{
+    char partition[16], offset[32];
+    const char *params[4] = {rr->group, rr->cfg->registration_topic, partition, offset};
+    PGresult *res = NULL;
+    ncmp_err err;
+    int done;
+
+    snprintf(partition, sizeof(partition), "%d", (int)w->partition);
+    snprintf(offset, sizeof(offset), "%lld", (long long)w->offset);
+    if (ncmp_db_query(rr->db,
+                      "SELECT 1 FROM consumer_offsets WHERE group_id = $1 AND topic = $2"
+                      " AND partition = $3::int AND next_offset > $4::bigint",
+                      4, params, &res, &err) != 0) {
+        log_warn("rest", "cannot check that request %s is committed: %s", w->ce_id, err.msg);
+        return 1; /* answer with the outcome anyway */
+    }
+    done = PQntuples(res) > 0;
+    PQclear(res);
+    return done;
+}
+
+/* Answer what can be answered: an outcome whose request is committed, a
+ * record that could not be published, a request out of time (with `all`:
+ * every request, 503). Frees the waiters answered and delivered. Returns
+ * 1 when an outcome waits for its commit (poll again soon). */
+static int waiters_sweep(rest_registration *rr, int all)
 {
     double now = ncmp_now_ms();
+    int soon = 0;
     char msg[160];
 
     pthread_mutex_lock(&rr->lock);
     for (waiter **pp = &rr->waiters; *pp;) {
         waiter *w = *pp;
-        if (w->req && atomic_load(&w->delivery.failed) > 0) {
+        int late = all || now >= w->deadline;
+        if (w->req && w->delivered == -1) {
             ncmp_http_respond_error(w->req, 503, "Registration could not be published",
-                                    w->delivery.first_error);
+                                    w->delivery_error);
             w->req = NULL;
-        } else if (w->req && (all || now >= w->deadline)) {
+        } else if (w->req && w->outcome && w->delivered == 1) {
+            if (late || request_committed(rr, w)) {
+                answer_outcome(w->req, w->outcome, w->outcome_len);
+                w->req = NULL;
+            } else {
+                soon = 1;
+            }
+        } else if (w->req && late) {
             snprintf(msg, sizeof(msg), "no outcome for request %s within %d ms", w->ce_id,
                      rr->cfg->rest_registration_timeout_ms);
             ncmp_http_respond_error(w->req, all ? 503 : 504,
                                     all ? "Service stopping" : "Registration timed out", msg);
             w->req = NULL;
         }
-        if (!w->req && atomic_load(&w->delivery.pending) == 0) {
+        if (!w->req && w->delivered != 0) {
             *pp = w->next;
+            free(w->outcome);
             free(w);
         } else {
             pp = &w->next;
         }
     }
     pthread_mutex_unlock(&rr->lock);
+    return soon;
 }
 
 static void *outcome_thread(void *arg)
 {
     rest_registration *rr = arg;
+    int soon = 0;
 
     while (!rr->stop) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(rr->consumer, 100);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rr->consumer, soon ? 2 : 50);
         if (m && !m->err)
             outcome_dispatch(rr, m);
         else if (m && m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
             log_warn("rest", "outcome consumer: %s", rd_kafka_message_errstr(m));
         if (m)
             rd_kafka_message_destroy(m);
-        /* delivery reports of the records this process published */
-        rd_kafka_poll(ncmp_producer_rk(rr->producer), 0);
-        waiters_sweep(rr, 0);
+        rd_kafka_poll(rr->producer, 0);
+        soon = waiters_sweep(rr, 0);
     }
     return NULL;
 }
@@ -295,7 +361,7 @@ static int consumer_assign(rest_registration *rr, ncmp_err *err)
 
 static int consumer_new(rest_registration *rr, ncmp_err *err)
 {
-    char group[256], errstr[512];
+    char group[300], errstr[512];
     const char *defaults[] = {
         "group.id", group, "enable.auto.commit", "false", "enable.auto.offset.store",
         "false",    NULL};
@@ -314,15 +380,37 @@ static int consumer_new(rest_registration *rr, ncmp_err *err)
     return consumer_assign(rr, err);
 }
 
-int rest_registration_start(rest_registration **out, const ncmp_config *cfg,
-                            ncmp_producer *producer, ncmp_err *err)
+static int producer_new(rest_registration *rr, ncmp_err *err)
+{
+    static const char *const defaults[] = {"linger.ms", "1", NULL};
+    char errstr[512];
+    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(rr->cfg, "ncmpd-rest", defaults, err);
+
+    if (!conf)
+        return -1;
+    if (rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof(errstr)) !=
+        RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "rest producer: %s", errstr);
+    }
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rr->producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!rr->producer) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "rest: cannot create Kafka producer: %s", errstr);
+    }
+    return 0;
+}
+
+int rest_registration_start(rest_registration **out, const ncmp_config *cfg, ncmp_err *err)
 {
     rest_registration *rr = ncmp_xcalloc(1, sizeof(*rr));
 
     rr->cfg = cfg;
-    rr->producer = producer;
+    snprintf(rr->group, sizeof(rr->group), "%s-registration", cfg->kafka_group_id);
     pthread_mutex_init(&rr->lock, NULL);
-    if (consumer_new(rr, err) != 0) {
+    if (ncmp_db_open(&rr->db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0 ||
+        producer_new(rr, err) != 0 || consumer_new(rr, err) != 0) {
         rest_registration_destroy(rr);
         return -1;
     }
@@ -337,8 +425,6 @@ int rest_registration_start(rest_registration **out, const ncmp_config *cfg,
 
 void rest_registration_stop(rest_registration *rr)
 {
-    double deadline;
-
     if (!rr)
         return;
     pthread_mutex_lock(&rr->lock);
@@ -349,21 +435,6 @@ void rest_registration_stop(rest_registration *rr)
         pthread_join(rr->thread, NULL);
     rr->running = 0;
     waiters_sweep(rr, 1);
-    /* records in flight write into their waiter when acknowledged */
-    deadline = ncmp_now_ms() + DELIVERY_WAIT_MS;
-    while (rr->waiters && ncmp_now_ms() < deadline) {
-        rd_kafka_poll(ncmp_producer_rk(rr->producer), 10);
-        waiters_sweep(rr, 1);
-    }
-    if (rr->waiters) {
-        log_error("rest", "registration records still unacknowledged at shutdown");
-        rr->leaked = 1;
-    }
-    if (rr->consumer) {
-        rd_kafka_consumer_close(rr->consumer);
-        rd_kafka_destroy(rr->consumer);
-        rr->consumer = NULL;
-    }
 }
 
 void rest_registration_destroy(rest_registration *rr)
@@ -371,9 +442,23 @@ void rest_registration_destroy(rest_registration *rr)
     if (!rr)
         return;
     rest_registration_stop(rr);
-    /* a late delivery report would write into a freed waiter */
-    if (rr->leaked)
-        return;
+    if (rr->producer) {
+        /* delivery reports write into the waiters: all in before they go */
+        if (rd_kafka_flush(rr->producer, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
+            log_warn("rest", "%d registration records not delivered at shutdown",
+                     rd_kafka_outq_len(rr->producer));
+        rd_kafka_destroy(rr->producer);
+    }
+    for (waiter *w = rr->waiters, *next; w; w = next) {
+        next = w->next;
+        free(w->outcome);
+        free(w);
+    }
+    if (rr->consumer) {
+        rd_kafka_consumer_close(rr->consumer);
+        rd_kafka_destroy(rr->consumer);
+    }
+    ncmp_db_close(rr->db);
     pthread_mutex_destroy(&rr->lock);
     free(rr);
 }
@@ -403,7 +488,7 @@ static int publish(rest_registration *rr, waiter *w, const char *body, size_t le
     char now[32];
     char *key = NULL;
     rd_kafka_headers_t *h = rd_kafka_headers_new(6);
-    int rc;
+    rd_kafka_resp_err_t e;
 
     ncmp_event_time_now(now);
     rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
@@ -413,10 +498,18 @@ static int publish(rest_registration *rr, waiter *w, const char *body, size_t le
     rd_kafka_header_add(h, "ce_time", -1, now, -1);
     rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     registration_key(body, len, &key);
-    rc = ncmp_producer_send(rr->producer, &w->delivery, rr->cfg->registration_topic,
-                            RD_KAFKA_PARTITION_UA, key, key ? strlen(key) : 0, body, len, h, err);
+    e = rd_kafka_producev(rr->producer, RD_KAFKA_V_TOPIC(rr->cfg->registration_topic),
+                          RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),
+                          RD_KAFKA_V_VALUE((void *)body, len),
+                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_HEADERS(h),
+                          RD_KAFKA_V_OPAQUE(w), RD_KAFKA_V_END);
     free(key);
-    return rc;
+    if (e) {
+        rd_kafka_headers_destroy(h); /* not queued: still ours */
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "produce to %s: %s", rr->cfg->registration_topic,
+                            rd_kafka_err2str(e));
+    }
+    return 0;
 }
 
 void rest_registration_handle(ncmp_http_request *req, void *arg)
@@ -438,22 +531,26 @@ void rest_registration_handle(ncmp_http_request *req, void *arg)
         ncmp_http_respond_error(req, 400, "Invalid DmiPluginRegistration", err.msg);
         return;
     }
+    ncmp_http_suspend(req);
+    pthread_mutex_lock(&rr->lock);
+    if (rr->closed) {
+        pthread_mutex_unlock(&rr->lock);
+        ncmp_http_respond_error(req, 503, "Service stopping", NULL);
+        return;
+    }
     w = ncmp_xcalloc(1, sizeof(*w));
     ncmp_uuid4(w->ce_id);
-    ncmp_delivery_init(&w->delivery);
     w->deadline = ncmp_now_ms() + rr->cfg->rest_registration_timeout_ms;
-    ncmp_http_suspend(req);
-    /* waiting before publishing: the outcome may come back at once */
-    pthread_mutex_lock(&rr->lock);
+    /* published under the lock: the outcome thread looks for the waiter
+     * only once it is linked, however fast the outcome comes back */
+    if (publish(rr, w, body, len, &err) != 0) {
+        pthread_mutex_unlock(&rr->lock);
+        free(w);
+        ncmp_http_respond_error(req, 503, "Registration could not be published", err.msg);
+        return;
+    }
     w->req = req;
     w->next = rr->waiters;
     rr->waiters = w;
-    if (rr->closed) {
-        ncmp_http_respond_error(req, 503, "Service stopping", NULL);
-        w->req = NULL;
-    } else if (publish(rr, w, body, len, &err) != 0) {
-        ncmp_http_respond_error(req, 503, "Registration could not be published", err.msg);
-        w->req = NULL;
-    }
     pthread_mutex_unlock(&rr->lock);
 }

@@ -7,6 +7,10 @@
  * the DMI plugin URL), and the request is suspended until the outcome with
  * that ce_id arrives on `registration.response-topic`:
  *
+ * The answer waits until the registration role has committed the
+ * request (consumer_offsets passed its offset), so a client reading right
+ * after it sees the handles:
+ *
  *   nothing failed          200, empty body
  *   handles failed          500, NCMP's DmiPluginRegistrationErrorResponse
  *   request refused whole   400, NCMP's error body (e.g. a bad DMI URL)
@@ -23,14 +27,13 @@
 #include "ncmp_config.h"
 #include "ncmp_err.h"
 #include "ncmp_http.h"
-#include "ncmp_kafka.h"
 
 typedef struct rest_registration rest_registration;
 
-/* Assign the outcome consumer and start its thread. `producer` is
- * borrowed and must outlive *rr. On success *rr is owned by the caller. */
-int rest_registration_start(rest_registration **rr, const ncmp_config *cfg, ncmp_producer *producer,
-                            ncmp_err *err);
+/* Open a producer, a database connection and the outcome consumer, and
+ * start the outcome thread. On success *rr is owned by the caller
+ * (rest_registration_destroy). */
+int rest_registration_start(rest_registration **rr, const ncmp_config *cfg, ncmp_err *err);
 
 /* The handler of POST /ncmpInventory/v1/ch; `arg` is the
  * rest_registration. */
