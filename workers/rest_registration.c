@@ -16,6 +16,10 @@
 #include "ncmp_time.h"
 
 #define REQUEST_TYPE "org.onap.ncmp.dmi-plugin-registration"
+/* Longest wait for the commit after the outcome (it follows in a few ms;
+ * longer means the registration role runs with another kafka.group.id or
+ * failed to commit and will answer again). */
+#define COMMIT_WAIT_MS 2000
 
 /* A request waiting for its outcome. Everything but the list links and
  * the fields set before publishing is written on the outcome thread (it
@@ -31,6 +35,7 @@ typedef struct waiter {
     int64_t offset;
     char *outcome; /* the outcome's value, once it arrived */
     size_t outcome_len;
+    double outcome_at;
     struct waiter *next;
 } waiter;
 
@@ -233,6 +238,7 @@ static void outcome_dispatch(rest_registration *rr, const rd_kafka_message_t *m)
                 memcpy(w->outcome, m->payload, m->len);
             w->outcome[m->len] = '\0';
             w->outcome_len = m->len;
+            w->outcome_at = ncmp_now_ms();
             break;
         }
     }
@@ -284,7 +290,7 @@ static int waiters_sweep(rest_registration *rr, int all)
                                     w->delivery_error);
             w->req = NULL;
         } else if (w->req && w->outcome && w->delivered == 1) {
-            if (late || request_committed(rr, w)) {
+            if (late || now - w->outcome_at >= COMMIT_WAIT_MS || request_committed(rr, w)) {
                 answer_outcome(w->req, w->outcome, w->outcome_len);
                 w->req = NULL;
             } else {
