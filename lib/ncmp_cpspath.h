@@ -14,6 +14,23 @@
  * cm_handle table) that uses parameters $first, $first+1, ...; the values
  * of those parameters are returned as text in `params`. No value from the
  * path is ever put into the SQL text.
+ *
+ * Meaning, in detail:
+ * - A path selects the handles that contain a node it matches; `//name`
+ *   matches that name anywhere in the model; ancestor:: selects proper
+ *   ancestors only (as in XPath); a trailing /@leaf changes nothing.
+ *   A path that ends above the handles (/dmi-registry) selects none.
+ * - A node or leaf the model does not have, or one that is not stored
+ *   (dmi-datajobs-*, last-sync-time, the running datastore), makes its
+ *   condition false; that is not an error. Any step named
+ *   additional-properties makes the whole path `false`.
+ * - 'quoted' values compare as text (< > ordered by code point, COLLATE
+ *   "C"); unquoted numbers compare as numbers, with leaves whose text is
+ *   a number. contains() is a substring test (strpos, never LIKE).
+ * - Constant results come out as `true` or `false` with no parameters;
+ *   an OR is always bracketed, so the result can be AND-ed as it is.
+ * - Limits: 4096 bytes of path, 32 steps, 64 conditions; the path must
+ *   be UTF-8. Beyond them: REJECT with the position.
  */
 #ifndef NCMP_CPSPATH_H
 #define NCMP_CPSPATH_H
@@ -31,7 +48,10 @@ typedef struct ncmp_cpspath_params {
 /* Append to `sql` a condition selecting the handles that `path` matches.
  * On a syntax error returns -1 with a REJECT error whose message names the
  * position (1-based character offset), e.g.
- * "Invalid CPS path at position 12: expected ']'". */
+ * "Invalid CPS path at position 12: expected ']'". The parameter values
+ * are appended to `params` (empty, or holding the caller's own values;
+ * the caller frees them with ncmp_cpspath_params_free); on failure
+ * neither `sql` nor `params` is touched. A first_param below 1 is FATAL. */
 int ncmp_cpspath_to_sql(const char *path, int first_param, ncmp_buf *sql,
                         ncmp_cpspath_params *params, ncmp_err *err);
 

@@ -51,6 +51,9 @@ test_main() {
     test_suite format format_sources --check
     test_suite unit "$bin_release/tests/unit/ncmp-unit-tests" --jobs 2
     test_suite conformance "$bin_release/tests/conformance/ncmp-conformance-tests" --jobs 2
+    # the seed corpus and random mutations of it: well under a second
+    test_suite fuzz-cpspath "$bin_release/tests/fuzz/ncmp-fuzz-cpspath" \
+        "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 100000
 
     pg_start
     kafka_start
@@ -63,6 +66,8 @@ test_main() {
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
         test_suite conformance-asan "$bin_asan/tests/conformance/ncmp-conformance-tests" --jobs 2
+        test_suite fuzz-cpspath-asan "$bin_asan/tests/fuzz/ncmp-fuzz-cpspath" \
+            "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 50000
         # one job: with two, Criterion's runner itself leaks a few bytes
         # under LeakSanitizer, which would fail the suite for nothing of ours
         test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 1

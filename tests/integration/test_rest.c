@@ -549,7 +549,6 @@ Test(rest, bad_search_requests_are_400_with_ncmp_messages, .timeout = 180)
     case_fini(c);
 }
 
-#ifdef NCMP_HAVE_CPSPATH
 Test(rest, cps_path_condition, .timeout = 180)
 {
     rest_case *c = case_start("rest-cps", "rest", NULL);
@@ -557,32 +556,39 @@ Test(rest, cps_path_condition, .timeout = 180)
 
     inventory(c);
     for (size_t p = 0; p < 4; p++) {
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\"]'}]}]}",
+            "ch-1,ch-2");
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//cm-handles[@alternate-id=\\\"alt-4\\\"]'}]},"
+            "{'conditionName':'cmHandleWithTrustLevel',"
+            "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
+            "ch-4");
+        /* private properties are not searchable by path, as in NCMP */
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//additional-properties[@name=\\\"k\\\"]'}]}]}",
+            "");
         expect_ids(c, all_search_paths[p],
                    "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
-                   "'conditionParameters':[{'cpsPath':\"//state[@cm-handle-state='READY']\"}]}]}",
+                   "'conditionParameters':[{'cpsPath':'//public-properties[@name=\\\"color\\\" and "
+                   "@value=\\\"red\\\"]'}]}]}",
                    "ch-1,ch-2");
-        expect_ids(c, all_search_paths[p],
-                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
-                   "'conditionParameters':[{'cpsPath':\"//cm-handles[@alternate-id='alt-4']\"}]},"
-                   "{'conditionName':'cmHandleWithTrustLevel',"
-                   "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
-                   "ch-4");
     }
     call(c, "POST", NB_IDS,
          "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
-         "'conditionParameters':[{'cpsPath':\"//state[@cm-handle-state='READY'\"}]}]}",
+         "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\"'}]}]}",
          &r);
     expect_error(&r, 400, "400 BAD_REQUEST");
     cr_assert(strstr(r.body.data, "position") != NULL, "%s", r.body.data);
     reply_free(&r);
     case_fini(c);
 }
-#else
-Test(rest, cps_path_condition)
-{
-    cr_skip_test("this build has no lib/ncmp_cpspath.c: CPS-path conditions are refused");
-}
-#endif
 
 Test(rest, large_answer_is_streamed_whole, .timeout = 240)
 {
