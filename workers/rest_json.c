@@ -18,6 +18,31 @@ enum {
     COL_ADDITIONAL,
 };
 
+/* ncmp_buf_append_json_string, faster for the common case: runs of
+ * characters that need no escape are copied in one go. */
+static void json_string(ncmp_buf *out, const char *s)
+{
+    const char *run = s;
+
+    ncmp_buf_append_char(out, '"');
+    for (const char *p = s;; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        ncmp_buf_append(out, run, (size_t)(p - run));
+        if (!ch)
+            break;
+        if (ch == '"' || ch == '\\') {
+            ncmp_buf_append_char(out, '\\');
+            ncmp_buf_append_char(out, (char)ch);
+        } else {
+            ncmp_buf_appendf(out, "\\u%04x", ch);
+        }
+        run = p + 1;
+    }
+    ncmp_buf_append_char(out, '"');
+}
+
 static const char *col(const PGresult *res, int row, int c)
 {
     return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
@@ -51,7 +76,7 @@ void rest_json_append_time(ncmp_buf *out, const char *iso)
     char ms[4] = "000";
 
     if (n < 19) {
-        ncmp_buf_append_json_string(out, iso);
+        json_string(out, iso);
         return;
     }
     for (int i = 0; i < 3 && frac[i] >= '0' && frac[i] <= '9'; i++)
@@ -79,13 +104,13 @@ static void state_json(const PGresult *res, int row, ncmp_buf *out)
     int is_true = enabled && enabled[0] == 't';
 
     ncmp_buf_append_str(out, "{\"cmHandleState\":");
-    ncmp_buf_append_json_string(out, state ? state : "");
+    json_string(out, state ? state : "");
     if (reason || locked) {
         ncmp_buf_append_str(out, ",\"lockReason\":{\"reason\":");
-        ncmp_buf_append_json_string(out, reason && *reason ? reason : "LOCKED_MISBEHAVING");
+        json_string(out, reason && *reason ? reason : "LOCKED_MISBEHAVING");
         if (details) {
             ncmp_buf_append_str(out, ",\"details\":");
-            ncmp_buf_append_json_string(out, details);
+            json_string(out, details);
         }
         ncmp_buf_append_char(out, '}');
     }
@@ -96,7 +121,7 @@ static void state_json(const PGresult *res, int row, ncmp_buf *out)
                             is_true ? ",\"dataSyncEnabled\":true" : ",\"dataSyncEnabled\":false");
     if (sync) {
         ncmp_buf_append_str(out, ",\"dataSyncState\":{\"operational\":{\"syncState\":");
-        ncmp_buf_append_json_string(out, sync);
+        json_string(out, sync);
         ncmp_buf_append_str(out, "}}");
     }
     ncmp_buf_append_char(out, '}');
@@ -105,7 +130,7 @@ static void state_json(const PGresult *res, int row, ncmp_buf *out)
 static void string_field(ncmp_buf *out, const char *key, const char *value)
 {
     ncmp_buf_append_str(out, key);
-    ncmp_buf_append_json_string(out, value ? value : "");
+    json_string(out, value ? value : "");
 }
 
 void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
@@ -154,7 +179,7 @@ void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out)
 void rest_json_string_row(const PGresult *res, int row, ncmp_buf *out)
 {
     const char *v = col(res, row, 0);
-    ncmp_buf_append_json_string(out, v ? v : "");
+    json_string(out, v ? v : "");
 }
 
 void rest_json_raw_row(const PGresult *res, int row, ncmp_buf *out)
