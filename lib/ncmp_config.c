@@ -39,7 +39,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, lcm-relay."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, lcm-relay, rest."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -111,6 +111,26 @@ const ncmp_option ncmp_options[] = {
      "Write lifecycle event headers as Java-serialised strings, as NCMP's Java producer does, instead of plain strings."},
     {"lcm.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(lcm_relay_batch_size),
      "Most outbox events the lifecycle relay publishes per round."},
+
+    {"http.host", NCMP_OPT_STRING, "0.0.0.0", NULL, 0, 0, 0, OFF(http_host),
+     "Address the REST API listens on (a name or a numeric IPv4/IPv6 address)."},
+    {"http.port", NCMP_OPT_INT, "8883", NULL, 0, 65535, 0, OFF(http_port),
+     "Port of the REST API; 0 picks a free port (logged as `http listening on <host>:<port>`)."},
+    {"http.threads", NCMP_OPT_INT, "4", NULL, 1, 256, 0, OFF(http_threads),
+     "Server threads of the REST API; each serves many connections."},
+    {"http.max-body-bytes", NCMP_OPT_INT, "16777216", NULL, 1024, 1000000000, 0, OFF(http_max_body_bytes),
+     "Largest request body accepted; a larger one is answered 413."},
+    {"http.auth-username", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_auth_username),
+     "User name of HTTP Basic authentication on the REST API; empty: no authentication."},
+    {"http.auth-password", NCMP_OPT_STRING, "", NULL, 0, 0, 1, OFF(http_auth_password),
+     "Password of HTTP Basic authentication. Never logged or dumped."},
+    {"rest.db-connections", NCMP_OPT_INT, "8", NULL, 1, 1000, 0, OFF(rest_db_connections),
+     "Database connections of the rest role, shared by the server threads; a streamed answer "
+     "holds one until its last byte."},
+    {"rest.registration-timeout-ms", NCMP_OPT_INT, "30000", NULL, 100, 3600000, 0,
+     OFF(rest_registration_timeout_ms),
+     "Longest wait for the outcome of a registration sent with POST /ncmpInventory/v1/ch; "
+     "after it the answer is 504."},
 
     {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
      "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},

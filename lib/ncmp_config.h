@@ -80,6 +80,15 @@ typedef struct ncmp_config {
     char *lcm_topic;
     int lcm_java_serialized_headers;
     int lcm_relay_batch_size;
+    /* HTTP server and the rest role */
+    char *http_host;
+    int http_port;
+    int http_threads;
+    int http_max_body_bytes;
+    char *http_auth_username;
+    char *http_auth_password;
+    int rest_db_connections;
+    int rest_registration_timeout_ms;
     /* testing */
     char *debug_fault;
 

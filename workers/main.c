@@ -21,6 +21,7 @@
 #include "lcm_relay.h"
 #include "modsync.h"
 #include "registration.h"
+#include "rest.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
@@ -45,7 +46,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, module-sync, lcm-relay)\n"
+    "                 (ingest, registration, module-sync, lcm-relay, rest)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -70,8 +71,10 @@ static const role_entry all_roles[] = {
     {"registration", registration_role_init},
     {"module-sync", modsync_role_init},
 };
-/* Not a stage: the lifecycle relay (one active across all processes). */
+/* Not stages: the lifecycle relay (one active across all processes) and
+ * the REST API. */
 #define RELAY_ROLE "lcm-relay"
+#define REST_ROLE  "rest"
 #define NROLES     (sizeof(all_roles) / sizeof(all_roles[0]))
 
 /* Is `name` in the comma-separated `roles` (or is it "all")? */
@@ -113,6 +116,7 @@ static int roles_check(const char *roles, ncmp_err *err)
         for (size_t i = 0; i < NROLES; i++)
             known |= role_wanted(name, all_roles[i].name);
         known |= role_wanted(name, RELAY_ROLE);
+        known |= role_wanted(name, REST_ROLE);
         if (!known)
             return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
         if (!comma)
@@ -205,6 +209,7 @@ static int cmd_run(const ncmp_config *cfg)
     lcm_relay *relay = NULL;
     void *modsync_shared = NULL;
     modsync_sweep *sweep = NULL;
+    rest *api = NULL;
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
@@ -251,6 +256,15 @@ static int cmd_run(const ncmp_config *cfg)
             nstarted++;
         }
     }
+    if (!ncmp_stopping && role_wanted(cfg->roles, REST_ROLE)) {
+        if (rest_start(&api, cfg, &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+        } else {
+            nstarted++;
+        }
+    }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     while (!ncmp_stopping)
@@ -258,6 +272,9 @@ static int cmd_run(const ncmp_config *cfg)
     log_info("main", "stopping: finishing the batches in flight");
     pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
     pthread_detach(watchdog);
+
+    /* the REST API first: no new requests while the workers finish */
+    rest_stop(api);
 
     for (size_t i = 0; i < NROLES; i++) {
         if (!stages[i])

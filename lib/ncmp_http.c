@@ -1,0 +1,912 @@
+#include "ncmp_http.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+
+#include "ncmp_log.h"
+#include "ncmp_time.h"
+
+#define MAX_PARAMS         8
+#define MAX_QUERY          32
+#define MAX_ROUTE_SEGMENTS 16
+
+typedef struct http_route {
+    char *method;
+    char *pattern;
+    char *segments[MAX_ROUTE_SEGMENTS]; /* literal, or "{name}" */
+    int nsegments;
+    ncmp_http_handler fn;
+    void *arg;
+} http_route;
+
+struct ncmp_http_server {
+    struct MHD_Daemon *daemon;
+    ncmp_http_options opts;
+    char *host, *auth_username, *auth_password;
+    http_route *routes;
+    size_t nroutes;
+    int port;
+    /* requests suspended and not answered yet (answered 503 on destroy) */
+    pthread_mutex_t lock;
+    ncmp_http_request *suspended;
+};
+
+/* What the handler answered, until MHD takes it. */
+typedef struct http_answer {
+    int status;
+    struct MHD_Response *resp;
+} http_answer;
+
+struct ncmp_http_request {
+    ncmp_http_server *srv;
+    struct MHD_Connection *conn;
+    char *uri; /* raw: path?query */
+    char *path;
+    const char *method;
+    const http_route *route;
+    char *pnames[MAX_PARAMS], *pvalues[MAX_PARAMS];
+    int nparams;
+    char *qnames[MAX_QUERY], *qvalues[MAX_QUERY];
+    int nquery;
+    ncmp_buf body;
+    int started;        /* the first access-handler call happened */
+    int too_large;      /* body beyond the limit: discarded, 413 at the end */
+    int bad_path;       /* undecodable path or query: 400 at the end */
+    int dispatched;     /* the handler ran */
+    int in_handler;     /* the handler is running (a respond now is synchronous) */
+    int suspended;      /* MHD_suspend_connection was called */
+    int suspend_wanted; /* the handler called ncmp_http_suspend */
+    int answered;       /* a respond function was called */
+    int queued;         /* the answer went to MHD */
+    int status;         /* what was answered, for the log and the hook */
+    double t_start;
+    http_answer answer;
+    pthread_mutex_t lock; /* answered/suspended across threads */
+    ncmp_http_request *next_suspended;
+};
+
+/* --- status texts and the error body ------------------------------------- */
+
+const char *ncmp_http_status_name(int status)
+{
+    static const struct {
+        int code;
+        const char *name;
+    } names[] = {
+        {200, "OK"},
+        {201, "CREATED"},
+        {202, "ACCEPTED"},
+        {204, "NO_CONTENT"},
+        {400, "BAD_REQUEST"},
+        {401, "UNAUTHORIZED"},
+        {403, "FORBIDDEN"},
+        {404, "NOT_FOUND"},
+        {405, "METHOD_NOT_ALLOWED"},
+        {406, "NOT_ACCEPTABLE"},
+        {408, "REQUEST_TIMEOUT"},
+        {409, "CONFLICT"},
+        {413, "PAYLOAD_TOO_LARGE"},
+        {414, "URI_TOO_LONG"},
+        {415, "UNSUPPORTED_MEDIA_TYPE"},
+        {500, "INTERNAL_SERVER_ERROR"},
+        {501, "NOT_IMPLEMENTED"},
+        {502, "BAD_GATEWAY"},
+        {503, "SERVICE_UNAVAILABLE"},
+        {504, "GATEWAY_TIMEOUT"},
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (names[i].code == status)
+            return names[i].name;
+    return "UNKNOWN";
+}
+
+void ncmp_http_error_json(ncmp_buf *out, int status, const char *message, const char *details)
+{
+    ncmp_buf_appendf(out, "{\"status\":\"%d %s\",\"message\":", status,
+                     ncmp_http_status_name(status));
+    ncmp_buf_append_json_string(out, message ? message : "");
+    if (details) {
+        ncmp_buf_append_str(out, ",\"details\":");
+        ncmp_buf_append_json_string(out, details);
+    }
+    ncmp_buf_append_char(out, '}');
+}
+
+/* --- decoding ------------------------------------------------------------ */
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF. */
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len;
+        unsigned cp, min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if ((c & 0xE0) == 0xC0)
+            len = 2, cp = c & 0x1F, min = 0x80;
+        else if ((c & 0xF0) == 0xE0)
+            len = 3, cp = c & 0x0F, min = 0x800;
+        else if ((c & 0xF8) == 0xF0)
+            len = 4, cp = c & 0x07, min = 0x10000;
+        else
+            return 0;
+        if (i + len > n)
+            return 0;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80)
+                return 0;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+char *ncmp_http_decode(const char *s, size_t len, int plus_is_space)
+{
+    char *out = ncmp_xmalloc(len + 1);
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '%') {
+            int hi, lo;
+            if (i + 2 >= len)
+                goto bad;
+            hi = hexval(s[i + 1]);
+            lo = hexval(s[i + 2]);
+            if (hi < 0 || lo < 0)
+                goto bad;
+            c = (char)(hi * 16 + lo);
+            i += 2;
+        } else if (c == '+' && plus_is_space) {
+            c = ' ';
+        }
+        if (c == '\0')
+            goto bad;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    if (!utf8_valid((const unsigned char *)out, n))
+        goto bad;
+    return out;
+bad:
+    free(out);
+    return NULL;
+}
+
+/* --- the server ---------------------------------------------------------- */
+
+int ncmp_http_server_new(ncmp_http_server **out, const ncmp_http_options *opts, ncmp_err *err)
+{
+    ncmp_http_server *srv;
+
+    if (opts->threads < 1)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "http: threads must be at least 1");
+    if (opts->port < 0 || opts->port > 65535)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "http: port %d out of range", opts->port);
+    srv = ncmp_xcalloc(1, sizeof(*srv));
+    srv->opts = *opts;
+    srv->host = ncmp_xstrdup(opts->host ? opts->host : "");
+    srv->auth_username = ncmp_xstrdup(opts->auth_username ? opts->auth_username : "");
+    srv->auth_password = ncmp_xstrdup(opts->auth_password ? opts->auth_password : "");
+    srv->opts.host = srv->host;
+    srv->opts.auth_username = srv->auth_username;
+    srv->opts.auth_password = srv->auth_password;
+    pthread_mutex_init(&srv->lock, NULL);
+    *out = srv;
+    return 0;
+}
+
+void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
+                     ncmp_http_handler fn, void *arg)
+{
+    http_route *r;
+    char *p;
+
+    srv->routes = ncmp_xrealloc(srv->routes, (srv->nroutes + 1) * sizeof(*srv->routes));
+    r = &srv->routes[srv->nroutes++];
+    memset(r, 0, sizeof(*r));
+    r->method = ncmp_xstrdup(method);
+    r->pattern = ncmp_xstrdup(pattern);
+    r->fn = fn;
+    r->arg = arg;
+    p = ncmp_xstrdup(pattern[0] == '/' ? pattern + 1 : pattern);
+    for (char *s = p; s && r->nsegments < MAX_ROUTE_SEGMENTS;) {
+        char *slash = strchr(s, '/');
+        if (slash)
+            *slash = '\0';
+        r->segments[r->nsegments++] = ncmp_xstrdup(s);
+        s = slash ? slash + 1 : NULL;
+    }
+    free(p);
+}
+
+int ncmp_http_server_port(const ncmp_http_server *srv)
+{
+    return srv->port;
+}
+
+/* --- request parsing ----------------------------------------------------- */
+
+static void query_parse(ncmp_http_request *req, const char *q)
+{
+    while (*q) {
+        size_t n = strcspn(q, "&");
+        const char *eq = memchr(q, '=', n);
+        size_t nlen = eq ? (size_t)(eq - q) : n;
+        if (n > 0 && req->nquery < MAX_QUERY) {
+            char *name = ncmp_http_decode(q, nlen, 1);
+            char *value = eq ? ncmp_http_decode(eq + 1, n - nlen - 1, 1) : ncmp_xstrdup("");
+            if (!name || !value) {
+                free(name);
+                free(value);
+                req->bad_path = 1;
+                return;
+            }
+            req->qnames[req->nquery] = name;
+            req->qvalues[req->nquery++] = value;
+        }
+        q += n;
+        if (*q == '&')
+            q++;
+    }
+}
+
+static void uri_parse(ncmp_http_request *req)
+{
+    const char *q = strchr(req->uri, '?');
+    size_t plen = q ? (size_t)(q - req->uri) : strlen(req->uri);
+
+    req->path = ncmp_xmalloc(plen + 1);
+    memcpy(req->path, req->uri, plen);
+    req->path[plen] = '\0';
+    if (q)
+        query_parse(req, q + 1);
+}
+
+static void params_clear(ncmp_http_request *req)
+{
+    for (int i = 0; i < req->nparams; i++) {
+        free(req->pnames[i]);
+        free(req->pvalues[i]);
+    }
+    req->nparams = 0;
+}
+
+/* Does `route` match the decoded segments? Sets the path parameters. */
+static int route_try(ncmp_http_request *req, const http_route *route, char **segs, int nsegs)
+{
+    if (route->nsegments != nsegs)
+        return 0;
+    for (int i = 0; i < nsegs; i++) {
+        const char *p = route->segments[i];
+        if (p[0] != '{' && strcmp(p, segs[i]) != 0)
+            return 0;
+        if (p[0] == '{' && !segs[i][0])
+            return 0;
+    }
+    params_clear(req);
+    for (int i = 0; i < nsegs && req->nparams < MAX_PARAMS; i++) {
+        const char *p = route->segments[i];
+        if (p[0] != '{')
+            continue;
+        req->pnames[req->nparams] = ncmp_xstrdup(p + 1);
+        req->pnames[req->nparams][strcspn(p + 1, "}")] = '\0';
+        req->pvalues[req->nparams++] = ncmp_xstrdup(segs[i]);
+    }
+    return 1;
+}
+
+/* Split the path into decoded segments; -1 when one does not decode. */
+static int path_split(const char *path, char **segs, int max, int *nsegs)
+{
+    const char *s = path[0] == '/' ? path + 1 : path;
+
+    *nsegs = 0;
+    for (;;) {
+        size_t n = strcspn(s, "/");
+        if (*nsegs == max)
+            return 0; /* too deep for any route: matches none */
+        segs[*nsegs] = ncmp_http_decode(s, n, 0);
+        if (!segs[*nsegs])
+            return -1;
+        (*nsegs)++;
+        if (!s[n])
+            return 0;
+        s += n + 1;
+    }
+}
+
+/* The route for the request; *other_method says a route matched the path
+ * with another method (405). -1 when the path does not decode. */
+static int route_find(ncmp_http_request *req, int *other_method)
+{
+    char *segs[MAX_ROUTE_SEGMENTS + 1];
+    int nsegs = 0, rc;
+    const ncmp_http_server *srv = req->srv;
+
+    *other_method = 0;
+    rc = path_split(req->path, segs, MAX_ROUTE_SEGMENTS + 1, &nsegs);
+    for (size_t i = 0; rc == 0 && i < srv->nroutes && !req->route; i++) {
+        if (!route_try(req, &srv->routes[i], segs, nsegs))
+            continue;
+        if (strcmp(srv->routes[i].method, req->method) == 0)
+            req->route = &srv->routes[i];
+        else
+            *other_method = 1;
+    }
+    if (!req->route)
+        params_clear(req);
+    for (int i = 0; i < nsegs; i++)
+        free(segs[i]);
+    return rc;
+}
+
+/* --- request accessors --------------------------------------------------- */
+
+const char *ncmp_http_method(const ncmp_http_request *req)
+{
+    return req->method;
+}
+
+const char *ncmp_http_path(const ncmp_http_request *req)
+{
+    return req->path;
+}
+
+const char *ncmp_http_route_pattern(const ncmp_http_request *req)
+{
+    return req->route ? req->route->pattern : "-";
+}
+
+const char *ncmp_http_param(const ncmp_http_request *req, const char *name)
+{
+    for (int i = 0; i < req->nparams; i++)
+        if (strcmp(req->pnames[i], name) == 0)
+            return req->pvalues[i];
+    return NULL;
+}
+
+const char *ncmp_http_query(const ncmp_http_request *req, const char *name)
+{
+    for (int i = 0; i < req->nquery; i++)
+        if (strcmp(req->qnames[i], name) == 0)
+            return req->qvalues[i];
+    return NULL;
+}
+
+int ncmp_http_query_bool(const ncmp_http_request *req, const char *name, int def, int *out)
+{
+    const char *v = ncmp_http_query(req, name);
+
+    if (!v) {
+        *out = def;
+        return 0;
+    }
+    if (strcasecmp(v, "true") == 0) {
+        *out = 1;
+        return 0;
+    }
+    if (strcasecmp(v, "false") == 0) {
+        *out = 0;
+        return 0;
+    }
+    return -1;
+}
+
+const char *ncmp_http_header(const ncmp_http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
+const char *ncmp_http_body(const ncmp_http_request *req, size_t *len)
+{
+    *len = req->body.len;
+    return req->body.data ? req->body.data : "";
+}
+
+/* --- answering ----------------------------------------------------------- */
+
+/* Hand the answer over; resumes the connection when it was suspended.
+ * Lock order everywhere: server, then request. */
+static void answer_set(ncmp_http_request *req, int status, struct MHD_Response *resp)
+{
+    ncmp_http_server *srv = req->srv;
+
+    pthread_mutex_lock(&srv->lock);
+    pthread_mutex_lock(&req->lock);
+    if (req->answered) {
+        pthread_mutex_unlock(&req->lock);
+        pthread_mutex_unlock(&srv->lock);
+        log_error("http", "%s %s answered twice; the second answer (%d) is dropped", req->method,
+                  req->path, status);
+        MHD_destroy_response(resp);
+        return;
+    }
+    req->answered = 1;
+    req->status = status;
+    req->answer.status = status;
+    req->answer.resp = resp;
+    if (req->suspended) {
+        ncmp_http_request **pp = &srv->suspended;
+        while (*pp && *pp != req)
+            pp = &(*pp)->next_suspended;
+        if (*pp)
+            *pp = req->next_suspended;
+        req->suspended = 0;
+        MHD_resume_connection(req->conn);
+    }
+    pthread_mutex_unlock(&req->lock);
+    pthread_mutex_unlock(&srv->lock);
+}
+
+void ncmp_http_respond(ncmp_http_request *req, int status, const char *content_type,
+                       const void *body, size_t len)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    answer_set(req, status, resp);
+}
+
+void ncmp_http_respond_json(ncmp_http_request *req, int status, ncmp_buf *body)
+{
+    struct MHD_Response *resp;
+
+    if (!body->data)
+        ncmp_buf_append_str(body, "");
+    resp = MHD_create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
+    body->data = NULL;
+    body->len = body->cap = 0;
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    answer_set(req, status, resp);
+}
+
+void ncmp_http_respond_error(ncmp_http_request *req, int status, const char *message,
+                             const char *details)
+{
+    ncmp_buf body = NCMP_BUF_INIT;
+
+    ncmp_http_error_json(&body, status, message, details);
+    ncmp_http_respond_json(req, status, &body);
+}
+
+typedef struct http_stream {
+    ncmp_http_stream_fn fn;
+    void *arg;
+    void (*free_fn)(void *);
+} http_stream;
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    http_stream *st = cls;
+    ssize_t n = st->fn(st->arg, buf, max);
+
+    if (n > 0)
+        return n;
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static void stream_free(void *cls)
+{
+    http_stream *st = cls;
+
+    if (st->free_fn)
+        st->free_fn(st->arg);
+    free(st);
+}
+
+void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *content_type,
+                              size_t block, ncmp_http_stream_fn fn, void *arg,
+                              void (*free_fn)(void *))
+{
+    http_stream *st = ncmp_xcalloc(1, sizeof(*st));
+    struct MHD_Response *resp;
+
+    st->fn = fn;
+    st->arg = arg;
+    st->free_fn = free_fn;
+    resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block ? block : 65536, stream_read,
+                                             st, stream_free);
+    if (content_type)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+    answer_set(req, status, resp);
+}
+
+void ncmp_http_suspend(ncmp_http_request *req)
+{
+    pthread_mutex_lock(&req->lock);
+    req->suspend_wanted = 1;
+    pthread_mutex_unlock(&req->lock);
+}
+
+/* --- authentication ------------------------------------------------------ */
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z')
+        return c - 'A';
+    if (c >= 'a' && c <= 'z')
+        return c - 'a' + 26;
+    if (c >= '0' && c <= '9')
+        return c - '0' + 52;
+    if (c == '+')
+        return 62;
+    if (c == '/')
+        return 63;
+    return -1;
+}
+
+/* Base64 (padding optional) into a new string; NULL when malformed. */
+static char *b64_decode(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = ncmp_xmalloc(n + 1);
+    size_t o = 0;
+    unsigned acc = 0;
+    int bits = 0;
+
+    for (size_t i = 0; i < n && s[i] != '='; i++) {
+        int v = b64val(s[i]);
+        if (v < 0) {
+            free(out);
+            return NULL;
+        }
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (char)((acc >> bits) & 0xFF);
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+/* Compare without an early exit, so timing does not tell a prefix. */
+static int secret_equal(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    unsigned diff = (unsigned)(na ^ nb);
+
+    for (size_t i = 0; i < na; i++)
+        diff |= (unsigned char)a[i] ^ (unsigned char)b[i % (nb ? nb : 1)];
+    return diff == 0 && na == nb;
+}
+
+static int auth_ok(const ncmp_http_request *req)
+{
+    const ncmp_http_server *srv = req->srv;
+    const char *h;
+    char *plain, *expected;
+    ncmp_buf e = NCMP_BUF_INIT;
+    int ok;
+
+    if (!srv->auth_username[0])
+        return 1;
+    h = ncmp_http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    if (!h || strncasecmp(h, "Basic ", 6) != 0)
+        return 0;
+    h += 6;
+    while (*h == ' ')
+        h++;
+    plain = b64_decode(h);
+    if (!plain)
+        return 0;
+    ncmp_buf_appendf(&e, "%s:%s", srv->auth_username, srv->auth_password);
+    expected = e.data;
+    ok = secret_equal(plain, expected);
+    free(plain);
+    ncmp_buf_free(&e);
+    return ok;
+}
+
+/* --- the MHD callbacks --------------------------------------------------- */
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    ncmp_http_request *req = ncmp_xcalloc(1, sizeof(*req));
+
+    req->srv = cls;
+    req->conn = conn;
+    req->uri = ncmp_xstrdup(uri ? uri : "/");
+    req->t_start = ncmp_now_ms();
+    pthread_mutex_init(&req->lock, NULL);
+    uri_parse(req);
+    return req;
+}
+
+/* First call: the request line and headers are in. Answer at once what
+ * needs no body: failed authentication, a declared body beyond the limit. */
+static void request_begin(ncmp_http_request *req, const char *method)
+{
+    const char *cl = ncmp_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char msg[128];
+
+    req->started = 1;
+    req->method = ncmp_xstrdup(method);
+    if (!auth_ok(req)) {
+        ncmp_buf body = NCMP_BUF_INIT;
+        struct MHD_Response *resp;
+        ncmp_http_error_json(&body, 401, "Authentication required", NULL);
+        resp = MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"ncmpd\"");
+        answer_set(req, 401, resp);
+        return;
+    }
+    if (cl && strtoull(cl, NULL, 10) > req->srv->opts.max_body_bytes) {
+        snprintf(msg, sizeof(msg), "the limit is %zu bytes", req->srv->opts.max_body_bytes);
+        ncmp_http_respond_error(req, 413, "Request body too large", msg);
+    }
+}
+
+static void body_append(ncmp_http_request *req, const char *data, size_t len)
+{
+    if (req->too_large || req->answered)
+        return;
+    if (req->body.len + len > req->srv->opts.max_body_bytes) {
+        req->too_large = 1;
+        ncmp_buf_free(&req->body);
+        return;
+    }
+    ncmp_buf_append(&req->body, data, len);
+}
+
+static void request_dispatch(ncmp_http_request *req)
+{
+    int other_method = 0;
+    char msg[128];
+
+    req->dispatched = 1;
+    if (req->too_large) {
+        snprintf(msg, sizeof(msg), "the limit is %zu bytes", req->srv->opts.max_body_bytes);
+        ncmp_http_respond_error(req, 413, "Request body too large", msg);
+        return;
+    }
+    if (req->bad_path || route_find(req, &other_method) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request URI",
+                                "the path or query is not valid percent-encoded UTF-8");
+        return;
+    }
+    if (!req->route) {
+        if (other_method)
+            ncmp_http_respond_error(req, 405, "Method not allowed", req->method);
+        else
+            ncmp_http_respond_error(req, 404, "Not found", req->path);
+        return;
+    }
+    req->route->fn(req, req->route->arg);
+}
+
+/* Give MHD the answer, or park the connection until there is one. */
+static enum MHD_Result answer_queue(ncmp_http_request *req)
+{
+    ncmp_http_server *srv = req->srv;
+    enum MHD_Result ret = MHD_YES;
+    int missing = 0;
+
+    pthread_mutex_lock(&srv->lock);
+    pthread_mutex_lock(&req->lock);
+    if (req->answered && !req->queued) {
+        req->queued = 1;
+        ret = MHD_queue_response(req->conn, (unsigned)req->answer.status, req->answer.resp);
+        MHD_destroy_response(req->answer.resp);
+        req->answer.resp = NULL;
+    } else if (!req->answered && req->suspend_wanted && !req->suspended) {
+        req->suspended = 1;
+        req->next_suspended = srv->suspended;
+        srv->suspended = req;
+        MHD_suspend_connection(req->conn);
+    } else if (!req->answered) {
+        missing = 1;
+    }
+    pthread_mutex_unlock(&req->lock);
+    pthread_mutex_unlock(&srv->lock);
+    if (missing) {
+        log_error("http", "%s %s: the handler gave no answer", req->method, req->path);
+        ncmp_http_respond_error(req, 500, "Internal error", "the handler gave no answer");
+        return answer_queue(req);
+    }
+    return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
+{
+    ncmp_http_request *req = *con_cls;
+
+    if (!req->started) {
+        request_begin(req, method);
+        return req->answered ? answer_queue(req) : MHD_YES;
+    }
+    if (*upload_data_size) {
+        body_append(req, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!req->dispatched && !req->answered)
+        request_dispatch(req);
+    return answer_queue(req);
+}
+
+static void request_free(ncmp_http_request *req)
+{
+    params_clear(req);
+    for (int i = 0; i < req->nquery; i++) {
+        free(req->qnames[i]);
+        free(req->qvalues[i]);
+    }
+    if (req->answer.resp)
+        MHD_destroy_response(req->answer.resp);
+    ncmp_buf_free(&req->body);
+    pthread_mutex_destroy(&req->lock);
+    free((char *)req->method);
+    free(req->path);
+    free(req->uri);
+    free(req);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    ncmp_http_request *req = *con_cls;
+    ncmp_http_server *srv = cls;
+    double ms;
+    const char *method;
+
+    if (!req)
+        return;
+    ms = ncmp_now_ms() - req->t_start;
+    method = req->method ? req->method : "-";
+    log_debug("http", "%s %s %d %.2f ms route=%s%s", method, req->uri, req->status, ms,
+              ncmp_http_route_pattern(req),
+              toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+    if (srv->opts.after)
+        srv->opts.after(srv->opts.after_arg, method, ncmp_http_route_pattern(req), req->status, ms);
+    *con_cls = NULL;
+    request_free(req);
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+
+    vsnprintf(line, sizeof(line), fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    log_warn("http", "%s", line);
+}
+
+/* --- start and stop ------------------------------------------------------ */
+
+/* The address to bind: `host` (name or numeric) and `port`. */
+static int bind_address(const ncmp_http_server *srv, struct sockaddr_storage *ss, int *ipv6,
+                        ncmp_err *err)
+{
+    struct addrinfo hints, *ai = NULL;
+    int rc;
+
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE;
+    rc = getaddrinfo(srv->host[0] ? srv->host : NULL, "0", &hints, &ai);
+    if (rc != 0 || !ai)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "http.host '%s': %s", srv->host, gai_strerror(rc));
+    memset(ss, 0, sizeof(*ss));
+    memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+    *ipv6 = ai->ai_family == AF_INET6;
+    if (*ipv6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)srv->opts.port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)srv->opts.port);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+static int listen_port(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+
+    if (!info || getsockname(info->listen_fd, (struct sockaddr *)&ss, &len) != 0)
+        return -1;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err)
+{
+    struct sockaddr_storage ss;
+    int ipv6 = 0;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_ERROR_LOG;
+
+    if (bind_address(srv, &ss, &ipv6, err) != 0)
+        return -1;
+    if (ipv6)
+        flags |= MHD_USE_IPv6;
+    srv->daemon =
+        MHD_start_daemon(flags, (uint16_t)srv->opts.port, NULL, NULL, on_request, srv,
+                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK,
+                         on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+                         (unsigned)srv->opts.connection_timeout_s, MHD_OPTION_THREAD_POOL_SIZE,
+                         (unsigned)(srv->opts.threads > 1 ? srv->opts.threads : 0), MHD_OPTION_END);
+    if (!srv->daemon)
+        return ncmp_err_set(err, NCMP_ERR_FATAL,
+                            "http: cannot listen on %s:%d (address in use or not available)",
+                            srv->host[0] ? srv->host : "*", srv->opts.port);
+    srv->port = listen_port(srv->daemon);
+    log_info("http", "listening on %s:%d (%d threads)", srv->host[0] ? srv->host : "*", srv->port,
+             srv->opts.threads);
+    return 0;
+}
+
+/* Answer every suspended request 503, so that MHD can close them. */
+static void suspended_answer_all(ncmp_http_server *srv)
+{
+    for (;;) {
+        ncmp_http_request *req;
+        pthread_mutex_lock(&srv->lock);
+        req = srv->suspended;
+        pthread_mutex_unlock(&srv->lock);
+        if (!req)
+            return;
+        ncmp_http_respond_error(req, 503, "Service stopping", NULL);
+    }
+}
+
+void ncmp_http_server_destroy(ncmp_http_server *srv)
+{
+    if (!srv)
+        return;
+    if (srv->daemon) {
+        MHD_quiesce_daemon(srv->daemon);
+        suspended_answer_all(srv);
+        ncmp_sleep_ms(20); /* let the threads send those answers */
+        MHD_stop_daemon(srv->daemon);
+    }
+    for (size_t i = 0; i < srv->nroutes; i++) {
+        for (int s = 0; s < srv->routes[i].nsegments; s++)
+            free(srv->routes[i].segments[s]);
+        free(srv->routes[i].method);
+        free(srv->routes[i].pattern);
+    }
+    free(srv->routes);
+    free(srv->host);
+    free(srv->auth_username);
+    free(srv->auth_password);
+    pthread_mutex_destroy(&srv->lock);
+    free(srv);
+}

@@ -1,0 +1,156 @@
+/*
+ * ncmp_http: a small HTTP server framework on libmicrohttpd.
+ *
+ * Create a server, add routes, start it:
+ *
+ *     ncmp_http_server *srv;
+ *     ncmp_http_server_new(&srv, &opts, &err);
+ *     ncmp_http_route(srv, "GET", "/ncmp/v1/ch/{ref}/state", get_state, ctx);
+ *     ncmp_http_server_start(srv, &err);
+ *     ...
+ *     ncmp_http_server_destroy(srv);
+ *
+ * A route is a method and a path pattern whose `{name}` segments match one
+ * non-empty path segment each; the values are percent-decoded (so %2F is a
+ * '/' inside a value, never a separator). Routes are tried in the order they
+ * were added. A path that matches no route is a 404, one that matches only
+ * with another method a 405, both with NCMP's error body.
+ *
+ * Handlers run on the server's threads (`threads` of them; one thread may
+ * serve many connections, so a handler must not block for long). Before a
+ * handler runs, the framework has checked HTTP Basic authentication (when
+ * configured), read the body (at most `max_body_bytes`, otherwise 413),
+ * and decoded the path and query parameters (a value that is not valid
+ * percent-encoded UTF-8, or holds a NUL, is a 400).
+ *
+ * A handler answers exactly once, with one of the ncmp_http_respond_*
+ * functions, before it returns - or it calls ncmp_http_suspend() and
+ * answers later from any thread (the asynchronous mode: the connection
+ * waits without holding a server thread). Large answers are streamed:
+ * ncmp_http_respond_stream() sends a chunked body produced block by block
+ * by a callback, so the whole answer never sits in memory.
+ *
+ * Errors use NCMP's body {"status":"404 NOT_FOUND","message":..,"details":..}.
+ * Every finished request is logged at debug level and reported to the
+ * `after` hook (method, route pattern, status, latency) for metrics.
+ */
+#ifndef NCMP_HTTP_H
+#define NCMP_HTTP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_err.h"
+
+typedef struct ncmp_http_server ncmp_http_server;
+typedef struct ncmp_http_request ncmp_http_request;
+
+/* A route's handler; `arg` is the pointer given to ncmp_http_route. */
+typedef void (*ncmp_http_handler)(ncmp_http_request *req, void *arg);
+
+/* Called on a server thread after every response was sent (or the client
+ * went away). `route` is the matched pattern, or "-" when none matched;
+ * `latency_ms` runs from the request line to the last byte. */
+typedef void (*ncmp_http_after_fn)(void *arg, const char *method, const char *route, int status,
+                                   double latency_ms);
+
+typedef struct ncmp_http_options {
+    const char *host;          /* address to bind; NULL or "": every interface */
+    int port;                  /* 0: an ephemeral port (ncmp_http_server_port) */
+    int threads;               /* server threads, >= 1 */
+    size_t max_body_bytes;     /* larger bodies get 413 */
+    const char *auth_username; /* NULL or "": no authentication */
+    const char *auth_password;
+    int connection_timeout_s; /* idle connections are closed; 0: never */
+    ncmp_http_after_fn after; /* may be NULL */
+    void *after_arg;
+} ncmp_http_options;
+
+/* A server that is not listening yet. The option strings are copied. On
+ * success *srv is owned by the caller (ncmp_http_server_destroy). */
+int ncmp_http_server_new(ncmp_http_server **srv, const ncmp_http_options *opts, ncmp_err *err);
+
+/* Add a route (before ncmp_http_server_start). `method` and `pattern` are
+ * copied; `arg` is borrowed and must outlive the server. */
+void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
+                     ncmp_http_handler fn, void *arg);
+
+/* Bind and start the threads. A port in use or a bad host is FATAL. */
+int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err);
+
+/* The port the server listens on (the chosen one when opts.port was 0). */
+int ncmp_http_server_port(const ncmp_http_server *srv);
+
+/* Stop listening and close every connection. Requests still suspended are
+ * answered 503 first; whoever suspended them must have stopped answering
+ * (stop the asynchronous workers before the server). Accepts NULL. */
+void ncmp_http_server_destroy(ncmp_http_server *srv);
+
+/* --- the request (valid until it is answered) ---------------------------- */
+
+const char *ncmp_http_method(const ncmp_http_request *req);
+/* The path as sent, still percent-encoded, without the query. */
+const char *ncmp_http_path(const ncmp_http_request *req);
+/* The matched route pattern. */
+const char *ncmp_http_route_pattern(const ncmp_http_request *req);
+/* Path parameter `{name}`, decoded; NULL when the route has none. */
+const char *ncmp_http_param(const ncmp_http_request *req, const char *name);
+/* Query parameter, decoded ('+' is a space); the first of that name; NULL
+ * when absent. */
+const char *ncmp_http_query(const ncmp_http_request *req, const char *name);
+/* Query parameter as a boolean: absent -> `def`; "true"/"false" in any
+ * case; anything else returns -1 (answer 400). */
+int ncmp_http_query_bool(const ncmp_http_request *req, const char *name, int def, int *out);
+/* Request header (case-insensitive name); NULL when absent. Only valid on
+ * the handler's thread, before it returns. */
+const char *ncmp_http_header(const ncmp_http_request *req, const char *name);
+/* The body (NUL-terminated, so JSON parsers may take it as a string);
+ * *len excludes the NUL. Empty when none was sent. */
+const char *ncmp_http_body(const ncmp_http_request *req, size_t *len);
+
+/* --- answering: exactly once per request ---------------------------------- */
+
+/* A body copied from `body`; `content_type` NULL for none. */
+void ncmp_http_respond(ncmp_http_request *req, int status, const char *content_type,
+                       const void *body, size_t len);
+/* A JSON body taken over from `body` (left empty). */
+void ncmp_http_respond_json(ncmp_http_request *req, int status, ncmp_buf *body);
+/* NCMP's error body with the status text ("400 BAD_REQUEST"); `details`
+ * may be NULL (then omitted). */
+void ncmp_http_respond_error(ncmp_http_request *req, int status, const char *message,
+                             const char *details);
+
+/* Fill buf[0..max) with the next bytes of the body. Return how many (> 0),
+ * 0 at the end, or -1 to abort (the client sees a cut chunked body). Runs
+ * on a server thread, any time until the end or the free callback. */
+typedef ssize_t (*ncmp_http_stream_fn)(void *arg, char *buf, size_t max);
+
+/* A chunked body produced by `fn`, in blocks of about `block` bytes.
+ * `arg` is taken over: `free_fn(arg)` runs once the body is done or the
+ * client went away (may be NULL). */
+void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *content_type,
+                              size_t block, ncmp_http_stream_fn fn, void *arg,
+                              void (*free_fn)(void *));
+
+/* Answer later: after the handler returns, the connection waits (without
+ * a server thread) until one of the respond functions is called for `req`
+ * from any thread. Path, query and body stay valid until then; headers do
+ * not. Every suspended request must be answered exactly once. */
+void ncmp_http_suspend(ncmp_http_request *req);
+
+/* --- helpers ------------------------------------------------------------- */
+
+/* Spring's name of a status: "NOT_FOUND", "BAD_REQUEST", ...; "UNKNOWN"
+ * for one it does not know. */
+const char *ncmp_http_status_name(int status);
+
+/* Append NCMP's error body to `out`. */
+void ncmp_http_error_json(ncmp_buf *out, int status, const char *message, const char *details);
+
+/* Decode %XX escapes (and '+' as a space when `plus_is_space`) of
+ * s[0..len) into a new string. Fails (returns NULL) on a bad escape, a NUL
+ * or invalid UTF-8. The result is owned by the caller. */
+char *ncmp_http_decode(const char *s, size_t len, int plus_is_space);
+
+#endif

@@ -1,0 +1,1010 @@
+/*
+ * The REST API over HTTP (libcurl) against ncmpd running the rest role on
+ * a port of its own choosing (http.port=0; the port is read from its log),
+ * on the real PostgreSQL and Kafka.
+ *
+ * Each test runs its own ncmpd on its own scratch database and topics.
+ * Handles are inserted straight into cm_handle (the searches do not care
+ * how they got there), except in the registration tests, which go through
+ * POST /ncmpInventory/v1/ch and the registration role.
+ *
+ * JSON in this file is written with single quotes (it reads better in C)
+ * and sent with double quotes; see json_text().
+ */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "it_util.h"
+#include "ncmp_buf.h"
+
+#define PARTITIONS 2
+#define NFLAGS     9
+#define DMI_A      "http://dmi-a:8080"
+#define DMI_B      "http://dmi-b:8080"
+
+typedef struct rest_case {
+    char topic[128];
+    char response_topic[160];
+    char lcm_topic[160];
+    char dbname[96];
+    char dburl[512];
+    char log[512];
+    char flag[NFLAGS][640];
+    ncmp_db *db;
+    pid_t pid;
+    int port;
+} rest_case;
+
+/* Static: the suite's fini cleans up after a failed assertion. */
+static rest_case the_case;
+static int the_case_live;
+
+static void rest_cleanup(void)
+{
+    rest_case *c = &the_case;
+
+    if (!the_case_live)
+        return;
+    the_case_live = 0;
+    if (c->pid > 0) {
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, NULL, 0);
+        c->pid = 0;
+    }
+    ncmp_db_close(c->db);
+    c->db = NULL;
+    it_scratch_db_drop(c->dbname);
+}
+
+TestSuite(rest, .fini = rest_cleanup);
+
+/* The port ncmpd logged ("listening on 127.0.0.1:<port>"). */
+static int logged_port(const char *log)
+{
+    FILE *f = fopen(log, "r");
+    char line[1024];
+    int port = 0;
+
+    cr_assert_not_null(f, "no log %s", log);
+    while (!port && fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "listening on 127.0.0.1:");
+        if (p)
+            port = atoi(p + strlen("listening on 127.0.0.1:"));
+    }
+    fclose(f);
+    cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log);
+    return port;
+}
+
+/* Start ncmpd with the rest role (and `roles`), plus `extra` flags
+ * (NULL-terminated, may be NULL). */
+static rest_case *case_start(const char *name, const char *roles, const char *const *extra)
+{
+    rest_case *c = &the_case;
+    const char *dir = getenv("NCMP_TEST_LOG_DIR");
+    const char *args[NFLAGS + 8];
+    size_t n = 0;
+    ncmp_err err;
+
+    memset(c, 0, sizeof(*c));
+    it_unique(c->topic, sizeof(c->topic), name);
+    snprintf(c->response_topic, sizeof(c->response_topic), "%s-response", c->topic);
+    snprintf(c->lcm_topic, sizeof(c->lcm_topic), "%s-lcm", c->topic);
+    snprintf(c->log, sizeof(c->log), "%s/%s.log", dir && *dir ? dir : "/tmp", c->topic);
+    it_scratch_db_create("it_rest", c->dbname, sizeof(c->dbname), c->dburl, sizeof(c->dburl));
+    the_case_live = 1;
+    snprintf(c->flag[0], sizeof(c->flag[0]), "--db.url=%s", c->dburl);
+    snprintf(c->flag[1], sizeof(c->flag[1]), "--registration.topic=%s", c->topic);
+    snprintf(c->flag[2], sizeof(c->flag[2]), "--registration.response-topic=%s", c->response_topic);
+    snprintf(c->flag[3], sizeof(c->flag[3]), "--lcm.topic=%s", c->lcm_topic);
+    snprintf(c->flag[4], sizeof(c->flag[4]), "--kafka.group.id=g-%s", c->topic);
+    snprintf(c->flag[5], sizeof(c->flag[5]), "--roles=%s", roles);
+    snprintf(c->flag[6], sizeof(c->flag[6]), "--http.port=0");
+    snprintf(c->flag[7], sizeof(c->flag[7]), "--http.host=127.0.0.1");
+    snprintf(c->flag[8], sizeof(c->flag[8]), "--rest.db-connections=3");
+    it_create_topic(c->topic, PARTITIONS);
+    it_create_topic(c->response_topic, PARTITIONS);
+    it_create_topic(c->lcm_topic, PARTITIONS);
+    for (size_t i = 0; i < NFLAGS; i++)
+        args[n++] = c->flag[i];
+    for (const char *const *e = extra; e && *e && n < NFLAGS + 7; e++)
+        args[n++] = *e;
+    args[n] = NULL;
+    c->pid = it_ncmpd_start(c->log, args);
+    c->port = logged_port(c->log);
+    cr_assert_eq(ncmp_db_open(&c->db, c->dburl, NULL, 10, &err), 0, "%s", err.msg);
+    return c;
+}
+
+static void case_fini(rest_case *c)
+{
+    int status = it_ncmpd_stop(c->pid);
+
+    c->pid = 0;
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "SIGTERM should stop ncmpd cleanly, status %d; log %s", status, c->log);
+    ncmp_db_close(c->db);
+    c->db = NULL;
+    the_case_live = 0;
+    cr_assert_eq(it_scratch_db_drop(c->dbname), 0, "drop %s", c->dbname);
+}
+
+static void sql(rest_case *c, const char *text)
+{
+    ncmp_err err;
+    cr_assert_eq(ncmp_db_exec(c->db, text, &err), 0, "%s", err.msg);
+}
+
+/* --- HTTP ---------------------------------------------------------------- */
+
+typedef struct reply {
+    long status;
+    ncmp_buf body;
+    ncmp_buf headers;
+    json_object *json; /* the parsed body, or NULL */
+} reply;
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    ncmp_buf_append(arg, p, size * n);
+    return size * n;
+}
+
+static void json_text(ncmp_buf *b, const char *single_quoted)
+{
+    for (const char *p = single_quoted; *p; p++)
+        ncmp_buf_append_char(b, *p == '\'' ? '"' : *p);
+}
+
+/* One request; `body_sq` is single-quoted JSON (NULL: none), sent as is
+ * when `raw`. `userpwd` may be NULL. */
+static void call_full(rest_case *c, const char *method, const char *path, const char *body_sq,
+                      int raw, const char *userpwd, reply *r)
+{
+    CURL *curl = curl_easy_init();
+    char url[4096];
+    ncmp_buf body = NCMP_BUF_INIT;
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+    CURLcode rc;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", c->port, path);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->headers);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
+    if (userpwd)
+        curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
+    if (body_sq) {
+        if (raw)
+            ncmp_buf_append_str(&body, body_sq);
+        else
+            json_text(&body, body_sq);
+        if (!body.data)
+            ncmp_buf_append_str(&body, "");
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body.len);
+    }
+    rc = curl_easy_perform(curl);
+    cr_assert_eq(rc, CURLE_OK, "%s %s: %s; log %s", method, path, curl_easy_strerror(rc), c->log);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+    if (!r->body.data)
+        ncmp_buf_append_str(&r->body, "");
+    r->json = json_tokener_parse(r->body.data);
+    ncmp_buf_free(&body);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(curl);
+}
+
+static void call(rest_case *c, const char *method, const char *path, const char *body_sq, reply *r)
+{
+    call_full(c, method, path, body_sq, 0, NULL, r);
+}
+
+static void reply_free(reply *r)
+{
+    json_object_put(r->json);
+    ncmp_buf_free(&r->body);
+    ncmp_buf_free(&r->headers);
+}
+
+/* The JSON array of strings `r` holds, sorted and joined by ','. */
+static char *sorted_strings(const reply *r)
+{
+    size_t n;
+    const char **v;
+    ncmp_buf out = NCMP_BUF_INIT;
+
+    cr_assert(r->json && json_object_is_type(r->json, json_type_array), "not an array: %s",
+              r->body.data);
+    n = json_object_array_length(r->json);
+    v = calloc(n ? n : 1, sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(r->json, i);
+        if (json_object_is_type(e, json_type_object)) {
+            json_object *id = NULL;
+            json_object_object_get_ex(e, "cmHandle", &id);
+            e = id;
+        }
+        v[i] = json_object_get_string(e);
+    }
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(v[j - 1], v[j]) > 0; j--) {
+            const char *t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++)
+        ncmp_buf_appendf(&out, "%s%s", i ? "," : "", v[i]);
+    free(v);
+    if (!out.data)
+        ncmp_buf_append_str(&out, "");
+    return out.data;
+}
+
+/* POST `path` with `body_sq`; expect 200 and the handles (ids, or the
+ * cmHandle of objects) `expected` ("a,b", sorted). */
+static void expect_ids(rest_case *c, const char *path, const char *body_sq, const char *expected)
+{
+    reply r;
+    char *got;
+
+    call(c, "POST", path, body_sq, &r);
+    cr_assert_eq(r.status, 200, "POST %s %s: %ld %s", path, body_sq, r.status, r.body.data);
+    got = sorted_strings(&r);
+    cr_assert_str_eq(got, expected, "POST %s %s", path, body_sq);
+    free(got);
+    reply_free(&r);
+}
+
+static const char *field(json_object *o, const char *path)
+{
+    char key[128];
+    const char *dot;
+    json_object *v = o;
+
+    while (path && *path) {
+        dot = strchr(path, '.');
+        snprintf(key, sizeof(key), "%.*s", dot ? (int)(dot - path) : (int)strlen(path), path);
+        if (!json_object_is_type(v, json_type_object) || !json_object_object_get_ex(v, key, &v))
+            return NULL;
+        path = dot ? dot + 1 : NULL;
+    }
+    return json_object_get_string(v);
+}
+
+/* Expect NCMP's error body with `status` ("400 BAD_REQUEST"). */
+static void expect_error(const reply *r, long status, const char *status_text)
+{
+    cr_assert_eq(r->status, status, "expected %ld, got %ld: %s", status, r->status, r->body.data);
+    cr_assert_not_null(r->json, "error body not JSON: %s", r->body.data);
+    cr_assert_str_eq(field(r->json, "status"), status_text, "%s", r->body.data);
+    cr_assert_not_null(field(r->json, "message"), "%s", r->body.data);
+}
+
+/* --- the inventory the search tests use ---------------------------------- */
+
+/* ch-1: READY, dmi A, color=red, size=big, modules M1+M2, trust COMPLETE,
+ *       alternate /Sub=1/Me=1, private k=1
+ * ch-2: READY, dmi A (data service B), color=red, modules M1, trust NONE,
+ *       alternate /Sub=1/Me=2, private k=2
+ * ch-3: ADVISED, dmi B, color=blue, no modules, trust COMPLETE, no
+ *       alternate, private k=1
+ * ch-4: LOCKED (MODULE_SYNC_FAILED), dmi B (model service A), no
+ *       properties, trust NONE, alternate alt-4 */
+static void inventory(rest_case *c)
+{
+    sql(c,
+        "INSERT INTO yang_resource (checksum, module_name, revision, source) VALUES"
+        " ('s1', 'M1', '2024-01-01', 'module M1 {}'), ('s2', 'M2', '2024-02-02', 'module M2 {}'),"
+        " ('s1b', 'M1', '2023-01-01', 'module M1 { revision 2023-01-01; }');"
+        "INSERT INTO module_set (tag) VALUES ('tag-12'), ('tag-1');"
+        "INSERT INTO module_set_member SELECT id, 's1', 'M1', '2024-01-01' FROM module_set;"
+        "INSERT INTO module_set_member SELECT id, 's2', 'M2', '2024-02-02' FROM module_set"
+        " WHERE tag = 'tag-12';"
+        "INSERT INTO cm_handle (id, dmi_service_name, dmi_data_service_name,"
+        " dmi_model_service_name, module_set_tag, alternate_id, data_producer_identifier,"
+        " additional_properties, public_properties, state, lock_reason, lock_details,"
+        " module_set_id, operational_sync_state, trust_level, effective_trust_level) VALUES"
+        " ('ch-1', '" DMI_A "', '', '', 'tag-12', '/Sub=1/Me=1', 'p1', '{\"k\":\"1\"}',"
+        "  '{\"color\":\"red\",\"size\":\"big\"}', 'READY', NULL, NULL,"
+        "  (SELECT id FROM module_set WHERE tag = 'tag-12'), 'NONE_REQUESTED', 'COMPLETE',"
+        "  'COMPLETE'),"
+        " ('ch-2', '" DMI_A "', '" DMI_B "', '', 'tag-1', '/Sub=1/Me=2', '', '{\"k\":\"2\"}',"
+        "  '{\"color\":\"red\"}', 'READY', NULL, NULL,"
+        "  (SELECT id FROM module_set WHERE tag = 'tag-1'), 'NONE_REQUESTED', 'NONE', 'NONE'),"
+        " ('ch-3', '" DMI_B "', '', '', '', NULL, '', '{\"k\":\"1\"}', '{\"color\":\"blue\"}',"
+        "  'ADVISED', NULL, NULL, NULL, NULL, 'COMPLETE', 'COMPLETE'),"
+        " ('ch-4', '" DMI_B "', '', '" DMI_A "', '', 'alt-4', '', '{}', '{}', 'LOCKED',"
+        "  'MODULE_SYNC_FAILED', ' Attempt #1 failed: no', NULL, NULL, 'NONE', 'NONE')");
+}
+
+#define NB_IDS  "/ncmp/v1/ch/id-searches"
+#define NB_FULL "/ncmp/v1/ch/searches"
+#define SB_IDS  "/ncmpInventory/v1/ch/searches"
+#define SB_FULL "/ncmpInventory/v1/ch/searchCmHandles"
+
+static const char *const all_search_paths[] = {NB_IDS, NB_FULL, SB_IDS, SB_FULL};
+
+/* --- searches ------------------------------------------------------------ */
+
+Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
+{
+    rest_case *c = case_start("rest-cond", "rest", NULL);
+
+    inventory(c);
+    for (size_t i = 0; i < 4; i++) {
+        const char *p = all_search_paths[i];
+        expect_ids(c, p, "{}", "ch-1,ch-2,ch-3,ch-4");
+        expect_ids(c, p, "{'cmHandleQueryParameters':[]}", "ch-1,ch-2,ch-3,ch-4");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+                   "'conditionParameters':[{'moduleName':'M1'},{'moduleName':'M2'}]}]}",
+                   "ch-1");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+                   "'conditionParameters':[{'moduleName':'M1'}]}]}",
+                   "ch-1,ch-2");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+                   "'conditionParameters':[{'moduleName':'M3'}]}]}",
+                   "");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+                   "'conditionParameters':[{'color':'red'}]}]}",
+                   "ch-1,ch-2");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+                   "'conditionParameters':[{'color':'red'},{'size':'big'}]}]}",
+                   "ch-1");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+                   "'conditionParameters':[{'color':'red'},{'color':'blue'}]}]}",
+                   "");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithTrustLevel',"
+                   "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
+                   "ch-2,ch-4");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithTrustLevel',"
+                   "'conditionParameters':[{'anyKey':'COMPLETE'}]}]}",
+                   "ch-1,ch-3");
+        /* AND of conditions; only the first entry of a name counts */
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':["
+                   "{'conditionName':'hasAllProperties','conditionParameters':[{'color':'red'}]},"
+                   "{'conditionName':'cmHandleWithTrustLevel',"
+                   "'conditionParameters':[{'trustLevel':'COMPLETE'}]},"
+                   "{'conditionName':'cmHandleWithTrustLevel',"
+                   "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
+                   "ch-1");
+    }
+    /* southbound only */
+    for (size_t i = 2; i < 4; i++) {
+        const char *p = all_search_paths[i];
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'hasAllAdditionalProperties',"
+                   "'conditionParameters':[{'k':'1'}]}]}",
+                   "ch-1,ch-3");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+                   "'conditionParameters':[{'dmiPluginName':'" DMI_A "'}]}]}",
+                   "ch-1,ch-2,ch-4");
+        expect_ids(c, p,
+                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+                   "'conditionParameters':[{'dmiPluginName':'" DMI_B "'}]}]}",
+                   "ch-2,ch-3,ch-4");
+    }
+    /* the deprecated form, where NCMP maps it */
+    expect_ids(c, NB_FULL,
+               "{'conditions':[{'name':'hasAllModules','conditionParameters':"
+               "[{'moduleName':'M2'}]}]}",
+               "ch-1");
+    expect_ids(c, SB_FULL,
+               "{'conditions':[{'name':'hasAllModules','conditionParameters':"
+               "[{'moduleName':'M2'}]}]}",
+               "ch-1");
+    expect_ids(c, NB_IDS,
+               "{'conditions':[{'name':'hasAllModules','conditionParameters':"
+               "[{'moduleName':'M2'}]}]}",
+               "ch-1,ch-2,ch-3,ch-4");
+    case_fini(c);
+}
+
+Test(rest, search_outputs_alternate_ids_and_handle_objects, .timeout = 180)
+{
+    rest_case *c = case_start("rest-out", "rest", NULL);
+    reply r;
+    json_object *h = NULL;
+
+    inventory(c);
+    expect_ids(c, NB_IDS "?outputAlternateId=true", "{}", ",/Sub=1/Me=1,/Sub=1/Me=2,alt-4");
+    expect_ids(c, SB_IDS "?outputAlternateId=TRUE", "{}", ",/Sub=1/Me=1,/Sub=1/Me=2,alt-4");
+    expect_ids(c, NB_IDS "?outputAlternateId=false", "{}", "ch-1,ch-2,ch-3,ch-4");
+
+    call(c, "POST", NB_FULL,
+         "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+         "'conditionParameters':[{'size':'big'}]}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_eq(json_object_array_length(r.json), 1);
+    h = json_object_array_get_idx(r.json, 0);
+    cr_assert_str_eq(field(h, "cmHandle"), "ch-1");
+    {
+        json_object *props = json_object_object_get(h, "publicCmHandleProperties");
+        cr_assert_eq(json_object_array_length(props), 1, "a list holding one map");
+        cr_assert_str_eq(field(json_object_array_get_idx(props, 0), "color"), "red");
+        cr_assert_str_eq(field(json_object_array_get_idx(props, 0), "size"), "big");
+    }
+    cr_assert_null(field(h, "cmHandleProperties"), "no private properties northbound");
+    cr_assert_str_eq(field(h, "state.cmHandleState"), "READY");
+    cr_assert_str_eq(field(h, "state.dataSyncEnabled"), "false");
+    cr_assert_str_eq(field(h, "state.dataSyncState.operational.syncState"), "NONE_REQUESTED");
+    cr_assert_null(field(h, "state.lockReason"));
+    cr_assert_eq(strlen(field(h, "state.lastUpdateTime")), 28, "%s",
+                 field(h, "state.lastUpdateTime"));
+    cr_assert(strstr(field(h, "state.lastUpdateTime"), "+0000") != NULL);
+    cr_assert_str_eq(field(h, "trustLevel"), "COMPLETE");
+    cr_assert_str_eq(field(h, "moduleSetTag"), "tag-12");
+    cr_assert_str_eq(field(h, "alternateId"), "/Sub=1/Me=1");
+    cr_assert_str_eq(field(h, "dataProducerIdentifier"), "p1");
+    reply_free(&r);
+
+    /* a LOCKED handle with its reason; an ADVISED one without sync fields */
+    call(c, "POST", SB_FULL "?outputDmiProperties=true", "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    for (size_t i = 0; i < json_object_array_length(r.json); i++) {
+        json_object *e = json_object_array_get_idx(r.json, i);
+        cr_assert_not_null(field(e, "cmHandleProperties"), "%s", r.body.data);
+        if (strcmp(field(e, "cmHandle"), "ch-4") == 0) {
+            cr_assert_str_eq(field(e, "state.lockReason.reason"), "MODULE_SYNC_FAILED");
+            cr_assert_str_eq(field(e, "state.lockReason.details"), " Attempt #1 failed: no");
+            cr_assert_str_eq(field(e, "trustLevel"), "NONE");
+        }
+        if (strcmp(field(e, "cmHandle"), "ch-3") == 0) {
+            cr_assert_null(field(e, "state.dataSyncEnabled"));
+            cr_assert_null(field(e, "state.dataSyncState"));
+            cr_assert_str_eq(field(e, "cmHandleProperties.k"), "1");
+            cr_assert_str_eq(field(e, "alternateId"), "");
+        }
+    }
+    reply_free(&r);
+    call(c, "POST", SB_FULL, "{}", &r);
+    cr_assert_null(field(json_object_array_get_idx(r.json, 0), "cmHandleProperties"));
+    reply_free(&r);
+    case_fini(c);
+}
+
+Test(rest, bad_search_requests_are_400_with_ncmp_messages, .timeout = 180)
+{
+    rest_case *c = case_start("rest-bad", "rest", NULL);
+    /* clang-format off */
+    static const struct { const char *body; int raw; const char *details; } bad[] = {
+        {"{bad", 1, NULL},
+        {"", 1, NULL},
+        {"[1]", 1, NULL},
+        {"{\"cmHandleQueryParameters\":{}}", 1, NULL},
+        {"{\"cmHandleQueryParameters\":[1]}", 1, NULL},
+        {"{'cmHandleQueryParameters':[{'conditionName':'nope','conditionParameters':[{'a':'b'}]}]}",
+         0, "Wrong 'conditionName': nope - please supply a valid name."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllAdditionalProperties',"
+         "'conditionParameters':[{'k':'1'}]}]}", 0,
+         "Wrong 'conditionName': hasAllAdditionalProperties - please supply a valid name."},
+        {"{'cmHandleQueryParameters':[{'conditionParameters':[{'a':'b'}]}]}", 0,
+         "Missing 'conditionName' - please supply a valid name."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties'}]}", 0,
+         "Empty conditionsParameters - please supply a valid condition parameter."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties','conditionParameters':[]}]}",
+         0, "Empty conditionsParameters - please supply a valid condition parameter."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties','conditionParameters':[{}]}]}",
+         0, "Empty conditionsParameter - please supply a valid condition parameter."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+         "'conditionParameters':[{'a':'1','b':'2'}]}]}", 0,
+         "Too many conditionsParameters - please supply only one parameter per condition."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+         "'conditionParameters':[{'':'1'}]}]}", 0,
+         "Missing 'conditionsParameter' - please supply a valid condition parameter name."},
+        {"{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+         "'conditionParameters':[{'a':{'b':1}}]}]}", 0, NULL},
+        {"{'cmHandleQueryParameters':[{'conditionName':7,'conditionParameters':[{'a':'1'}]}]}",
+         0, NULL},
+        {"{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+         "'conditionParameters':[{'path':'//x'}]}]}", 0, NULL},
+    };
+    /* clang-format on */
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        /* a southbound condition is refused on the first two, northbound, paths */
+        int nb_only = strstr(bad[i].body, "hasAllAdditionalProperties") != NULL;
+        for (size_t p = 0; p < (nb_only ? 2u : 4u); p++) {
+            reply r;
+            call_full(c, "POST", all_search_paths[p], bad[i].body, bad[i].raw, NULL, &r);
+            cr_assert_eq(r.status, 400, "%s %s -> %ld %s", all_search_paths[p], bad[i].body,
+                         r.status, r.body.data);
+            expect_error(&r, 400, "400 BAD_REQUEST");
+            if (bad[i].details)
+                cr_assert_str_eq(field(r.json, "details"), bad[i].details, "%s", r.body.data);
+            reply_free(&r);
+        }
+    }
+    {
+        reply r;
+        call(c, "POST", NB_IDS "?outputAlternateId=yes", "{}", &r);
+        expect_error(&r, 400, "400 BAD_REQUEST");
+        reply_free(&r);
+        call(c, "POST", SB_FULL "?outputDmiProperties=2", "{}", &r);
+        expect_error(&r, 400, "400 BAD_REQUEST");
+        reply_free(&r);
+    }
+    case_fini(c);
+}
+
+Test(rest, cps_path_condition, .timeout = 180)
+{
+    rest_case *c = case_start("rest-cps", "rest", NULL);
+    reply r;
+
+    inventory(c);
+    for (size_t p = 0; p < 4; p++) {
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\"]'}]}]}",
+            "ch-1,ch-2");
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//cm-handles[@alternate-id=\\\"alt-4\\\"]'}]},"
+            "{'conditionName':'cmHandleWithTrustLevel',"
+            "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
+            "ch-4");
+        /* private properties are not searchable by path, as in NCMP */
+        expect_ids(
+            c, all_search_paths[p],
+            "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+            "'conditionParameters':[{'cpsPath':'//additional-properties[@name=\\\"k\\\"]'}]}]}",
+            "");
+        expect_ids(c, all_search_paths[p],
+                   "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+                   "'conditionParameters':[{'cpsPath':'//public-properties[@name=\\\"color\\\" and "
+                   "@value=\\\"red\\\"]'}]}]}",
+                   "ch-1,ch-2");
+    }
+    call(c, "POST", NB_IDS,
+         "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+         "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\"'}]}]}",
+         &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    cr_assert(strstr(r.body.data, "position") != NULL, "%s", r.body.data);
+    reply_free(&r);
+    case_fini(c);
+}
+
+Test(rest, large_answer_is_streamed_whole, .timeout = 240)
+{
+    rest_case *c = case_start("rest-big", "rest", NULL);
+    reply r;
+
+    sql(c, "INSERT INTO cm_handle (id, dmi_service_name, alternate_id, public_properties, state)"
+           " SELECT 'big-' || i, '" DMI_A "', '/Sub=big/Me=' || i,"
+           " jsonb_build_object('n', i::text, 'quote', 'a\"b\\c'), 'ADVISED'"
+           " FROM generate_series(1, 20000) i");
+    call(c, "POST", NB_FULL, "{}", &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.headers.data, "chunked") != NULL, "%s", r.headers.data);
+    cr_assert_not_null(r.json, "the streamed answer is not one JSON document");
+    cr_assert_eq(json_object_array_length(r.json), 20000);
+    {
+        json_object *props = json_object_object_get(json_object_array_get_idx(r.json, 0),
+                                                    "publicCmHandleProperties");
+        cr_assert_str_eq(field(json_object_array_get_idx(props, 0), "quote"), "a\"b\\c");
+    }
+    reply_free(&r);
+    call(c, "POST", NB_IDS "?outputAlternateId=true", "{}", &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(json_object_array_length(r.json), 20000);
+    reply_free(&r);
+    case_fini(c);
+}
+
+/* --- one handle ---------------------------------------------------------- */
+
+Test(rest, single_handle_reads_and_reference_resolution, .timeout = 180)
+{
+    rest_case *c = case_start("rest-one", "rest", NULL);
+    reply r;
+
+    inventory(c);
+    /* exact id, exact alternate id, longest alternate-id match */
+    call(c, "GET", "/ncmp/v1/ch/ch-2", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "ch-2");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/%2FSub%3D1%2FMe%3D1", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "ch-1");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/%2FSub%3D1%2FMe%3D2%2FCell%3D7%2FX%3D1%23frag%2Fmore", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "ch-2");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/alt-4", NULL, &r);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "ch-4");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/%2FSub%3D1", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    cr_assert_str_eq(field(r.json, "message"), "Cm handle not found");
+    cr_assert_str_eq(field(r.json, "details"), "No cm handles found with reference /Sub=1");
+    reply_free(&r);
+
+    call(c, "GET", "/ncmp/v1/ch/ch-1/properties", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body.data,
+                     "{\"publicCmHandleProperties\":[{\"size\":\"big\",\"color\":\"red\"}]}");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/alt-4/state", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(field(r.json, "state.cmHandleState"), "LOCKED");
+    cr_assert_str_eq(field(r.json, "state.lockReason.reason"), "MODULE_SYNC_FAILED");
+    reply_free(&r);
+    /* state and properties take exact references only */
+    call(c, "GET", "/ncmp/v1/ch/%2FSub%3D1%2FMe%3D1%2Fx/state", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/nope/properties", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    reply_free(&r);
+
+    /* modules */
+    call(c, "GET", "/ncmp/v1/ch/ch-1/modules", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(json_object_array_length(r.json), 2, "%s", r.body.data);
+    cr_assert_str_eq(field(json_object_array_get_idx(r.json, 1), "moduleName"), "M2");
+    cr_assert_str_eq(field(json_object_array_get_idx(r.json, 1), "revision"), "2024-02-02");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/nope/modules", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(r.body.data, "[]");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/%2FSub%3D1%2FMe%3D1/modules/definitions?module-name=M2", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_eq(json_object_array_length(r.json), 1, "%s", r.body.data);
+    cr_assert_str_eq(field(json_object_array_get_idx(r.json, 0), "content"), "module M2 {}");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/ch-1/modules/definitions?module-name=M2&revision=1999-01-01", NULL,
+         &r);
+    cr_assert_str_eq(r.body.data, "[]");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/ch-1/modules/definitions?revision=1999-01-01", NULL, &r);
+    cr_assert_eq(json_object_array_length(r.json), 2, "revision alone is ignored: %s", r.body.data);
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v1/ch/nope/modules/definitions", NULL, &r);
+    cr_assert_str_eq(r.body.data, "[]");
+    reply_free(&r);
+    case_fini(c);
+}
+
+Test(rest, southbound_lookups, .timeout = 180)
+{
+    rest_case *c = case_start("rest-sb", "rest", NULL);
+    reply r;
+
+    inventory(c);
+    call(c, "GET", "/ncmpInventory/v1/ch/cmHandles?dmi-plugin-identifier=http%3A%2F%2Fdmi-a%3A8080",
+         NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    {
+        char *got = sorted_strings(&r);
+        cr_assert_str_eq(got, "ch-1,ch-2,ch-4");
+        free(got);
+    }
+    reply_free(&r);
+    call(c, "GET",
+         "/ncmpInventory/v1/ch/cmHandles?dmi-plugin-identifier=" DMI_B "&outputAlternateId=true",
+         NULL, &r);
+    {
+        char *got = sorted_strings(&r);
+        cr_assert_str_eq(got, ",/Sub=1/Me=2,alt-4");
+        free(got);
+    }
+    reply_free(&r);
+    call(c, "GET", "/ncmpInventory/v1/ch/cmHandles", NULL, &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+
+    call(c, "GET", "/ncmpInventory/v1/ch?distinguishedName=/Sub=1/Me=1/Cell=3", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "ch-1");
+    cr_assert_null(field(r.json, "cmHandleProperties"));
+    reply_free(&r);
+    call(c, "GET", "/ncmpInventory/v1/ch?distinguishedName=ch-3&outputDmiProperties=true", NULL,
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandleProperties.k"), "1");
+    reply_free(&r);
+    call(c, "GET", "/ncmpInventory/v1/ch?distinguishedName=/Other=1", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    reply_free(&r);
+    call(c, "GET", "/ncmpInventory/v1/ch", NULL, &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+    /* unknown paths and methods */
+    call(c, "GET", "/ncmp/v1/nothing", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    reply_free(&r);
+    call(c, "DELETE", "/ncmp/v1/ch/searches", NULL, &r);
+    expect_error(&r, 405, "405 METHOD_NOT_ALLOWED");
+    reply_free(&r);
+    case_fini(c);
+}
+
+/* --- hostile input ------------------------------------------------------- */
+
+static const char *const injections[] = {
+    "' OR '1'='1",
+    "'; DROP TABLE cm_handle; --",
+    "\\\" OR 1=1 --",
+    "x') OR true; --",
+    "$1",
+    "%' OR 'a' LIKE '%",
+    "{\\\"a\\\":1}",
+    "ch-1' UNION SELECT id FROM cm_handle --",
+    "[*]",
+    "\\\\u0000",
+};
+
+static void expect_not_5xx(rest_case *c, const char *method, const char *path, const char *body)
+{
+    reply r;
+
+    call_full(c, method, path, body, 1, NULL, &r);
+    cr_assert_lt(r.status, 500, "%s %s %s -> %ld %s", method, path, body ? body : "", r.status,
+                 r.body.data);
+    reply_free(&r);
+}
+
+/* Percent-encode s into out. */
+static void url_escape(ncmp_buf *out, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            *p == '-' || *p == '_')
+            ncmp_buf_append_char(out, (char)*p);
+        else
+            ncmp_buf_appendf(out, "%%%02X", *p);
+    }
+}
+
+Test(rest, sql_injection_strings_never_cause_a_5xx, .timeout = 240)
+{
+    rest_case *c = case_start("rest-inj", "rest", NULL);
+    static const char *const conditions[] = {
+        "hasAllModules",          "hasAllProperties",      "hasAllAdditionalProperties",
+        "cmHandleWithTrustLevel", "cmHandleWithDmiPlugin", "cmHandleWithCpsPath"};
+
+    inventory(c);
+    for (size_t i = 0; i < sizeof(injections) / sizeof(injections[0]); i++) {
+        const char *s = injections[i];
+        ncmp_buf esc = NCMP_BUF_INIT, path = NCMP_BUF_INIT, body = NCMP_BUF_INIT;
+        url_escape(&esc, s);
+        for (size_t k = 0; k < sizeof(conditions) / sizeof(conditions[0]); k++) {
+            const char *key = strcmp(conditions[k], "cmHandleWithCpsPath") == 0 ? "cpsPath" : s;
+            for (int as_key = 0; as_key < 2; as_key++) {
+                ncmp_buf_reset(&body);
+                ncmp_buf_appendf(&body,
+                                 "{\"cmHandleQueryParameters\":[{\"conditionName\":\"%s\","
+                                 "\"conditionParameters\":[{\"%s\":\"%s\"}]}]}",
+                                 conditions[k], as_key ? s : key, s);
+                for (size_t p = 0; p < 4; p++)
+                    expect_not_5xx(c, "POST", all_search_paths[p], body.data);
+            }
+        }
+        ncmp_buf_reset(&body);
+        ncmp_buf_appendf(&body, "{\"cmHandleQueryParameters\":[{\"conditionName\":\"%s\"}]}", s);
+        expect_not_5xx(c, "POST", NB_IDS, body.data);
+        /* the string goes between each prefix and suffix */
+        static const char *const gets[][2] = {
+            {"/ncmp/v1/ch/", ""},
+            {"/ncmp/v1/ch/", "/properties"},
+            {"/ncmp/v1/ch/", "/state"},
+            {"/ncmp/v1/ch/", "/modules"},
+            {"/ncmp/v1/ch/ch-1/modules/definitions?module-name=", ""},
+            {"/ncmp/v1/ch/ch-1/modules/definitions?module-name=M1&revision=", ""},
+            {"/ncmpInventory/v1/ch?distinguishedName=", ""},
+            {"/ncmpInventory/v1/ch/cmHandles?dmi-plugin-identifier=", ""},
+            {"/ncmp/v1/ch/ch-1?", "=1"},
+        };
+        for (size_t g = 0; g < sizeof(gets) / sizeof(gets[0]); g++) {
+            ncmp_buf_reset(&path);
+            ncmp_buf_appendf(&path, "%s%s%s", gets[g][0], esc.data, gets[g][1]);
+            expect_not_5xx(c, "GET", path.data, NULL);
+        }
+        ncmp_buf_reset(&path);
+        ncmp_buf_appendf(&path, NB_IDS "?outputAlternateId=%s", esc.data);
+        expect_not_5xx(c, "POST", path.data, "{}");
+        ncmp_buf_free(&esc);
+        ncmp_buf_free(&path);
+        ncmp_buf_free(&body);
+    }
+    /* the table is still there, and whole */
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM cm_handle", 0, NULL), 4);
+    case_fini(c);
+}
+
+Test(rest, body_beyond_the_limit_is_413, .timeout = 180)
+{
+    const char *extra[] = {"--http.max-body-bytes=2048", NULL};
+    rest_case *c = case_start("rest-413", "rest", extra);
+    ncmp_buf big = NCMP_BUF_INIT;
+    reply r;
+
+    ncmp_buf_append_str(&big, "{\"cmHandleQueryParameters\":[],\"pad\":\"");
+    for (int i = 0; i < 3000; i++)
+        ncmp_buf_append_char(&big, 'x');
+    ncmp_buf_append_str(&big, "\"}");
+    call_full(c, "POST", NB_IDS, big.data, 1, NULL, &r);
+    expect_error(&r, 413, "413 PAYLOAD_TOO_LARGE");
+    reply_free(&r);
+    call_full(c, "POST", "/ncmpInventory/v1/ch", big.data, 1, NULL, &r);
+    expect_error(&r, 413, "413 PAYLOAD_TOO_LARGE");
+    reply_free(&r);
+    /* within the limit */
+    call(c, "POST", NB_IDS, "{}", &r);
+    cr_assert_eq(r.status, 200);
+    reply_free(&r);
+    ncmp_buf_free(&big);
+    case_fini(c);
+}
+
+Test(rest, basic_auth_when_configured, .timeout = 180)
+{
+    const char *extra[] = {"--http.auth-username=cpsuser", "--http.auth-password=cpsr0cks!", NULL};
+    rest_case *c = case_start("rest-auth", "rest", extra);
+    reply r;
+
+    call(c, "POST", NB_IDS, "{}", &r);
+    expect_error(&r, 401, "401 UNAUTHORIZED");
+    reply_free(&r);
+    call_full(c, "POST", NB_IDS, "{}", 1, "cpsuser:wrong", &r);
+    expect_error(&r, 401, "401 UNAUTHORIZED");
+    reply_free(&r);
+    call_full(c, "POST", NB_IDS, "{}", 1, "cpsuser:cpsr0cks!", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    /* the password never reaches the log */
+    cr_assert(!it_file_contains(c->log, "cpsr0cks!"));
+    case_fini(c);
+}
+
+/* --- registration over REST ---------------------------------------------- */
+
+/* A registration of hostile strings: a 4xx, a 200, or NCMP's 500 listing
+ * the handles that failed with their codes - never another 5xx. */
+static void expect_not_5xx_or_failed(rest_case *c, const char *body)
+{
+    reply r;
+
+    call_full(c, "POST", "/ncmpInventory/v1/ch", body, 1, NULL, &r);
+    if (r.status == 500) {
+        cr_assert_not_null(r.json, "%s", r.body.data);
+        cr_assert_not_null(json_object_object_get(r.json, "failedCreatedCmHandles"), "%s -> %s",
+                           body, r.body.data);
+    } else {
+        cr_assert_lt(r.status, 500, "%s -> %ld %s", body, r.status, r.body.data);
+    }
+    reply_free(&r);
+}
+
+Test(rest, registration_goes_through_the_pipeline, .timeout = 240)
+{
+    rest_case *c = case_start("rest-reg", "registration,lcm-relay,rest", NULL);
+    reply r;
+
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'r-1','alternateId':'/R=1',"
+         "'publicCmHandleProperties':{'color':'red'},'cmHandleProperties':{'k':1}},"
+         "{'cmHandle':'r-2','trustLevel':'NONE'}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s; log %s", r.body.data, c->log);
+    cr_assert_str_eq(r.body.data, "");
+    reply_free(&r);
+    /* the outcome is published just before the registration commits */
+    cr_assert_eq(
+        it_wait_long(c->db, "SELECT count(*) FROM cm_handle WHERE id LIKE $1", "r-%", 2, 10000), 2);
+    /* readable at once */
+    call(c, "GET", "/ncmp/v1/ch/%2FR%3D1", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "state.cmHandleState"), "ADVISED");
+    reply_free(&r);
+
+    /* a duplicate: 500 with the failed handle, NCMP's code 109 */
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'r-1'},{'cmHandle':'r-3'}],"
+         "'removedCmHandles':['gone']}",
+         &r);
+    cr_assert_eq(r.status, 500, "%s", r.body.data);
+    {
+        json_object *created = json_object_object_get(r.json, "failedCreatedCmHandles");
+        json_object *removed = json_object_object_get(r.json, "failedRemovedCmHandles");
+        cr_assert_eq(json_object_array_length(created), 1, "%s", r.body.data);
+        cr_assert_str_eq(field(json_object_array_get_idx(created, 0), "cmHandle"), "r-1");
+        cr_assert_str_eq(field(json_object_array_get_idx(created, 0), "errorCode"), "109");
+        cr_assert_str_eq(field(json_object_array_get_idx(created, 0), "errorText"),
+                         "cm-handle already exists");
+        cr_assert_str_eq(field(json_object_array_get_idx(removed, 0), "errorCode"), "100");
+    }
+    reply_free(&r);
+
+    /* refused whole, malformed, wrong shape */
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'ftp://dmi','createdCmHandles':[{'cmHandle':'r-9'}]}", &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    cr_assert_str_eq(field(r.json, "message"), "Invalid DMI plugin URL for dmiPlugin");
+    reply_free(&r);
+    call_full(c, "POST", "/ncmpInventory/v1/ch", "{\"dmiPlugin\":", 1, NULL, &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+    call_full(c, "POST", "/ncmpInventory/v1/ch", "", 1, NULL, &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+    {
+        static const char *const shapes[] = {
+            "[]",
+            "{'dmiPlugin':7}",
+            "{'createdCmHandles':{}}",
+            "{'createdCmHandles':[{'alternateId':'x'}]}",
+            "{'createdCmHandles':[{'cmHandle':'x','trustLevel':'SOME'}]}",
+            "{'createdCmHandles':[{'cmHandle':'x','publicCmHandleProperties':{'a':[1]}}]}",
+            "{'removedCmHandles':[1]}",
+            "{'upgradedCmHandles':{'moduleSetTag':'t'}}",
+        };
+        for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+            call(c, "POST", "/ncmpInventory/v1/ch", shapes[i], &r);
+            expect_error(&r, 400, "400 BAD_REQUEST");
+            reply_free(&r);
+        }
+    }
+    for (size_t i = 0; i < sizeof(injections) / sizeof(injections[0]); i++) {
+        ncmp_buf body = NCMP_BUF_INIT;
+        ncmp_buf_appendf(&body,
+                         "{\"dmiPlugin\":\"http://x/%s\",\"createdCmHandles\":[{\"cmHandle\":"
+                         "\"%s\",\"alternateId\":\"%s\",\"publicCmHandleProperties\":{\"%s\":"
+                         "\"%s\"}}],\"removedCmHandles\":[\"%s\"]}",
+                         injections[i], injections[i], injections[i], injections[i], injections[i],
+                         injections[i]);
+        expect_not_5xx_or_failed(c, body.data);
+        ncmp_buf_free(&body);
+    }
+    /* a removal through REST */
+    call(c, "POST", "/ncmpInventory/v1/ch", "{'dmiPlugin':'" DMI_A "','removedCmHandles':['r-2']}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    cr_assert_eq(
+        it_wait_long(c->db, "SELECT count(*) FROM cm_handle WHERE id = $1", "r-2", 0, 10000), 0);
+    case_fini(c);
+}
+
+Test(rest, registration_without_outcome_times_out_504, .timeout = 180)
+{
+    /* no registration role: nobody answers */
+    const char *extra[] = {"--rest.registration-timeout-ms=1000", NULL};
+    rest_case *c = case_start("rest-504", "rest", extra);
+    reply r;
+
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'t-1'}]}", &r);
+    expect_error(&r, 504, "504 GATEWAY_TIMEOUT");
+    reply_free(&r);
+    case_fini(c);
+}

@@ -1,0 +1,467 @@
+/* Unit tests of lib/ncmp_http.c: a server on an ephemeral loopback port,
+ * driven with libcurl. */
+#include <criterion/criterion.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_http.h"
+#include "ncmp_log.h"
+#include "ncmp_time.h"
+#include "unit_leak.h"
+
+TestSuite(ncmp_http, .fini = unit_leak_check);
+
+/* --- a client ------------------------------------------------------------ */
+
+typedef struct reply {
+    long status;
+    ncmp_buf body;
+    ncmp_buf headers;
+} reply;
+
+static size_t on_data(char *p, size_t size, size_t n, void *arg)
+{
+    ncmp_buf_append(arg, p, size * n);
+    return size * n;
+}
+
+/* `userpwd` may be NULL; `body` NULL for none. */
+static void call(int port, const char *method, const char *path, const char *body, size_t len,
+                 const char *userpwd, reply *r)
+{
+    CURL *c = curl_easy_init();
+    char url[1024];
+    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/json");
+
+    memset(r, 0, sizeof(*r));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &r->headers);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+    }
+    if (userpwd)
+        curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
+    cr_assert_eq(curl_easy_perform(c), CURLE_OK, "%s %s failed", method, path);
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+    if (!r->body.data)
+        ncmp_buf_append_str(&r->body, "");
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+}
+
+static void reply_free(reply *r)
+{
+    ncmp_buf_free(&r->body);
+    ncmp_buf_free(&r->headers);
+}
+
+/* --- handlers ------------------------------------------------------------ */
+
+/* Echoes what the framework decoded: the {ref} parameter, query `q`, the
+ * boolean `flag` and the body length. */
+static void h_echo(ncmp_http_request *req, void *arg)
+{
+    ncmp_buf out = NCMP_BUF_INIT;
+    const char *q = ncmp_http_query(req, "q");
+    size_t len;
+    int flag;
+
+    if (ncmp_http_query_bool(req, "flag", 0, &flag) != 0) {
+        ncmp_http_respond_error(req, 400, "bad flag", ncmp_http_query(req, "flag"));
+        return;
+    }
+    ncmp_http_body(req, &len);
+    ncmp_buf_append_str(&out, "{\"ref\":");
+    ncmp_buf_append_json_string(&out, ncmp_http_param(req, "ref"));
+    ncmp_buf_append_str(&out, ",\"q\":");
+    if (q)
+        ncmp_buf_append_json_string(&out, q);
+    else
+        ncmp_buf_append_str(&out, "null");
+    ncmp_buf_appendf(&out, ",\"flag\":%s,\"len\":%zu,\"route\":", flag ? "true" : "false", len);
+    ncmp_buf_append_json_string(&out, ncmp_http_route_pattern(req));
+    ncmp_buf_append_char(&out, '}');
+    ncmp_http_respond_json(req, 200, &out);
+}
+
+typedef struct counter {
+    long next, n;
+} counter;
+
+/* Numbers 0..n-1 as a JSON array, produced in small pieces. */
+static ssize_t numbers_next(void *arg, char *buf, size_t max)
+{
+    counter *c = arg;
+    char item[32];
+    size_t used = 0;
+
+    if (c->next > c->n)
+        return 0;
+    while (c->next <= c->n) {
+        int len;
+        if (c->next == c->n)
+            len = snprintf(item, sizeof(item), "]");
+        else
+            len = snprintf(item, sizeof(item), "%s%ld", c->next ? "," : "[", c->next);
+        if (used + (size_t)len > max)
+            break;
+        memcpy(buf + used, item, (size_t)len);
+        used += (size_t)len;
+        c->next++;
+    }
+    return (ssize_t)used;
+}
+
+static void h_numbers(ncmp_http_request *req, void *arg)
+{
+    counter *c = ncmp_xcalloc(1, sizeof(*c));
+
+    c->n = atol(ncmp_http_query(req, "n") ? ncmp_http_query(req, "n") : "0");
+    ncmp_http_respond_stream(req, 200, "application/json", 4096, numbers_next, c, free);
+}
+
+/* Answers from another thread, 50 ms later. */
+static void *answer_later(void *arg)
+{
+    ncmp_http_request *req = arg;
+    ncmp_buf out = NCMP_BUF_INIT;
+
+    ncmp_sleep_ms(50);
+    ncmp_buf_append_str(&out, "{\"late\":true}");
+    ncmp_http_respond_json(req, 202, &out);
+    return NULL;
+}
+
+static void h_async(ncmp_http_request *req, void *arg)
+{
+    pthread_t t;
+
+    ncmp_http_suspend(req);
+    pthread_create(&t, NULL, answer_later, req);
+    pthread_detach(t);
+}
+
+static void h_silent(ncmp_http_request *req, void *arg)
+{
+}
+
+typedef struct hook_log {
+    pthread_mutex_t lock;
+    char last[256];
+    atomic_int calls;
+} hook_log;
+
+static void after_hook(void *arg, const char *method, const char *route, int status,
+                       double latency_ms)
+{
+    hook_log *h = arg;
+
+    pthread_mutex_lock(&h->lock);
+    snprintf(h->last, sizeof(h->last), "%s %s %d", method, route, status);
+    pthread_mutex_unlock(&h->lock);
+    cr_assert_geq(latency_ms, 0.0);
+    atomic_fetch_add(&h->calls, 1);
+}
+
+static ncmp_http_server *server(const char *user, const char *password, hook_log *hook)
+{
+    ncmp_http_options o = {0};
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.port = 0;
+    o.threads = 2;
+    o.max_body_bytes = 1000;
+    o.auth_username = user;
+    o.auth_password = password;
+    o.connection_timeout_s = 10;
+    o.after = hook ? after_hook : NULL;
+    o.after_arg = hook;
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route(srv, "GET", "/things/{ref}", h_echo, NULL);
+    ncmp_http_route(srv, "POST", "/things/{ref}/body", h_echo, NULL);
+    ncmp_http_route(srv, "GET", "/numbers", h_numbers, NULL);
+    ncmp_http_route(srv, "POST", "/async", h_async, NULL);
+    ncmp_http_route(srv, "GET", "/silent", h_silent, NULL);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    cr_assert_gt(ncmp_http_server_port(srv), 0);
+    return srv;
+}
+
+static json_object *parse(const reply *r)
+{
+    json_object *o = json_tokener_parse(r->body.data);
+    cr_assert_not_null(o, "not JSON: %s", r->body.data);
+    return o;
+}
+
+static const char *field(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    cr_assert(json_object_object_get_ex(o, key, &v), "no %s in %s", key,
+              json_object_to_json_string(o));
+    return json_object_get_string(v);
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+Test(ncmp_http, path_parameter_is_decoded_and_slash_stays_inside)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+    json_object *o;
+
+    call(ncmp_http_server_port(srv), "GET", "/things/%2FSubNetwork%3DEurope%2Fx%20y?q=a+b%26c",
+         NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "ref"), "/SubNetwork=Europe/x y");
+    cr_assert_str_eq(field(o, "q"), "a b&c");
+    cr_assert_str_eq(field(o, "route"), "/things/{ref}");
+    cr_assert(strstr(r.headers.data, "application/json") != NULL);
+    json_object_put(o);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, query_booleans)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    reply r;
+    json_object *o;
+
+    call(port, "GET", "/things/a?flag=TRUE", NULL, 0, NULL, &r);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "flag"), "true");
+    json_object_put(o);
+    reply_free(&r);
+    call(port, "GET", "/things/a?flag=maybe", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 400);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "status"), "400 BAD_REQUEST");
+    cr_assert_str_eq(field(o, "details"), "maybe");
+    json_object_put(o);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, unknown_path_404_wrong_method_405_with_ncmp_body)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    reply r;
+    json_object *o;
+
+    call(port, "GET", "/nothing/here", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 404);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "status"), "404 NOT_FOUND");
+    json_object_put(o);
+    reply_free(&r);
+    /* an empty segment does not fill a {parameter} */
+    call(port, "GET", "/things/", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 404);
+    reply_free(&r);
+    call(port, "DELETE", "/things/a", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 405);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "status"), "405 METHOD_NOT_ALLOWED");
+    json_object_put(o);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, bad_percent_encoding_is_400)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    const char *bad[] = {"/things/a%2",    "/things/a%zz",          "/things/a%00b",
+                         "/things/%C3%28", "/things/a?q=%ED%A0%80", "/things/a?q=%"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        reply r;
+        json_object *o;
+        call(port, "GET", bad[i], NULL, 0, NULL, &r);
+        cr_assert_eq(r.status, 400, "%s: %ld %s", bad[i], r.status, r.body.data);
+        o = parse(&r);
+        cr_assert_str_eq(field(o, "status"), "400 BAD_REQUEST");
+        json_object_put(o);
+        reply_free(&r);
+    }
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, body_within_limit_is_read_beyond_is_413)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    char big[1001];
+    reply r;
+    json_object *o;
+
+    memset(big, 'x', sizeof(big));
+    call(port, "POST", "/things/a/body", big, 1000, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "len"), "1000");
+    json_object_put(o);
+    reply_free(&r);
+    call(port, "POST", "/things/a/body", big, 1001, NULL, &r);
+    cr_assert_eq(r.status, 413);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "status"), "413 PAYLOAD_TOO_LARGE");
+    json_object_put(o);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, basic_auth_when_configured)
+{
+    ncmp_http_server *srv = server("cpsuser", "s3cret:x", NULL);
+    int port = ncmp_http_server_port(srv);
+    reply r;
+    json_object *o;
+
+    call(port, "GET", "/things/a", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 401);
+    cr_assert(strstr(r.headers.data, "WWW-Authenticate: Basic") != NULL, "%s", r.headers.data);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "status"), "401 UNAUTHORIZED");
+    json_object_put(o);
+    reply_free(&r);
+    call(port, "GET", "/things/a", NULL, 0, "cpsuser:wrong", &r);
+    cr_assert_eq(r.status, 401);
+    reply_free(&r);
+    call(port, "GET", "/things/a", NULL, 0, "cpsuser:s3cret:x", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, no_auth_by_default)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+
+    call(ncmp_http_server_port(srv), "GET", "/things/a", NULL, 0, "anyone:anything", &r);
+    cr_assert_eq(r.status, 200);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, streamed_answer_arrives_whole_and_chunked)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+    json_object *o;
+
+    call(ncmp_http_server_port(srv), "GET", "/numbers?n=100000", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.headers.data, "chunked") != NULL, "%s", r.headers.data);
+    o = parse(&r);
+    cr_assert_eq(json_object_array_length(o), 100000);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(o, 99999)), 99999);
+    json_object_put(o);
+    reply_free(&r);
+    call(ncmp_http_server_port(srv), "GET", "/numbers", NULL, 0, NULL, &r);
+    cr_assert_str_eq(r.body.data, "]");
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, suspended_request_answered_from_another_thread)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+    json_object *o;
+
+    call(ncmp_http_server_port(srv), "POST", "/async", "{}", 2, NULL, &r);
+    cr_assert_eq(r.status, 202, "%s", r.body.data);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "late"), "true");
+    json_object_put(o);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, handler_without_answer_is_500)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+
+    call(ncmp_http_server_port(srv), "GET", "/silent", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 500);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, after_hook_sees_method_route_status)
+{
+    hook_log hook = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    ncmp_http_server *srv = server(NULL, NULL, &hook);
+    reply r;
+    double deadline;
+
+    atomic_init(&hook.calls, 0);
+    call(ncmp_http_server_port(srv), "GET", "/things/x%2Fy", NULL, 0, NULL, &r);
+    reply_free(&r);
+    /* the hook runs once the answer is out, maybe just after curl has it */
+    deadline = ncmp_now_ms() + 5000;
+    while (atomic_load(&hook.calls) < 1 && ncmp_now_ms() < deadline)
+        ncmp_sleep_ms(5);
+    pthread_mutex_lock(&hook.lock);
+    cr_assert_str_eq(hook.last, "GET /things/{ref} 200");
+    pthread_mutex_unlock(&hook.lock);
+    call(ncmp_http_server_port(srv), "GET", "/nope", NULL, 0, NULL, &r);
+    reply_free(&r);
+    deadline = ncmp_now_ms() + 5000;
+    while (atomic_load(&hook.calls) < 2 && ncmp_now_ms() < deadline)
+        ncmp_sleep_ms(5);
+    pthread_mutex_lock(&hook.lock);
+    cr_assert_str_eq(hook.last, "GET - 404");
+    pthread_mutex_unlock(&hook.lock);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, decode_rejects_bad_input)
+{
+    char *s = ncmp_http_decode("a%41+b", 6, 1);
+    cr_assert_str_eq(s, "aA b");
+    free(s);
+    s = ncmp_http_decode("a+b", 3, 0);
+    cr_assert_str_eq(s, "a+b");
+    free(s);
+    cr_assert_null(ncmp_http_decode("%4", 2, 0));
+    cr_assert_null(ncmp_http_decode("%g0", 3, 0));
+    cr_assert_null(ncmp_http_decode("%00", 3, 0));
+    cr_assert_null(ncmp_http_decode("%C0%AF", 6, 0)); /* overlong '/' */
+    cr_assert_null(ncmp_http_decode("%F4%90%80%80", 12, 0));
+}
+
+Test(ncmp_http, status_names_and_error_body)
+{
+    ncmp_buf b = NCMP_BUF_INIT;
+
+    cr_assert_str_eq(ncmp_http_status_name(404), "NOT_FOUND");
+    cr_assert_str_eq(ncmp_http_status_name(504), "GATEWAY_TIMEOUT");
+    ncmp_http_error_json(&b, 404, "Cm handle not found", "No cm handles found with reference x\"");
+    cr_assert_str_eq(b.data, "{\"status\":\"404 NOT_FOUND\",\"message\":\"Cm handle not found\","
+                             "\"details\":\"No cm handles found with reference x\\\"\"}");
+    ncmp_buf_free(&b);
+}

@@ -1,0 +1,339 @@
+#include "rest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_http.h"
+#include "ncmp_log.h"
+#include "rest_db.h"
+#include "rest_json.h"
+#include "rest_registration.h"
+#include "search.h"
+
+/* Rows per FETCH: handle objects are ~300 bytes, ids ~20. */
+#define HANDLE_BLOCK_ROWS 1000
+#define ID_BLOCK_ROWS     10000
+
+struct rest {
+    const ncmp_config *cfg;
+    rest_pool *pool;
+    rest_registration *registration;
+    ncmp_http_server *server;
+};
+
+#define HANDLE_COLUMNS REST_HANDLE_COLUMNS
+#define ID_COLUMN      "h.id"
+#define ALT_ID_COLUMN  "h.alternate_id"
+
+/* Longest match (CONTRACT.md §6.2): $1 is the JSON array of candidates,
+ * the reference and its prefixes cut at '/'; the longest one that is an
+ * alternate id or an id wins, an alternate id before an id. */
+#define BY_LONGEST_MATCH(EXPR)                                                                     \
+    "WITH c(ref) AS (SELECT jsonb_array_elements_text($1::jsonb)),"                                \
+    " m AS (SELECT h.id, length(h.alternate_id) AS l, 1 AS alt"                                    \
+    " FROM cm_handle h JOIN c ON h.alternate_id = c.ref"                                           \
+    " UNION ALL SELECT h.id, length(h.id), 0 FROM cm_handle h JOIN c ON h.id = c.ref)"             \
+    " SELECT " EXPR " FROM cm_handle h"                                                            \
+    " WHERE h.id = (SELECT id FROM m ORDER BY l DESC, alt DESC LIMIT 1)"
+
+/* Exact match on the id or the alternate id, the id first. */
+#define BY_EXACT_MATCH(EXPR)                                                                       \
+    "SELECT " EXPR " FROM cm_handle h WHERE h.id = $1 OR h.alternate_id = $1"                      \
+    " ORDER BY h.id = $1 DESC LIMIT 1"
+
+#define EXACT_MODULE_SET                                                                           \
+    "(SELECT h.module_set_id FROM cm_handle h WHERE h.id = $1 OR h.alternate_id = $1"              \
+    " ORDER BY h.id = $1 DESC LIMIT 1)"
+
+static const char SQL_MODULES[] =
+    "SELECT json_build_object('moduleName', m.module_name, 'revision', m.revision)::text"
+    " FROM module_set_member m WHERE m.module_set_id = " EXACT_MODULE_SET
+    " ORDER BY m.module_name, m.revision";
+
+static const char SQL_MODULE_DEFINITIONS[] =
+    "SELECT json_build_object('moduleName', m.module_name, 'revision', m.revision,"
+    " 'content', y.source)::text"
+    " FROM module_set_member m JOIN yang_resource y ON y.checksum = m.checksum"
+    " WHERE m.module_set_id = " EXACT_MODULE_SET " AND ($2::text IS NULL OR m.module_name = $2)"
+    " AND ($2::text IS NULL OR $3::text IS NULL OR m.revision = $3)"
+    " ORDER BY m.module_name, m.revision";
+
+#define BY_DMI_PLUGIN(EXPR)                                                                        \
+    "SELECT " EXPR " FROM cm_handle h WHERE h.dmi_service_name = $1"                               \
+    " OR h.dmi_data_service_name = $1 OR h.dmi_model_service_name = $1"
+
+/* --- helpers ------------------------------------------------------------- */
+
+static void not_found(ncmp_http_request *req, const void *ref)
+{
+    ncmp_buf details = NCMP_BUF_INIT;
+
+    ncmp_buf_appendf(&details, "No cm handles found with reference %s", (const char *)ref);
+    ncmp_http_respond_error(req, 404, "Cm handle not found", details.data);
+    ncmp_buf_free(&details);
+}
+
+/* A boolean query parameter; answers 400 and returns -1 when malformed. */
+static int query_flag(ncmp_http_request *req, const char *name, int *out)
+{
+    char details[160];
+
+    if (ncmp_http_query_bool(req, name, 0, out) == 0)
+        return 0;
+    snprintf(details, sizeof(details), "%s must be true or false", name);
+    ncmp_http_respond_error(req, 400, "Invalid query parameter", details);
+    return -1;
+}
+
+/* A required query parameter; answers 400 and returns NULL when absent. */
+static const char *query_required(ncmp_http_request *req, const char *name)
+{
+    const char *v = ncmp_http_query(req, name);
+    char message[160];
+
+    if (v)
+        return v;
+    snprintf(message, sizeof(message), "Required parameter '%s' is not present.", name);
+    ncmp_http_respond_error(req, 400, message, NULL);
+    return NULL;
+}
+
+/* The reference and its prefixes cut at '/', after dropping what follows
+ * the first '#', as a JSON array (longest first). */
+static void longest_candidates(const char *ref, ncmp_buf *out)
+{
+    size_t n = strcspn(ref, "#");
+    int first = 1;
+
+    ncmp_buf_append_char(out, '[');
+    while (n > 0) {
+        char *cand = ncmp_xmalloc(n + 1);
+        size_t k = n;
+        memcpy(cand, ref, n);
+        cand[n] = '\0';
+        if (!first)
+            ncmp_buf_append_char(out, ',');
+        ncmp_buf_append_json_string(out, cand);
+        free(cand);
+        first = 0;
+        while (k > 0 && ref[k - 1] != '/')
+            k--;
+        if (k == 0)
+            break;
+        n = k - 1;
+    }
+    ncmp_buf_append_char(out, ']');
+}
+
+/* --- searches ------------------------------------------------------------ */
+
+static void search_answer(ncmp_http_request *req, rest *r, search_side side, int legacy,
+                          const char *columns, int block_rows, rest_row_fn fmt)
+{
+    size_t len;
+    const char *body = ncmp_http_body(req, &len);
+    search_query q;
+    search_error e;
+    ncmp_buf sql = NCMP_BUF_INIT;
+
+    if (search_parse(body, len, side, legacy, &q, &e) != 0) {
+        ncmp_http_respond_error(req, 400, e.message, e.details);
+        return;
+    }
+    ncmp_buf_appendf(&sql, "SELECT %s FROM cm_handle h WHERE %s", columns, q.where.data);
+    rest_db_stream_array(req, r->pool, sql.data, q.nparams, (const char *const *)q.params,
+                         block_rows, fmt);
+    ncmp_buf_free(&sql);
+    search_query_free(&q);
+}
+
+/* POST /ncmp/v1/ch/searches */
+static void h_searches(ncmp_http_request *req, void *arg)
+{
+    search_answer(req, arg, SEARCH_NORTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
+                  rest_json_handle_row);
+}
+
+/* POST /ncmp/v1/ch/id-searches?outputAlternateId= */
+static void h_id_searches(ncmp_http_request *req, void *arg)
+{
+    int alt;
+
+    if (query_flag(req, "outputAlternateId", &alt) == 0)
+        search_answer(req, arg, SEARCH_NORTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
+                      ID_BLOCK_ROWS, rest_json_string_row);
+}
+
+/* POST /ncmpInventory/v1/ch/searches?outputAlternateId= */
+static void h_inventory_searches(ncmp_http_request *req, void *arg)
+{
+    int alt;
+
+    if (query_flag(req, "outputAlternateId", &alt) == 0)
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
+                      ID_BLOCK_ROWS, rest_json_string_row);
+}
+
+/* POST /ncmpInventory/v1/ch/searchCmHandles?outputDmiProperties= */
+static void h_inventory_search_handles(ncmp_http_request *req, void *arg)
+{
+    int dmi;
+
+    if (query_flag(req, "outputDmiProperties", &dmi) == 0)
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
+                      dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
+}
+
+/* --- one handle ---------------------------------------------------------- */
+
+static void answer_longest(ncmp_http_request *req, rest *r, const char *ref, rest_row_fn fmt)
+{
+    ncmp_buf cands = NCMP_BUF_INIT;
+    const char *params[1];
+
+    longest_candidates(ref, &cands);
+    params[0] = cands.data;
+    rest_db_answer_one(req, r->pool, BY_LONGEST_MATCH(HANDLE_COLUMNS), 1, params, fmt, not_found,
+                       ref);
+    ncmp_buf_free(&cands);
+}
+
+/* GET /ncmp/v1/ch/{ref} */
+static void h_handle(ncmp_http_request *req, void *arg)
+{
+    answer_longest(req, arg, ncmp_http_param(req, "ref"), rest_json_handle_row);
+}
+
+/* GET /ncmpInventory/v1/ch?distinguishedName=&outputDmiProperties= */
+static void h_inventory_handle(ncmp_http_request *req, void *arg)
+{
+    const char *dn = query_required(req, "distinguishedName");
+    int dmi;
+
+    if (dn && query_flag(req, "outputDmiProperties", &dmi) == 0)
+        answer_longest(req, arg, dn, dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
+}
+
+static void answer_exact(ncmp_http_request *req, rest *r, rest_row_fn fmt)
+{
+    const char *ref = ncmp_http_param(req, "ref");
+    const char *params[1] = {ref};
+
+    rest_db_answer_one(req, r->pool, BY_EXACT_MATCH(HANDLE_COLUMNS), 1, params, fmt, not_found,
+                       ref);
+}
+
+/* GET /ncmp/v1/ch/{ref}/properties */
+static void h_properties(ncmp_http_request *req, void *arg)
+{
+    answer_exact(req, arg, rest_json_properties_row);
+}
+
+/* GET /ncmp/v1/ch/{ref}/state */
+static void h_state(ncmp_http_request *req, void *arg)
+{
+    answer_exact(req, arg, rest_json_state_row);
+}
+
+/* GET /ncmp/v1/ch/{ref}/modules: [] for an unknown handle */
+static void h_modules(ncmp_http_request *req, void *arg)
+{
+    rest *r = arg;
+    const char *params[1] = {ncmp_http_param(req, "ref")};
+
+    rest_db_stream_array(req, r->pool, SQL_MODULES, 1, params, HANDLE_BLOCK_ROWS,
+                         rest_json_raw_row);
+}
+
+/* GET /ncmp/v1/ch/{ref}/modules/definitions?module-name=&revision= */
+static void h_module_definitions(ncmp_http_request *req, void *arg)
+{
+    rest *r = arg;
+    const char *name = ncmp_http_query(req, "module-name");
+    const char *revision = ncmp_http_query(req, "revision");
+    const char *params[3];
+
+    /* the revision counts only with a module name; empty means absent */
+    params[0] = ncmp_http_param(req, "ref");
+    params[1] = name && *name ? name : NULL;
+    params[2] = params[1] && revision && *revision ? revision : NULL;
+    rest_db_stream_array(req, r->pool, SQL_MODULE_DEFINITIONS, 3, params, 100, rest_json_raw_row);
+}
+
+/* GET /ncmpInventory/v1/ch/cmHandles?dmi-plugin-identifier=&outputAlternateId= */
+static void h_inventory_dmi_handles(ncmp_http_request *req, void *arg)
+{
+    rest *r = arg;
+    const char *dmi = query_required(req, "dmi-plugin-identifier");
+    const char *params[1] = {dmi};
+    int alt;
+
+    if (!dmi || query_flag(req, "outputAlternateId", &alt) != 0)
+        return;
+    rest_db_stream_array(req, r->pool,
+                         alt ? BY_DMI_PLUGIN(ALT_ID_COLUMN) : BY_DMI_PLUGIN(ID_COLUMN), 1, params,
+                         ID_BLOCK_ROWS, rest_json_string_row);
+}
+
+/* --- the role ------------------------------------------------------------ */
+
+static void routes_add(rest *r)
+{
+    ncmp_http_server *s = r->server;
+
+    ncmp_http_route(s, "POST", "/ncmp/v1/ch/searches", h_searches, r);
+    ncmp_http_route(s, "POST", "/ncmp/v1/ch/id-searches", h_id_searches, r);
+    ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}", h_handle, r);
+    ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/properties", h_properties, r);
+    ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/state", h_state, r);
+    ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/modules", h_modules, r);
+    ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/modules/definitions", h_module_definitions, r);
+    ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch", rest_registration_handle, r->registration);
+    ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch", h_inventory_handle, r);
+    ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/searches", h_inventory_searches, r);
+    ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/searchCmHandles", h_inventory_search_handles,
+                    r);
+    ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
+}
+
+int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
+{
+    rest *r = ncmp_xcalloc(1, sizeof(*r));
+    ncmp_http_options o = {0};
+
+    r->cfg = cfg;
+    o.host = cfg->http_host;
+    o.port = cfg->http_port;
+    o.threads = cfg->http_threads;
+    o.max_body_bytes = (size_t)cfg->http_max_body_bytes;
+    o.auth_username = cfg->http_auth_username;
+    o.auth_password = cfg->http_auth_password;
+    o.connection_timeout_s = 60;
+    if (rest_pool_new(&r->pool, cfg, err) != 0 ||
+        rest_registration_start(&r->registration, cfg, err) != 0 ||
+        ncmp_http_server_new(&r->server, &o, err) != 0)
+        goto fail;
+    routes_add(r);
+    if (ncmp_http_server_start(r->server, err) != 0)
+        goto fail;
+    *out = r;
+    return 0;
+fail:
+    rest_stop(r);
+    return -1;
+}
+
+void rest_stop(rest *r)
+{
+    if (!r)
+        return;
+    /* waiting registrations first (the handler then refuses new ones),
+     * then the server, which answers whatever else is suspended */
+    rest_registration_stop(r->registration);
+    ncmp_http_server_destroy(r->server);
+    rest_registration_destroy(r->registration);
+    rest_pool_destroy(r->pool);
+    free(r);
+}

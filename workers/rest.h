@@ -1,0 +1,31 @@
+/*
+ * The rest role: NCMP's inventory REST API on ncmp_http.
+ *
+ * Northbound (clients): POST /ncmp/v1/ch/searches and /id-searches, GET
+ * /ncmp/v1/ch/{ref} (longest alternate-id match), .../properties, .../state,
+ * .../modules, .../modules/definitions. Southbound (DMI plugins): POST
+ * /ncmpInventory/v1/ch (registration, through the Kafka pipeline),
+ * .../ch/searches, .../ch/searchCmHandles, GET .../ch/cmHandles and
+ * .../ch?distinguishedName=. docs/rest.md describes each.
+ *
+ * Every search is one SQL statement whose rows PostgreSQL renders as JSON;
+ * lists are streamed to the client block by block from a cursor.
+ */
+#ifndef NCMPD_REST_H
+#define NCMPD_REST_H
+
+#include "ncmp_config.h"
+#include "ncmp_err.h"
+
+typedef struct rest rest;
+
+/* Open the database pool, start the registration side (its producer and
+ * outcome consumer) and the HTTP server on http.host:http.port. On
+ * success *r is owned by the caller (rest_stop). */
+int rest_start(rest **r, const ncmp_config *cfg, ncmp_err *err);
+
+/* Stop serving: waiting registrations are answered 503, the server closes,
+ * the pool is closed. Accepts NULL. */
+void rest_stop(rest *r);
+
+#endif

@@ -1,0 +1,282 @@
+#include "rest_db.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_log.h"
+
+#define POOL_WAIT_MS 5000
+
+struct rest_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t freed;
+    ncmp_db **free_dbs;
+    size_t nfree, n;
+};
+
+int rest_pool_new(rest_pool **out, const ncmp_config *cfg, ncmp_err *err)
+{
+    rest_pool *pool = ncmp_xcalloc(1, sizeof(*pool));
+
+    pthread_mutex_init(&pool->lock, NULL);
+    pthread_cond_init(&pool->freed, NULL);
+    pool->free_dbs = ncmp_xcalloc((size_t)cfg->rest_db_connections, sizeof(*pool->free_dbs));
+    for (int i = 0; i < cfg->rest_db_connections; i++) {
+        ncmp_db *db = NULL;
+        if (ncmp_db_open(&db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0) {
+            rest_pool_destroy(pool);
+            return ncmp_err_prefix(err, "rest: database connection %d", i + 1);
+        }
+        pool->free_dbs[pool->nfree++] = db;
+        pool->n++;
+    }
+    *out = pool;
+    return 0;
+}
+
+void rest_pool_destroy(rest_pool *pool)
+{
+    if (!pool)
+        return;
+    if (pool->nfree != pool->n)
+        log_error("rest", "%zu database connections still in use at shutdown",
+                  pool->n - pool->nfree);
+    for (size_t i = 0; i < pool->nfree; i++)
+        ncmp_db_close(pool->free_dbs[i]);
+    free(pool->free_dbs);
+    pthread_cond_destroy(&pool->freed);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err)
+{
+    struct timespec until;
+    int rc = 0;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&pool->lock);
+    while (pool->nfree == 0 && rc == 0)
+        rc = pthread_cond_timedwait(&pool->freed, &pool->lock, &until);
+    if (pool->nfree == 0) {
+        pthread_mutex_unlock(&pool->lock);
+        return ncmp_err_set(err, NCMP_ERR_RETRY,
+                            "no database connection came free within %d ms "
+                            "(rest.db-connections)",
+                            timeout_ms);
+    }
+    *db = pool->free_dbs[--pool->nfree];
+    pthread_mutex_unlock(&pool->lock);
+    return 0;
+}
+
+void rest_pool_put(rest_pool *pool, ncmp_db *db)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->free_dbs[pool->nfree++] = db;
+    pthread_cond_signal(&pool->freed);
+    pthread_mutex_unlock(&pool->lock);
+}
+
+void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
+{
+    switch (err->cls) {
+    case NCMP_ERR_REJECT:
+        ncmp_http_respond_error(req, 400, "Invalid request", err->msg);
+        break;
+    case NCMP_ERR_RETRY:
+        log_warn("rest", "%s %s: %s", ncmp_http_method(req), ncmp_http_path(req), err->msg);
+        ncmp_http_respond_error(req, 503, "Database unavailable", err->msg);
+        break;
+    default:
+        log_error("rest", "%s %s: %s", ncmp_http_method(req), ncmp_http_path(req), err->msg);
+        ncmp_http_respond_error(req, 500, "Internal error", err->msg);
+        break;
+    }
+}
+
+/* --- streaming a JSON array from a cursor -------------------------------- */
+
+/* Every query of the role: read-only, timestamps in ISO and UTC (the row
+ * formatters rely on it), and a cursor planned to be read to the end (it
+ * is planned for its first rows otherwise). */
+static const char SQL_BEGIN[] = "BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC';"
+                                " SET LOCAL DateStyle = 'ISO, YMD';"
+                                " SET LOCAL cursor_tuple_fraction = 1.0";
+
+typedef struct db_stream {
+    rest_pool *pool;
+    ncmp_db *db; /* NULL once given back */
+    rest_row_fn fmt;
+    int block_rows;
+    int last_block;   /* the last FETCH returned fewer rows than asked */
+    int emitted;      /* a row is out: the next one needs a ',' */
+    int closed;       /* the ']' is in `pending` */
+    ncmp_buf pending; /* formatted, not yet sent */
+    size_t sent;      /* bytes of `pending` already sent */
+} db_stream;
+
+static void stream_release(db_stream *st, int commit)
+{
+    ncmp_err err;
+
+    if (!st->db)
+        return;
+    if (commit && ncmp_db_commit(st->db, &err) != 0)
+        log_warn("rest", "closing a streamed query: %s", err.msg);
+    if (!commit)
+        ncmp_db_rollback(st->db);
+    rest_pool_put(st->pool, st->db);
+    st->db = NULL;
+}
+
+/* FETCH the next block and format it into `pending`. */
+static int stream_fetch(db_stream *st, ncmp_err *err)
+{
+    char sql[64];
+    PGresult *res = NULL;
+    int n;
+
+    snprintf(sql, sizeof(sql), "FETCH %d FROM rest_cursor", st->block_rows);
+    if (ncmp_db_query(st->db, sql, 0, NULL, &res, err) != 0)
+        return -1;
+    n = PQntuples(res);
+    for (int i = 0; i < n; i++) {
+        if (st->emitted)
+            ncmp_buf_append_char(&st->pending, ',');
+        st->fmt(res, i, &st->pending);
+        st->emitted = 1;
+    }
+    PQclear(res);
+    st->last_block = n < st->block_rows;
+    if (st->last_block) {
+        ncmp_buf_append_char(&st->pending, ']');
+        st->closed = 1;
+        stream_release(st, 1);
+    }
+    return 0;
+}
+
+static ssize_t stream_next(void *arg, char *buf, size_t max)
+{
+    db_stream *st = arg;
+    size_t out = 0;
+    ncmp_err err;
+
+    while (out < max) {
+        size_t left = st->pending.len - st->sent;
+        if (left) {
+            size_t n = left < max - out ? left : max - out;
+            memcpy(buf + out, st->pending.data + st->sent, n);
+            st->sent += n;
+            out += n;
+            continue;
+        }
+        if (st->closed)
+            break;
+        ncmp_buf_reset(&st->pending);
+        st->sent = 0;
+        if (stream_fetch(st, &err) != 0) {
+            log_warn("rest", "streamed answer cut: %s", err.msg);
+            stream_release(st, 0);
+            return -1;
+        }
+    }
+    return (ssize_t)out;
+}
+
+static void stream_free(void *arg)
+{
+    db_stream *st = arg;
+
+    stream_release(st, 0);
+    ncmp_buf_free(&st->pending);
+    free(st);
+}
+
+/* BEGIN, DECLARE the cursor, FETCH the first block: what can fail for a
+ * reason the client should hear about fails here, before the first byte. */
+static int stream_open(db_stream *st, const char *sql, int nparams, const char *const *params,
+                       ncmp_err *err)
+{
+    ncmp_buf declare = NCMP_BUF_INIT;
+    int rc;
+
+    if (ncmp_db_exec(st->db, SQL_BEGIN, err) != 0)
+        return -1;
+    ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
+    ncmp_buf_append_str(&declare, sql);
+    rc = ncmp_db_query(st->db, declare.data, nparams, params, NULL, err);
+    ncmp_buf_free(&declare);
+    if (rc != 0)
+        return -1;
+    ncmp_buf_append_char(&st->pending, '[');
+    return stream_fetch(st, err);
+}
+
+void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                          const char *const *params, int block_rows, rest_row_fn fmt)
+{
+    db_stream *st = ncmp_xcalloc(1, sizeof(*st));
+    ncmp_err err;
+
+    st->pool = pool;
+    st->block_rows = block_rows;
+    st->fmt = fmt;
+    if (rest_pool_get(pool, POOL_WAIT_MS, &st->db, &err) != 0 ||
+        stream_open(st, sql, nparams, params, &err) != 0) {
+        stream_free(st);
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    ncmp_http_respond_stream(req, 200, "application/json", 64 * 1024, stream_next, st, stream_free);
+}
+
+static int query_one(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                     PGresult **res, ncmp_err *err)
+{
+    if (ncmp_db_exec(db, SQL_BEGIN, err) != 0)
+        return -1;
+    if (ncmp_db_query(db, sql, nparams, params, res, err) != 0) {
+        ncmp_db_rollback(db);
+        return -1;
+    }
+    return ncmp_db_commit(db, err);
+}
+
+void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                        const char *const *params, rest_row_fn fmt,
+                        void (*missing)(ncmp_http_request *req, const void *arg),
+                        const void *missing_arg)
+{
+    ncmp_db *db = NULL;
+    PGresult *res = NULL;
+    ncmp_buf out = NCMP_BUF_INIT;
+    ncmp_err err;
+
+    if (rest_pool_get(pool, POOL_WAIT_MS, &db, &err) != 0 ||
+        query_one(db, sql, nparams, params, &res, &err) != 0) {
+        if (db)
+            rest_pool_put(pool, db);
+        PQclear(res);
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    rest_pool_put(pool, db);
+    if (PQntuples(res) == 0) {
+        missing(req, missing_arg);
+    } else {
+        fmt(res, 0, &out);
+        ncmp_http_respond_json(req, 200, &out);
+    }
+    PQclear(res);
+}

@@ -1,0 +1,55 @@
+/*
+ * The rest role's database side: a pool of connections shared by the
+ * HTTP server threads, and JSON arrays streamed from a cursor.
+ *
+ * A streamed answer reads its rows in blocks (FETCH n) inside one
+ * read-only transaction and holds its connection until the last byte is
+ * sent, so memory stays flat whatever the size of the answer. A query
+ * error before the first byte becomes the HTTP status (rest_db_answer_error);
+ * one after it cuts the chunked body, which the client sees as an error.
+ */
+#ifndef NCMPD_REST_DB_H
+#define NCMPD_REST_DB_H
+
+#include "ncmp_buf.h"
+#include "ncmp_config.h"
+#include "ncmp_db.h"
+#include "ncmp_err.h"
+#include "ncmp_http.h"
+
+typedef struct rest_pool rest_pool;
+
+/* Open `rest.db-connections` connections. On success *pool is owned by
+ * the caller (rest_pool_destroy). */
+int rest_pool_new(rest_pool **pool, const ncmp_config *cfg, ncmp_err *err);
+void rest_pool_destroy(rest_pool *pool);
+
+/* Take a connection, waiting up to `timeout_ms` (RETRY when none came
+ * free). Give it back with rest_pool_put. */
+int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err);
+void rest_pool_put(rest_pool *pool, ncmp_db *db);
+
+/* Answer a database failure: REJECT (bad data in the request, e.g. an
+ * invalid regular expression) is 400, RETRY (database away) 503, anything
+ * else 500. */
+void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err);
+
+/* Append row `row` of `res` to `out` as one JSON value (rest_json.h). */
+typedef void (*rest_row_fn)(const PGresult *res, int row, ncmp_buf *out);
+
+/* Run `sql` (parameters $1..$nparams as text, copied; a NULL is SQL NULL)
+ * and stream its rows as a JSON array, each written by `fmt`. `block_rows`
+ * rows are fetched at a time. Queries run in a read-only transaction with
+ * TimeZone UTC and DateStyle ISO. Answers the request in every case (200
+ * with the array, or an error). */
+void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                          const char *const *params, int block_rows, rest_row_fn fmt);
+
+/* Run `sql` expecting at most one row; answer 200 with it written by
+ * `fmt`, or call `missing(req, arg)` when there is no row. */
+void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                        const char *const *params, rest_row_fn fmt,
+                        void (*missing)(ncmp_http_request *req, const void *arg),
+                        const void *missing_arg);
+
+#endif

@@ -1,0 +1,189 @@
+#include "rest_json.h"
+
+#include <string.h>
+
+enum {
+    COL_ID,
+    COL_ALTERNATE_ID,
+    COL_STATE,
+    COL_LOCK_REASON,
+    COL_LOCK_DETAILS,
+    COL_LAST_UPDATE,
+    COL_DATA_SYNC_ENABLED,
+    COL_OPERATIONAL_SYNC,
+    COL_TRUST,
+    COL_TAG,
+    COL_PRODUCER,
+    COL_PUBLIC,
+    COL_ADDITIONAL,
+};
+
+/* ncmp_buf_append_json_string, faster for the common case: runs of
+ * characters that need no escape are copied in one go. */
+static void json_string(ncmp_buf *out, const char *s)
+{
+    const char *run = s;
+
+    ncmp_buf_append_char(out, '"');
+    for (const char *p = s;; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch >= 0x20 && ch != '"' && ch != '\\')
+            continue;
+        ncmp_buf_append(out, run, (size_t)(p - run));
+        if (!ch)
+            break;
+        if (ch == '"' || ch == '\\') {
+            ncmp_buf_append_char(out, '\\');
+            ncmp_buf_append_char(out, (char)ch);
+        } else {
+            ncmp_buf_appendf(out, "\\u%04x", ch);
+        }
+        run = p + 1;
+    }
+    ncmp_buf_append_char(out, '"');
+}
+
+static const char *col(const PGresult *res, int row, int c)
+{
+    return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
+}
+
+void rest_json_append_compact(ncmp_buf *out, const char *json)
+{
+    const char *p = json, *run = json;
+    int in_string = 0;
+
+    for (; *p; p++) {
+        if (in_string) {
+            if (*p == '\\' && p[1])
+                p++;
+            else if (*p == '"')
+                in_string = 0;
+        } else if (*p == '"') {
+            in_string = 1;
+        } else if (*p == ' ') {
+            ncmp_buf_append(out, run, (size_t)(p - run));
+            run = p + 1;
+        }
+    }
+    ncmp_buf_append(out, run, (size_t)(p - run));
+}
+
+void rest_json_append_time(ncmp_buf *out, const char *iso)
+{
+    size_t n = strlen(iso);
+    const char *frac = n > 19 && iso[19] == '.' ? iso + 20 : "";
+    char ms[4] = "000";
+
+    if (n < 19) {
+        json_string(out, iso);
+        return;
+    }
+    for (int i = 0; i < 3 && frac[i] >= '0' && frac[i] <= '9'; i++)
+        ms[i] = frac[i];
+    ncmp_buf_append_char(out, '"');
+    ncmp_buf_append(out, iso, 10);
+    ncmp_buf_append_char(out, 'T');
+    ncmp_buf_append(out, iso + 11, 8);
+    ncmp_buf_append_char(out, '.');
+    ncmp_buf_append(out, ms, 3);
+    ncmp_buf_append_str(out, "+0000\"");
+}
+
+/* CmHandleCompositeState. dataSyncEnabled is unset until a handle was
+ * first READY, as in NCMP (its composite state starts without it); a
+ * LOCKED handle without a reason shows LOCKED_MISBEHAVING. */
+static void state_json(const PGresult *res, int row, ncmp_buf *out)
+{
+    const char *state = col(res, row, COL_STATE);
+    const char *reason = col(res, row, COL_LOCK_REASON);
+    const char *details = col(res, row, COL_LOCK_DETAILS);
+    const char *sync = col(res, row, COL_OPERATIONAL_SYNC);
+    const char *enabled = col(res, row, COL_DATA_SYNC_ENABLED);
+    int locked = state && strcmp(state, "LOCKED") == 0;
+    int is_true = enabled && enabled[0] == 't';
+
+    ncmp_buf_append_str(out, "{\"cmHandleState\":");
+    json_string(out, state ? state : "");
+    if (reason || locked) {
+        ncmp_buf_append_str(out, ",\"lockReason\":{\"reason\":");
+        json_string(out, reason && *reason ? reason : "LOCKED_MISBEHAVING");
+        if (details) {
+            ncmp_buf_append_str(out, ",\"details\":");
+            json_string(out, details);
+        }
+        ncmp_buf_append_char(out, '}');
+    }
+    ncmp_buf_append_str(out, ",\"lastUpdateTime\":");
+    rest_json_append_time(out, col(res, row, COL_LAST_UPDATE));
+    if ((state && strcmp(state, "READY") == 0) || sync || is_true)
+        ncmp_buf_append_str(out,
+                            is_true ? ",\"dataSyncEnabled\":true" : ",\"dataSyncEnabled\":false");
+    if (sync) {
+        ncmp_buf_append_str(out, ",\"dataSyncState\":{\"operational\":{\"syncState\":");
+        json_string(out, sync);
+        ncmp_buf_append_str(out, "}}");
+    }
+    ncmp_buf_append_char(out, '}');
+}
+
+static void string_field(ncmp_buf *out, const char *key, const char *value)
+{
+    ncmp_buf_append_str(out, key);
+    json_string(out, value ? value : "");
+}
+
+void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
+{
+    string_field(out, "{\"cmHandle\":", col(res, row, COL_ID));
+    ncmp_buf_append_str(out, ",\"publicCmHandleProperties\":[");
+    rest_json_append_compact(out, col(res, row, COL_PUBLIC));
+    ncmp_buf_append_char(out, ']');
+    if (with_dmi) {
+        ncmp_buf_append_str(out, ",\"cmHandleProperties\":");
+        rest_json_append_compact(out, col(res, row, COL_ADDITIONAL));
+    }
+    ncmp_buf_append_str(out, ",\"state\":");
+    state_json(res, row, out);
+    string_field(out, ",\"trustLevel\":", col(res, row, COL_TRUST));
+    string_field(out, ",\"moduleSetTag\":", col(res, row, COL_TAG));
+    string_field(out, ",\"alternateId\":", col(res, row, COL_ALTERNATE_ID));
+    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, COL_PRODUCER));
+    ncmp_buf_append_char(out, '}');
+}
+
+void rest_json_handle_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    rest_json_handle(res, row, 0, out);
+}
+
+void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    rest_json_handle(res, row, 1, out);
+}
+
+void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    ncmp_buf_append_str(out, "{\"state\":");
+    state_json(res, row, out);
+    ncmp_buf_append_char(out, '}');
+}
+
+void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    ncmp_buf_append_str(out, "{\"publicCmHandleProperties\":[");
+    rest_json_append_compact(out, col(res, row, COL_PUBLIC));
+    ncmp_buf_append_str(out, "]}");
+}
+
+void rest_json_string_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    const char *v = col(res, row, 0);
+    json_string(out, v ? v : "");
+}
+
+void rest_json_raw_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    const char *v = col(res, row, 0);
+    ncmp_buf_append_str(out, v ? v : "null");
+}

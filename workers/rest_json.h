@@ -1,0 +1,44 @@
+/*
+ * NCMP's REST output objects written from database rows in C: the
+ * server sends plain columns and this code writes compact JSON, which is
+ * several times cheaper than having PostgreSQL build JSON per row.
+ *
+ * A query selects REST_HANDLE_COLUMNS (on the row alias `h`), in that
+ * order, and the formatters read the row by position. The timestamp
+ * column must be in ISO DateStyle and UTC (rest_db sets both).
+ */
+#ifndef NCMPD_REST_JSON_H
+#define NCMPD_REST_JSON_H
+
+#include <libpq-fe.h>
+
+#include "ncmp_buf.h"
+
+#define REST_HANDLE_COLUMNS                                                                        \
+    "h.id, h.alternate_id, h.state, h.lock_reason, h.lock_details, h.last_update_time,"            \
+    " h.data_sync_enabled, h.operational_sync_state, h.effective_trust_level,"                     \
+    " h.module_set_tag, h.data_producer_identifier, h.public_properties, h.additional_properties"
+
+/* RestOutputCmHandle, nulls omitted; cmHandleProperties too when
+ * `with_dmi` (outputDmiProperties=true). */
+void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out);
+/* Formatters with the signature rest_db streams with (see rest_db.h). */
+void rest_json_handle_row(const PGresult *res, int row, ncmp_buf *out);
+void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out);
+/* {"state":{...}} and {"publicCmHandleProperties":[{...}]} of a handle row. */
+void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out);
+void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out);
+/* The first column as a JSON string ("" for NULL). */
+void rest_json_string_row(const PGresult *res, int row, ncmp_buf *out);
+/* The first column as it is: it already holds JSON. */
+void rest_json_raw_row(const PGresult *res, int row, ncmp_buf *out);
+
+/* Append jsonb's text output without the blanks it puts after ':' and ','
+ * (blanks inside strings stay). */
+void rest_json_append_compact(ncmp_buf *out, const char *json);
+
+/* "2026-12-02 13:21:59.902+00" (ISO, UTC) -> "2026-12-02T13:21:59.902+0000",
+ * NCMP's pattern, milliseconds truncated. */
+void rest_json_append_time(ncmp_buf *out, const char *iso);
+
+#endif
