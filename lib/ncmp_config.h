@@ -80,6 +80,14 @@ typedef struct ncmp_config {
     char *lcm_topic;
     int lcm_java_serialized_headers;
     int lcm_relay_batch_size;
+    /* trust levels */
+    char *trust_heartbeat_topic;
+    char *trust_inventory_events_topic;
+    int trust_workers;
+    int trust_batch_size;
+    int trust_batch_wait_ms;
+    int trust_dmi_check_interval_ms;
+    int trust_dmi_check_timeout_ms;
     /* testing */
     char *debug_fault;
 
