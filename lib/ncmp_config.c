@@ -39,7 +39,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, lcm-relay, rest."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -111,6 +111,22 @@ const ncmp_option ncmp_options[] = {
      "Write lifecycle event headers as Java-serialised strings, as NCMP's Java producer does, instead of plain strings."},
     {"lcm.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(lcm_relay_batch_size),
      "Most outbox events the lifecycle relay publishes per round."},
+    {"trust.heartbeat-topic", NCMP_OPT_STRING, "dmi-device-heartbeat", NULL, 0, 0, 0, OFF(trust_heartbeat_topic),
+     "Topic of device heartbeats (CloudEvents: handle id in ce_id, data {\"data\":{\"trustLevel\":..}}) the trust role consumes."},
+    {"trust.inventory-events-topic", NCMP_OPT_STRING, "ncmp-inventory-events", NULL, 0, 0, 0, OFF(trust_inventory_events_topic),
+     "Topic of inventory AVC events (a handle's effective trust level changed), keyed by handle id."},
+    {"trust.workers", NCMP_OPT_INT, "2", NULL, 1, 256, 0, OFF(trust_workers),
+     "Consumer threads of the trust role (each with its own database connection)."},
+    {"trust.batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(trust_batch_size),
+     "Most device heartbeats one trust transaction takes."},
+    {"trust.batch-wait-ms", NCMP_OPT_INT, "50", NULL, 0, 60000, 0, OFF(trust_batch_wait_ms),
+     "Longest wait to fill a trust batch before processing what arrived."},
+    {"trust.dmi-check-interval-ms", NCMP_OPT_INT, "30000", NULL, 100, 86400000, 0, OFF(trust_dmi_check_interval_ms),
+     "Pause between two health checks of every DMI plugin (NCMP's "
+     "ncmp.timers.trust-level.dmi-availability-watchdog-ms); one process checks at a time. "
+     "Runs in processes with the trust role."},
+    {"trust.dmi-check-timeout-ms", NCMP_OPT_INT, "10000", NULL, 1, 3600000, 0, OFF(trust_dmi_check_timeout_ms),
+     "Milliseconds one DMI health check may take; no answer in time counts as down (trust NONE)."},
 
     {"http.host", NCMP_OPT_STRING, "0.0.0.0", NULL, 0, 0, 0, OFF(http_host),
      "Address the REST API listens on (a name or a numeric IPv4/IPv6 address)."},

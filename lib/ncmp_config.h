@@ -89,6 +89,14 @@ typedef struct ncmp_config {
     char *http_auth_password;
     int rest_db_connections;
     int rest_registration_timeout_ms;
+    /* trust levels */
+    char *trust_heartbeat_topic;
+    char *trust_inventory_events_topic;
+    int trust_workers;
+    int trust_batch_size;
+    int trust_batch_wait_ms;
+    int trust_dmi_check_interval_ms;
+    int trust_dmi_check_timeout_ms;
     /* testing */
     char *debug_fault;
 

@@ -22,6 +22,7 @@
 #include "modsync.h"
 #include "registration.h"
 #include "rest.h"
+#include "trust.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
@@ -46,7 +47,8 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, module-sync, lcm-relay, rest)\n"
+    "                 (ingest, registration, module-sync, trust, lcm-relay, rest;\n"
+    "                 trust also runs the DMI health watchdog)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -70,6 +72,7 @@ static const role_entry all_roles[] = {
     {"ingest", ingest_role_init},
     {"registration", registration_role_init},
     {"module-sync", modsync_role_init},
+    {"trust", trust_role_init},
 };
 /* Not stages: the lifecycle relay (one active across all processes) and
  * the REST API. */
@@ -165,13 +168,14 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 3];
+    const char *topics[2 * NROLES + 4];
     char dlq[NROLES][256];
     size_t n = 0;
     ncmp_err err;
 
     topics[n++] = cfg->registration_response_topic;
     topics[n++] = cfg->lcm_topic;
+    topics[n++] = cfg->trust_inventory_events_topic;
     for (size_t i = 0; i < NROLES; i++) {
         ncmp_stage_role role;
         const char *role_topics[4];
@@ -210,6 +214,7 @@ static int cmd_run(const ncmp_config *cfg)
     void *modsync_shared = NULL;
     modsync_sweep *sweep = NULL;
     rest *api = NULL;
+    trust_watchdog *trust_wd = NULL;
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
@@ -238,6 +243,13 @@ static int cmd_run(const ncmp_config *cfg)
                 break;
             }
             roles[i].arg = modsync_shared;
+        }
+        if (strcmp(all_roles[i].name, "trust") == 0 &&
+            trust_watchdog_start(&trust_wd, cfg, &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+            break;
         }
         if (ncmp_stage_start(&stages[i], cfg, &roles[i], producer, &err) != 0) {
             log_error("main", "%s", err.msg);
@@ -293,6 +305,13 @@ static int cmd_run(const ncmp_config *cfg)
         modsync_sweep_destroy(sweep);
     }
     modsync_shared_destroy(modsync_shared);
+    if (trust_wd) {
+        if (trust_watchdog_join(trust_wd, &err) != 0) {
+            log_error("main", "trust watchdog failed: %s", err.msg);
+            rc = EXIT_FATAL;
+        }
+        trust_watchdog_destroy(trust_wd);
+    }
     /* the relay last: it publishes what the stages committed */
     if (relay) {
         if (lcm_relay_join(relay, &err) != 0) {

@@ -13,6 +13,7 @@
 #include "ncmp_log.h"
 #include "modsync_queue.h"
 #include "outbox.h"
+#include "trust.h"
 #include "ncmp_time.h"
 
 #define CODE_NOT_FOUND  "100"
@@ -356,12 +357,14 @@ static const char SQL_CREATE[] =
     " effective_trust_level) "
     "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, 'ADVISED', now(),"
     " s.trust, CASE WHEN d.trust_level = 'NONE' THEN 'NONE' ELSE s.trust END "
-    "FROM reg_create_stage s LEFT JOIN dmi_plugin d ON d.name = $1 "
+    /* the trust of a handle's DMI plugin is that of its DATA service */
+    "FROM reg_create_stage s LEFT JOIN dmi_plugin d ON d.name = CASE WHEN $2 <> '' THEN $2"
+    " ELSE $1 END "
     /* an id and an alternate id share one namespace, as in NCMP */
     "WHERE NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.id = s.alt)"
     " AND NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.alternate_id = s.id) "
     "ORDER BY s.pos "
-    "ON CONFLICT DO NOTHING RETURNING id";
+    "ON CONFLICT DO NOTHING RETURNING id, effective_trust_level";
 
 static const char SQL_LOCK_FOR_UPDATE[] =
     "SELECT h.id, h.alternate_id, h.data_producer_identifier, h.state, h.module_set_tag "
@@ -590,6 +593,22 @@ static void drop_claimed_twice(reg_worker *w, reg_handle **todo, size_t *ntodo)
     free(bad);
 }
 
+/* A handle created with effective trust NONE (its own trustLevel NONE, or
+ * its DMI plugin down) gets an inventory event with no old value, as NCMP
+ * sends for a registration with trustLevel NONE. `res` is the create's
+ * RETURNING id, effective_trust_level. */
+static int announce_trust(reg_worker *w, ncmp_stage_ctx *ctx, PGresult *res, ncmp_err *err)
+{
+    if (!*w->cfg->trust_inventory_events_topic)
+        return 0;
+    for (int i = 0; i < PQntuples(res); i++)
+        if (strcmp(PQgetvalue(res, i, 1), TRUST_NONE) == 0 &&
+            trust_avc_send(ctx->producer, &ctx->delivery, w->cfg->trust_inventory_events_topic,
+                           PQgetvalue(res, i, 0), NULL, TRUST_NONE, err) != 0)
+            return -1;
+    return 0;
+}
+
 static int apply_created(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
 {
     PGresult *res = NULL;
@@ -650,6 +669,8 @@ static int apply_created(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
         index_build(&inserted, ids, (size_t)PQntuples(res));
         free(ids);
     }
+    if (announce_trust(w, ctx, res, err) != 0)
+        goto done;
     for (size_t i = 0; i < ntodo; i++) {
         reg_handle *h = todo[i];
         ncmp_lcm_event ev = {0};
