@@ -62,6 +62,16 @@ typedef struct ncmp_config {
     char *lcm_topic;
     int lcm_java_serialized_headers;
     int lcm_relay_batch_size;
+    /* forwarders (workers/forward.h) */
+    char *avc_forward_input_topic;
+    char *avc_forward_output_topic;
+    int avc_forward_workers;
+    int avc_forward_batch_size;
+    int avc_forward_batch_wait_ms;
+    char *async_forward_input_topic;
+    int async_forward_workers;
+    int async_forward_batch_size;
+    int async_forward_batch_wait_ms;
     /* testing */
     char *debug_fault;
 

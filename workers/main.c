@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forward.h"
 #include "ingest.h"
 #include "lcm_relay.h"
 #include "registration.h"
@@ -44,7 +45,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, lcm-relay)\n"
+    "                 (ingest, registration, lcm-relay, avc-forward, async-forward)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -71,6 +72,9 @@ static const role_entry all_roles[] = {
 /* Not a stage: the lifecycle relay (one active across all processes). */
 #define RELAY_ROLE "lcm-relay"
 #define NROLES     (sizeof(all_roles) / sizeof(all_roles[0]))
+/* Not stages either, and without a database: the Kafka forwarders. */
+static const char *const forward_roles[] = {FORWARD_AVC_ROLE, FORWARD_ASYNC_ROLE};
+#define NFORWARD (sizeof(forward_roles) / sizeof(forward_roles[0]))
 
 /* Is `name` in the comma-separated `roles` (or is it "all")? */
 static int role_wanted(const char *roles, const char *name)
@@ -111,6 +115,8 @@ static int roles_check(const char *roles, ncmp_err *err)
         for (size_t i = 0; i < NROLES; i++)
             known |= role_wanted(name, all_roles[i].name);
         known |= role_wanted(name, RELAY_ROLE);
+        for (size_t i = 0; i < NFORWARD; i++)
+            known |= role_wanted(name, forward_roles[i]);
         if (!known)
             return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
         if (!comma)
@@ -118,6 +124,15 @@ static int roles_check(const char *roles, ncmp_err *err)
         p = comma + 1;
     }
     return 0;
+}
+
+/* Does any role of `roles` use the database (the forwarders do not)? */
+static int roles_need_db(const char *roles)
+{
+    for (size_t i = 0; i < NROLES; i++)
+        if (role_wanted(roles, all_roles[i].name))
+            return 1;
+    return role_wanted(roles, RELAY_ROLE);
 }
 
 /* Connect, waiting for the database to come up (as in a fresh deployment
@@ -159,8 +174,10 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 3];
+    const char *topics[2 * NROLES + 3 + 3 * NFORWARD];
     char dlq[NROLES][256];
+    char fwd[3 * NFORWARD][256];
+    size_t nfwd = 0;
     size_t n = 0;
     ncmp_err err;
 
@@ -176,6 +193,10 @@ static int cmd_create_topics(const ncmp_config *cfg)
             topics[n++] = dlq[i];
         }
     }
+    for (size_t i = 0; i < NFORWARD; i++)
+        nfwd += forward_topics(cfg, forward_roles[i], fwd + nfwd, 3 * NFORWARD - nfwd);
+    for (size_t i = 0; i < nfwd; i++)
+        topics[n++] = fwd[i];
     if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
         log_error("kafka", "%s", err.msg);
         return EXIT_FATAL;
@@ -201,12 +222,13 @@ static int cmd_run(const ncmp_config *cfg)
     ncmp_stage_role roles[NROLES];
     const char *role_topics[NROLES][4];
     lcm_relay *relay = NULL;
+    forward *forwarders[NFORWARD] = {0};
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
     pthread_t watchdog;
 
-    if (cfg->db_migrate_on_start) {
+    if (cfg->db_migrate_on_start && roles_need_db(cfg->roles)) {
         rc = cmd_migrate(cfg);
         if (rc != 0 || ncmp_stopping)
             return rc;
@@ -236,6 +258,17 @@ static int cmd_run(const ncmp_config *cfg)
             nstarted++;
         }
     }
+    for (size_t i = 0; i < NFORWARD && !ncmp_stopping; i++) {
+        if (!role_wanted(cfg->roles, forward_roles[i]))
+            continue;
+        if (forward_start(&forwarders[i], cfg, forward_roles[i], &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+            break;
+        }
+        nstarted++;
+    }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     while (!ncmp_stopping)
@@ -252,6 +285,15 @@ static int cmd_run(const ncmp_config *cfg)
             rc = EXIT_FATAL;
         }
         ncmp_stage_destroy(stages[i]);
+    }
+    for (size_t i = 0; i < NFORWARD; i++) {
+        if (!forwarders[i])
+            continue;
+        if (forward_join(forwarders[i], &err) != 0) {
+            log_error("main", "role %s failed: %s", forward_roles[i], err.msg);
+            rc = EXIT_FATAL;
+        }
+        forward_destroy(forwarders[i]);
     }
     /* the relay last: it publishes what the stages committed */
     if (relay) {
