@@ -680,3 +680,82 @@ Test(forward, async_destination_refusing_the_record_is_dead_lettered, .timeout =
     it_records_free(out, nout);
     it_records_free(dlq, ndlq);
 }
+
+/* --- an output that is not there ---------------------------------------- */
+
+/* With topic auto-creation off, a missing output topic is an outage for
+ * avc-forward (records wait and are forwarded, in order, once it exists)
+ * and a bad destination for async-forward (dead-lettered). */
+static const char *const no_auto_create[] = {
+    "--kafka.allow.auto.create.topics=false", "--kafka.topic.metadata.propagation.max.ms=500",
+    "--kafka.topic.metadata.refresh.interval.ms=1000", NULL};
+
+Test(forward, avc_waits_for_a_missing_output_topic_and_loses_nothing, .timeout = 180)
+{
+    fwd_case c;
+    const long n = 2000;
+    it_record *out = NULL;
+    size_t nout;
+    pid_t pid;
+    int64_t committed[PARTITIONS];
+
+    case_init(&c, "it-fwd-missing", "avc-forward");
+    it_create_topic(c.dlq, PARTITIONS);
+    publish_avc(c.in, 0, n, 10);
+    pid = case_start(&c, no_auto_create, 1);
+    for (int i = 0; i < 50 && !it_file_contains(c.log, "to forward again"); i++)
+        it_sleep_ms(100);
+    cr_assert(it_file_contains(c.log, "to forward again"), "the missing topic is retried");
+    committed_offsets(c.group_role, c.in, committed);
+    cr_assert_eq(committed[0] + committed[1] + committed[2], 0, "nothing committed meanwhile");
+    it_create_topic(c.out, PARTITIONS);
+    cr_assert_eq(wait_committed(c.group_role, c.in, n, WAIT_MS), n);
+    stop_cleanly(pid);
+    nout = it_read_topic(c.out, (size_t)n, WAIT_MS, &out);
+    cr_assert_eq(nout, (size_t)n, "every record once the topic exists, got %zu", nout);
+    assert_order_per_key(out, nout);
+    {
+        it_record *dlq = NULL;
+        size_t ndlq = it_read_topic(c.dlq, 0, 5000, &dlq);
+        cr_assert_eq(ndlq, 0, "an outage is not the records' fault");
+        it_records_free(dlq, ndlq);
+    }
+    it_records_free(out, nout);
+}
+
+Test(forward, async_unknown_destination_is_dead_lettered_when_auto_create_is_off, .timeout = 180)
+{
+    fwd_case c;
+    char known[160], unknown[160], buf[512];
+    it_record *out = NULL, *dlq = NULL;
+    size_t nout, ndlq;
+    pid_t pid;
+
+    case_init(&c, "it-fwd-unknown", "async-forward");
+    snprintf(known, sizeof(known), "%s-known", c.in);
+    snprintf(unknown, sizeof(unknown), "%s-unknown", c.in);
+    it_create_topic(known, 1);
+    it_create_topic(c.dlq, 1);
+    {
+        const char *to_known[] = {"ce_type", DOE_TYPE, "ce_destination", known, NULL};
+        const char *to_unknown[] = {"ce_type", DOE_TYPE, "ce_destination", unknown, NULL};
+        it_outgoing recs[3] = {
+            {"x", "{\"seq\":0}", 9, to_known},
+            {"x", "{\"seq\":1}", 9, to_unknown},
+            {"x", "{\"seq\":2}", 9, to_known},
+        };
+        it_publish(c.in, recs, 3);
+    }
+    pid = case_start(&c, no_auto_create, 1);
+    cr_assert_eq(wait_committed(c.group_role, c.in, 3, WAIT_MS), 3, "the partition moved on");
+    stop_cleanly(pid);
+    nout = it_read_topic(known, 2, WAIT_MS, &out);
+    cr_assert_eq(nout, 2);
+    ndlq = it_read_topic(c.dlq, 1, WAIT_MS, &dlq);
+    cr_assert_eq(ndlq, 1);
+    cr_assert_eq(record_seq(&dlq[0]), 1);
+    cr_assert(strstr(it_record_header(&dlq[0], "dlq_reason", buf, sizeof(buf)), unknown),
+              "reason names the topic: %s", buf);
+    it_records_free(out, nout);
+    it_records_free(dlq, ndlq);
+}
