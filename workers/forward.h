@@ -65,7 +65,7 @@ void forward_destroy(forward *f);
 
 /* The topics a role reads and writes (input, dead-letter, and output for
  * avc-forward), for `ncmpd create-topics`. Writes up to `max` names into
- * `names` (each of `len` bytes) and returns how many. */
+ * `names` and returns how many (0 for an unknown role or bad options). */
 size_t forward_topics(const ncmp_config *cfg, const char *role, char (*names)[256], size_t max);
 
 /* Kafka's rule for a topic name, the one NCMP applies to client topics:
