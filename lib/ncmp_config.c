@@ -39,7 +39,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, avc-forward, async-forward."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -147,6 +147,25 @@ const ncmp_option ncmp_options[] = {
      OFF(rest_registration_timeout_ms),
      "Longest wait for the outcome of a registration sent with POST /ncmpInventory/v1/ch; "
      "after it the answer is 504."},
+
+    {"avc-forward.input-topic", NCMP_OPT_STRING, "dmi-cm-events", NULL, 0, 0, 0, OFF(avc_forward_input_topic),
+     "Topic of the CM AVC notifications DMI plugins publish; the avc-forward role forwards each record unchanged."},
+    {"avc-forward.output-topic", NCMP_OPT_STRING, "cm-events", NULL, 0, 0, 0, OFF(avc_forward_output_topic),
+     "Topic the avc-forward role forwards AVC notifications to (same value, key and headers)."},
+    {"avc-forward.workers", NCMP_OPT_INT, "1", NULL, 1, 256, 0, OFF(avc_forward_workers),
+     "Consumer threads of the avc-forward role (each with its own producer)."},
+    {"avc-forward.batch-size", NCMP_OPT_INT, "10000", NULL, 1, 1000000, 0, OFF(avc_forward_batch_size),
+     "Most records the avc-forward role forwards before waiting for the broker's acknowledgements and committing."},
+    {"avc-forward.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(avc_forward_batch_wait_ms),
+     "Longest wait to fill an avc-forward batch before forwarding what arrived."},
+    {"async-forward.input-topic", NCMP_OPT_STRING, "ncmp-async-m2m", NULL, 0, 0, 0, OFF(async_forward_input_topic),
+     "Topic of data-operation results from DMI plugins; the async-forward role republishes each DataOperationEvent to the topic in its ce_destination header."},
+    {"async-forward.workers", NCMP_OPT_INT, "1", NULL, 1, 256, 0, OFF(async_forward_workers),
+     "Consumer threads of the async-forward role (each with its own producer)."},
+    {"async-forward.batch-size", NCMP_OPT_INT, "2000", NULL, 1, 1000000, 0, OFF(async_forward_batch_size),
+     "Most records the async-forward role forwards before waiting for the broker's acknowledgements and committing."},
+    {"async-forward.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(async_forward_batch_wait_ms),
+     "Longest wait to fill an async-forward batch before forwarding what arrived."},
 
     {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
      "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},

@@ -97,6 +97,16 @@ typedef struct ncmp_config {
     int trust_batch_wait_ms;
     int trust_dmi_check_interval_ms;
     int trust_dmi_check_timeout_ms;
+    /* forwarders (workers/forward.h) */
+    char *avc_forward_input_topic;
+    char *avc_forward_output_topic;
+    int avc_forward_workers;
+    int avc_forward_batch_size;
+    int avc_forward_batch_wait_ms;
+    char *async_forward_input_topic;
+    int async_forward_workers;
+    int async_forward_batch_size;
+    int async_forward_batch_wait_ms;
     /* testing */
     char *debug_fault;
 

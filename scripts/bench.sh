@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync avc)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
 
@@ -249,8 +249,83 @@ bench_module_sync() {
  "dmi_module_reference_fetches": $refs, "dmi_module_resource_fetches": $res,
  "busy_window_ms": $busy, "busy_ready_seconds": $busy_secs, "busy_ready_handles_per_s": $busy_rate,
  "copy_rows_per_s": $copy, "ready_vs_copy": $(_ratio "$rate" "$copy"),
+# _log_time FILE PATTERN: the Unix time (s.ms) of the first line of ncmpd's
+# log FILE that matches PATTERN, waiting 30 s for it.
+_log_time() {
+    local line i
+    for ((i = 0; i < 1500; i++)); do
+        line=$(grep -m1 -- "$2" "$1" 2>/dev/null) && break
+        sleep 0.02
+    done
+    [ -n "$line" ] || return 1
+    date -d "${line%% *}" +%s.%N
+}
+
+# bench_avc [--events N] [--json FILE]: NCMP's AVC load through the
+# avc-forward role. N copies of sampleAvcInputEvent.json are published to
+# dmi-cm-events first (keys neType-1..10, NCMP's CloudEvent headers); then
+# ncmpd --roles=avc-forward is timed from its consumer's assignment (the
+# time stamp in its log) until its group's commits cover all N, which it
+# makes only after the broker acknowledged them on cm-events. The raw
+# limit, in the same run: ncmp-bench-raw reading the same input topic and
+# producing each record to a scratch topic with the same producer
+# settings, no group, no commits.
+bench_avc() {
+    local events=1000000 json="" sample t0 t1 secs rate raw delivered dups dlq batch workers
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --events) events=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench avc: unknown option '$1' (options: --events N, --json FILE)" ;;
+        esac
+    done
+    sample=${NCMP_AVC_SAMPLE:-$NCMP_ROOT/../shared/onap/sampleAvcInputEvent.json}
+    [ -f "$sample" ] || die "bench avc: no AVC sample at $sample (set NCMP_AVC_SAMPLE)"
+    services_up
+    local raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" ncmpd="$NCMP_BIN/workers/ncmpd" bs log
+    bs=$(kafka_bootstrap)
+    log="$NCMP_INSTANCE_DIR/ncmpd.log"
+    batch=$("$ncmpd" --dump-config | sed -n 's/^avc-forward.batch-size = //p')
+    workers=$("$ncmpd" --dump-config | sed -n 's/^avc-forward.workers = //p')
+
+    info "publishing $events AVC events to dmi-cm-events"
+    "$raw" publish-avc -b "$bs" -t dmi-cm-events -f "$sample" -n "$events" >/dev/null ||
+        die "publishing the AVC events failed"
+
+    info "raw limit: consume dmi-cm-events and produce to a scratch topic"
+    "$ncmpd" --avc-forward.output-topic=bench-raw-cm-events create-topics >/dev/null 2>&1
+    raw=$("$raw" forward -b "$bs" -t dmi-cm-events -o bench-raw-cm-events -n "$events" |
+        awk '{print $4}') || die "raw forward failed"
+
+    info "avc-forward: ncmpd forwards the $events events to cm-events"
+    ncmpd_start --roles=avc-forward
+    t0=$(_log_time "$log" "group-avc-forward#consumer.* assigned:") ||
+        die "ncmpd's avc-forward consumer got no partitions (see $log)"
+    t1=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" committed -b "$bs" -g ncmp-group-avc-forward \
+        -t dmi-cm-events -n "$events" | awk '{print $3}') ||
+        die "not every event was forwarded (see $log)"
+    secs=$(_secs "$t0" "$t1")
+    rate=$(_rate "$events" "$secs")
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    delivered=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" consume -b "$bs" -t cm-events \
+        -n "$events" | awk '{print $2}') || die "cm-events does not hold $events events"
+    dups=$(sed -n 's/.*worker [0-9]* stopping: \([0-9]*\) forwarded.*/\1/p' "$log" |
+        awk -v n="$events" '{ s += $1 } END { print s - n }')
+    dlq=$(sed -n 's/.*forwarded, \([0-9]*\) dead-lettered.*/\1/p' "$log" | awk '{ s += $1 } END { print s + 0 }')
+
+    printf '\n%-40s %14s %10s\n' "avc, $events events ($(wc -c <"$sample") bytes)" "events/s" "vs raw"
+    printf '%-40s %14s %10s\n' "avc-forward (assigned -> all committed)" "$rate" "$(_ratio "$rate" "$raw")"
+    printf '%-40s %14s %10s\n' "raw consume + produce (no ncmpd)" "$raw" "1.00"
+    printf 'delivered %s of %s, forwarded twice %s, dead-lettered %s, batch %s, workers %s, %s s, machine: %s cores\n' \
+        "$delivered" "$events" "$dups" "$dlq" "$batch" "$workers" "$secs" "$(nproc)"
+    if [ -n "$json" ]; then
+        cat >"$json" <<JSON
+{"scenario": "avc", "events": $events, "forwarded_per_s": $rate, "seconds": $secs,
+ "raw_consume_produce_per_s": $raw, "ratio": $(_ratio "$rate" "$raw"),
+ "delivered": $delivered, "duplicates": $dups, "dead_lettered": $dlq,
  "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
 JSON
         info "wrote $json"
     fi
+    [ "$delivered" -eq "$events" ] || die "delivered $delivered of $events"
 }

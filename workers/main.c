@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "forward.h"
 #include "ingest.h"
 #include "lcm_relay.h"
 #include "modsync.h"
@@ -47,8 +48,8 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, module-sync, trust, lcm-relay, rest;\n"
-    "                 trust also runs the DMI health watchdog)\n"
+    "                 (ingest, registration, module-sync, trust, lcm-relay, rest,\n"
+    "                 avc-forward, async-forward; trust also runs the DMI health watchdog)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -79,6 +80,9 @@ static const role_entry all_roles[] = {
 #define RELAY_ROLE "lcm-relay"
 #define REST_ROLE  "rest"
 #define NROLES     (sizeof(all_roles) / sizeof(all_roles[0]))
+/* Not stages either, and without a database: the Kafka forwarders. */
+static const char *const forward_roles[] = {FORWARD_AVC_ROLE, FORWARD_ASYNC_ROLE};
+#define NFORWARD (sizeof(forward_roles) / sizeof(forward_roles[0]))
 
 /* Is `name` in the comma-separated `roles` (or is it "all")? */
 static int role_wanted(const char *roles, const char *name)
@@ -120,6 +124,8 @@ static int roles_check(const char *roles, ncmp_err *err)
             known |= role_wanted(name, all_roles[i].name);
         known |= role_wanted(name, RELAY_ROLE);
         known |= role_wanted(name, REST_ROLE);
+        for (size_t i = 0; i < NFORWARD; i++)
+            known |= role_wanted(name, forward_roles[i]);
         if (!known)
             return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
         if (!comma)
@@ -127,6 +133,15 @@ static int roles_check(const char *roles, ncmp_err *err)
         p = comma + 1;
     }
     return 0;
+}
+
+/* Does any role of `roles` use the database (the forwarders do not)? */
+static int roles_need_db(const char *roles)
+{
+    for (size_t i = 0; i < NROLES; i++)
+        if (role_wanted(roles, all_roles[i].name))
+            return 1;
+    return role_wanted(roles, RELAY_ROLE) || role_wanted(roles, REST_ROLE);
 }
 
 /* Connect, waiting for the database to come up (as in a fresh deployment
@@ -168,8 +183,10 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 4];
+    const char *topics[2 * NROLES + 4 + 3 * NFORWARD];
     char dlq[NROLES][256];
+    char fwd[3 * NFORWARD][256];
+    size_t nfwd = 0;
     size_t n = 0;
     ncmp_err err;
 
@@ -186,6 +203,10 @@ static int cmd_create_topics(const ncmp_config *cfg)
             topics[n++] = dlq[i];
         }
     }
+    for (size_t i = 0; i < NFORWARD; i++)
+        nfwd += forward_topics(cfg, forward_roles[i], fwd + nfwd, 3 * NFORWARD - nfwd);
+    for (size_t i = 0; i < nfwd; i++)
+        topics[n++] = fwd[i];
     if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
         log_error("kafka", "%s", err.msg);
         return EXIT_FATAL;
@@ -215,13 +236,14 @@ static int cmd_run(const ncmp_config *cfg)
     modsync_sweep *sweep = NULL;
     rest *api = NULL;
     trust_watchdog *trust_wd = NULL;
+    forward *forwarders[NFORWARD] = {0};
     ncmp_err err;
     int rc = 0;
     int nstarted = 0;
     pthread_t watchdog;
 
     memset(roles, 0, sizeof(roles));
-    if (cfg->db_migrate_on_start) {
+    if (cfg->db_migrate_on_start && roles_need_db(cfg->roles)) {
         rc = cmd_migrate(cfg);
         if (rc != 0 || ncmp_stopping)
             return rc;
@@ -277,6 +299,17 @@ static int cmd_run(const ncmp_config *cfg)
             nstarted++;
         }
     }
+    for (size_t i = 0; i < NFORWARD && !ncmp_stopping; i++) {
+        if (!role_wanted(cfg->roles, forward_roles[i]))
+            continue;
+        if (forward_start(&forwarders[i], cfg, forward_roles[i], &err) != 0) {
+            log_error("main", "%s", err.msg);
+            rc = EXIT_FATAL;
+            ncmp_signal_request_stop();
+            break;
+        }
+        nstarted++;
+    }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     while (!ncmp_stopping)
@@ -311,6 +344,15 @@ static int cmd_run(const ncmp_config *cfg)
             rc = EXIT_FATAL;
         }
         trust_watchdog_destroy(trust_wd);
+    }
+    for (size_t i = 0; i < NFORWARD; i++) {
+        if (!forwarders[i])
+            continue;
+        if (forward_join(forwarders[i], &err) != 0) {
+            log_error("main", "role %s failed: %s", forward_roles[i], err.msg);
+            rc = EXIT_FATAL;
+        }
+        forward_destroy(forwarders[i]);
     }
     /* the relay last: it publishes what the stages committed */
     if (relay) {

@@ -8,6 +8,18 @@
  *       the same, printing each record's value on a line of its own
  *   ncmp-bench-raw copy -d DBURL -n N
  *       COPY N ingest-shaped rows into an empty copy of ingest_event
+ *   ncmp-bench-raw publish-avc -b BROKERS -t TOPIC -f FILE -n N
+ *       publish N copies of FILE (an AVC event) as NCMP's AVC background load
+ *       does: calls of 500 records, each call with one key neType-<1..10>
+ *       and one set of CloudEvent headers (one ce_id)
+ *   ncmp-bench-raw forward -b BROKERS -t TOPIC -o OUT -n N
+ *       consume N records from the start of every partition of TOPIC and
+ *       produce each (value, key, headers) to OUT, as fast as librdkafka
+ *       allows: the raw limit of a forwarder (no group, no commits)
+ *   ncmp-bench-raw committed -b BROKERS -g GROUP -t TOPIC -n N
+ *       wait until GROUP has committed N offsets of TOPIC (summed over the
+ *       partitions) and print `committed <n> <unix time, seconds>` at that
+ *       moment: the end of a forwarding run that commits after the acks
  *   ncmp-bench-raw copy-handles -d DBURL -n N
  *       COPY the N handles of the reference registration workload (the same
  *       columns and values ncmpd stores) into an empty copy of cm_handle
@@ -15,6 +27,7 @@
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
 #include <getopt.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +39,7 @@
 #include "ncmp_db.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
+#include "ncmp_time.h"
 
 static double now_s(void)
 {
@@ -88,6 +102,304 @@ static int bench_consume(const char *brokers, const char *topic, long n, int pri
     rd_kafka_topic_destroy(rkt);
     rd_kafka_destroy(rk);
     return got == n ? 0 : 1;
+}
+
+/* The producer settings of ncmpd's forwarders (workers/forward.c), so that
+ * the raw limit differs from them only by what ncmpd adds. */
+static rd_kafka_t *bench_producer(const char *brokers, rd_kafka_conf_t *conf)
+{
+    static const char *const settings[] = {"partitioner",
+                                           "murmur2_random",
+                                           "linger.ms",
+                                           "10",
+                                           "batch.num.messages",
+                                           "10000",
+                                           "queue.buffering.max.messages",
+                                           "1000000",
+                                           "compression.codec",
+                                           "none",
+                                           "enable.idempotence",
+                                           "true",
+                                           NULL};
+    char errstr[512];
+    rd_kafka_t *rk;
+
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
+    for (const char *const *s = settings; *s; s += 2) {
+        if (rd_kafka_conf_set(conf, s[0], s[1], errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
+            fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
+            rd_kafka_conf_destroy(conf);
+            return NULL;
+        }
+    }
+    rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
+        rd_kafka_conf_destroy(conf);
+    }
+    return rk;
+}
+
+/* Delivery reports: count the acknowledged and the failed. */
+typedef struct bench_acks {
+    atomic_long acked;
+    atomic_long failed;
+} bench_acks;
+
+static void bench_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
+{
+    bench_acks *acks = opaque;
+    /* a forwarded record: the consumed one it points into is done now */
+    if (m->_private)
+        rd_kafka_message_destroy(m->_private);
+    if (m->err)
+        atomic_fetch_add(&acks->failed, 1);
+    else
+        atomic_fetch_add(&acks->acked, 1);
+}
+
+static int bench_send(rd_kafka_t *rk, const char *topic, const void *key, size_t keylen,
+                      const void *value, size_t len, rd_kafka_headers_t *h, void *opaque)
+{
+    rd_kafka_resp_err_t e;
+
+    for (;;) {
+        e = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(key, keylen),
+                              RD_KAFKA_V_VALUE((void *)value, len), RD_KAFKA_V_MSGFLAGS(0),
+                              RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_OPAQUE(opaque), RD_KAFKA_V_END);
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+            break;
+        rd_kafka_poll(rk, 10);
+    }
+    if (e) {
+        if (h)
+            rd_kafka_headers_destroy(h);
+        fprintf(stderr, "ncmp-bench-raw: produce to %s: %s\n", topic, rd_kafka_err2str(e));
+        return -1;
+    }
+    rd_kafka_poll(rk, 0);
+    return 0;
+}
+
+static int read_file(const char *path, ncmp_buf *out)
+{
+    FILE *f = fopen(path, "rb");
+    char chunk[4096];
+    size_t got;
+
+    if (!f) {
+        fprintf(stderr, "ncmp-bench-raw: cannot read %s\n", path);
+        return -1;
+    }
+    while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        ncmp_buf_append(out, chunk, got);
+    fclose(f);
+    return 0;
+}
+
+/* The CloudEvent headers of one call of NCMP's AVC background load. */
+static rd_kafka_headers_t *avc_headers(long call)
+{
+    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    char id[64], when[64];
+    time_t now = time(NULL);
+    struct tm tm;
+
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012ld", call);
+    rd_kafka_header_add(h, "ce_type", -1, "org.onap.cps.ncmp.events.avc1_0_0.AvcEvent", -1);
+    rd_kafka_header_add(h, "ce_source", -1, "DMI", -1);
+    rd_kafka_header_add(h, "ce_destination", -1, "dmi-cm-events", -1);
+    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
+    rd_kafka_header_add(h, "ce_time", -1, when, -1);
+    rd_kafka_header_add(h, "ce_id", -1, id, -1);
+    rd_kafka_header_add(h, "ce_dataschema", -1,
+                        "urn:cps:org.onap.cps.ncmp.events.avc1_0_0.AvcEvent:1.0.0", -1);
+    rd_kafka_header_add(h, "ce_correlationid", -1, id, -1);
+    return h;
+}
+
+static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    bench_acks acks = {0, 0};
+    ncmp_buf value = NCMP_BUF_INIT;
+    rd_kafka_headers_t *call_headers = NULL;
+    rd_kafka_t *rk;
+    char key[32];
+    double t0, secs;
+    int rc = 1;
+
+    if (read_file(file, &value) != 0)
+        return 1;
+    rd_kafka_conf_set_dr_msg_cb(conf, bench_dr_cb);
+    rd_kafka_conf_set_opaque(conf, &acks);
+    rk = bench_producer(brokers, conf);
+    if (!rk)
+        goto done;
+    srand(42);
+    t0 = now_s();
+    for (long i = 0; i < n; i++) {
+        if (i % 500 == 0) {
+            if (call_headers)
+                rd_kafka_headers_destroy(call_headers);
+            call_headers = avc_headers(i / 500);
+            snprintf(key, sizeof(key), "neType-%d", 1 + rand() % 10);
+        }
+        /* the value is one buffer for all: not copied */
+        if (bench_send(rk, topic, key, strlen(key), value.data, value.len,
+                       rd_kafka_headers_copy(call_headers), NULL) != 0)
+            goto done;
+    }
+    rd_kafka_flush(rk, 600000);
+    secs = now_s() - t0;
+    printf("publish-avc %ld %.3f %.0f\n", (long)atomic_load(&acks.acked), secs,
+           atomic_load(&acks.acked) / (secs > 0 ? secs : 1e-9));
+    rc = atomic_load(&acks.acked) == n ? 0 : 1;
+done:
+    if (call_headers)
+        rd_kafka_headers_destroy(call_headers);
+    if (rk)
+        rd_kafka_destroy(rk);
+    ncmp_buf_free(&value);
+    return rc;
+}
+
+/* Consume every partition of `topic` from the start, without a group, into
+ * `q`. Returns the consumer, or NULL. */
+static rd_kafka_t *bench_reader(const char *brokers, const char *topic, rd_kafka_topic_t **rkt,
+                                rd_kafka_queue_t **q, int *nparts)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_t *rk;
+    ncmp_err err;
+
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
+        return NULL;
+    }
+    *rkt = rd_kafka_topic_new(rk, topic, NULL);
+    if (ncmp_kafka_partition_count(rk, topic, 60000, nparts, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        rd_kafka_topic_destroy(*rkt);
+        rd_kafka_destroy(rk);
+        return NULL;
+    }
+    *q = rd_kafka_queue_new(rk);
+    for (int p = 0; p < *nparts; p++)
+        rd_kafka_consume_start_queue(*rkt, p, RD_KAFKA_OFFSET_BEGINNING, *q);
+    return rk;
+}
+
+/* Forward n records from `topic` to `out`: each record produced with its
+ * key, value (not copied: the consumed record lives until its delivery
+ * report) and headers (handed over), timed from the first record read to
+ * the last ack. */
+static int bench_forward(const char *brokers, const char *topic, const char *out, long n)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    bench_acks acks = {0, 0};
+    rd_kafka_t *consumer, *producer;
+    rd_kafka_topic_t *rkt = NULL;
+    rd_kafka_queue_t *q = NULL;
+    long got = 0;
+    int nparts = 0, rc = 1;
+    double t0 = 0, secs, deadline = now_s() + 600;
+
+    rd_kafka_conf_set_dr_msg_cb(conf, bench_dr_cb);
+    rd_kafka_conf_set_opaque(conf, &acks);
+    producer = bench_producer(brokers, conf);
+    consumer = producer ? bench_reader(brokers, topic, &rkt, &q, &nparts) : NULL;
+    if (!consumer)
+        goto done;
+    while (got < n && now_s() < deadline) {
+        rd_kafka_message_t *msgs[1000];
+        ssize_t k = rd_kafka_consume_batch_queue(q, 100, msgs, 1000);
+        for (ssize_t i = 0; i < k; i++) {
+            rd_kafka_message_t *m = msgs[i];
+            rd_kafka_headers_t *h = NULL;
+            if (m->err || got >= n) {
+                rd_kafka_message_destroy(m);
+                continue;
+            }
+            if (!t0)
+                t0 = now_s();
+            if (rd_kafka_message_detach_headers(m, &h) != RD_KAFKA_RESP_ERR_NO_ERROR)
+                h = NULL;
+            got++;
+            if (bench_send(producer, out, m->key, m->key ? m->key_len : 0, m->payload, m->len, h,
+                           m) != 0) {
+                rd_kafka_message_destroy(m);
+                goto done;
+            }
+        }
+        rd_kafka_poll(producer, 0);
+    }
+    rd_kafka_flush(producer, 600000);
+    secs = now_s() - t0;
+    printf("forward %ld %.3f %.0f\n", (long)atomic_load(&acks.acked), secs,
+           atomic_load(&acks.acked) / (secs > 0 ? secs : 1e-9));
+    rc = atomic_load(&acks.acked) == n ? 0 : 1;
+done:
+    if (producer) {
+        rd_kafka_flush(producer, 60000);
+        rd_kafka_destroy(producer);
+    }
+    if (consumer) {
+        for (int p = 0; p < nparts; p++)
+            rd_kafka_consume_stop(rkt, p);
+        rd_kafka_queue_destroy(q);
+        rd_kafka_topic_destroy(rkt);
+        rd_kafka_destroy(consumer);
+    }
+    return rc;
+}
+
+/* Poll the group's committed offsets every 20 ms until they sum to n. */
+static int bench_committed(const char *brokers, const char *group, const char *topic, long n)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    rd_kafka_topic_partition_list_t *parts;
+    rd_kafka_t *rk;
+    ncmp_err err;
+    struct timespec ts;
+    long sum = 0;
+    int nparts = 0;
+    double deadline = now_s() + 900;
+
+    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "group.id", group, errstr, sizeof(errstr));
+    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!rk) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
+        return 1;
+    }
+    if (ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        rd_kafka_destroy(rk);
+        return 1;
+    }
+    parts = rd_kafka_topic_partition_list_new(nparts);
+    for (int p = 0; p < nparts; p++)
+        rd_kafka_topic_partition_list_add(parts, topic, p);
+    while (sum < n && now_s() < deadline) {
+        sum = 0;
+        if (rd_kafka_committed(rk, parts, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
+            for (int p = 0; p < nparts; p++)
+                sum += parts->elems[p].offset > 0 ? (long)parts->elems[p].offset : 0;
+        if (sum < n)
+            ncmp_sleep_ms(20);
+    }
+    clock_gettime(CLOCK_REALTIME, &ts);
+    printf("committed %ld %.3f\n", sum, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_destroy(rk);
+    return sum >= n ? 0 : 1;
 }
 
 /* Time a COPY of `rows` into an empty copy of `table` and print
@@ -181,24 +493,35 @@ static int bench_copy_handles(const char *url, long n)
 
 int main(int argc, char **argv)
 {
-    const char *brokers = "127.0.0.1:9092", *topic = NULL, *url = NULL;
+    const char *brokers = "127.0.0.1:9092", *topic = NULL, *group = NULL, *url = NULL, *out = NULL,
+               *file = NULL;
     long n = 0;
     int c, print = 0;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: ncmp-bench-raw consume|copy|copy-handles [-b BROKERS] [-t TOPIC] "
+        fprintf(stderr, "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
+                        "copy-handles [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] [-f FILE] "
                         "[-d DBURL] -n N\n");
         return 2;
     }
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
-    while ((c = getopt(argc, argv, "b:t:d:n:p")) != -1) {
+    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:p")) != -1) {
         switch (c) {
         case 'b':
             brokers = optarg;
             break;
         case 't':
             topic = optarg;
+            break;
+        case 'g':
+            group = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'f':
+            file = optarg;
             break;
         case 'd':
             url = optarg;
@@ -215,6 +538,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "consume") == 0 && topic && n > 0)
         return bench_consume(brokers, topic, n, print);
+    if (strcmp(argv[1], "committed") == 0 && group && topic && n > 0)
+        return bench_committed(brokers, group, topic, n);
+    if (strcmp(argv[1], "forward") == 0 && topic && out && n > 0)
+        return bench_forward(brokers, topic, out, n);
+    if (strcmp(argv[1], "publish-avc") == 0 && topic && file && n > 0)
+        return bench_publish_avc(brokers, topic, file, n);
     if (strcmp(argv[1], "copy") == 0 && url && n > 0)
         return bench_copy(url, n);
     if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)

@@ -422,7 +422,7 @@ size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_reco
     it_record *recs = NULL;
     unsigned char *at_end;
     int nparts;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     long deadline = now_ms() + timeout_ms;
 
     rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
@@ -451,7 +451,10 @@ size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_reco
                 at_end[m->partition] = 1;
         } else if (m && !m->err) {
             it_record *r;
-            recs = ncmp_xrealloc(recs, (n + 1) * sizeof(*recs));
+            if (n == cap) {
+                cap = cap ? 2 * cap : 1024;
+                recs = ncmp_xrealloc(recs, cap * sizeof(*recs));
+            }
             r = &recs[n++];
             r->key = m->key ? copy_bytes(m->key, m->key_len) : NULL;
             r->value = copy_bytes(m->payload, m->payload ? m->len : 0);
