@@ -241,6 +241,7 @@ void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
     db->stmts[db->nstmts].name = ncmp_xstrdup(name);
     db->stmts[db->nstmts].sql = ncmp_xstrdup(sql);
     db->stmts[db->nstmts].prepared_gen = 0;
+    db->stmts[db->nstmts].seconds = statement_seconds(name);
     db->nstmts++;
 }
 
@@ -265,8 +266,6 @@ int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *p
         PQclear(res);
         st->prepared_gen = db->gen;
     }
-    if (!st->seconds)
-        st->seconds = statement_seconds(st->name);
     start = ncmp_now_ms();
     res = PQexecPrepared(db->conn, st->name, nparams, params, NULL, NULL, 0);
     observe_since(st->seconds, start);

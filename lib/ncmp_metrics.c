@@ -685,12 +685,13 @@ static void lib_register(void)
     lib.consumer_lag = ncmp_metrics_gauge(
         "ncmp_consumer_lag_records",
         "Records on the partitions this process consumes that it has not consumed yet "
-        "(high watermark minus position, as last fetched).",
+        "(high watermark minus position, as last fetched), computed at each scrape.",
         role_topic);
     lib.produced_records = ncmp_metrics_counter(
         "ncmp_produced_records_total", "Records the broker acknowledged, per topic.", topic);
-    lib.produce_failures = ncmp_metrics_counter("ncmp_produce_failures_total",
-                                                "Records whose delivery failed, per topic.", topic);
+    lib.produce_failures = ncmp_metrics_counter(
+        "ncmp_produce_failures_total",
+        "Records refused by the local producer or whose delivery failed, per topic.", topic);
     lib.db_statement_seconds = ncmp_metrics_histogram(
         "ncmp_db_statement_duration_seconds",
         "PostgreSQL round trips by statement name (or adhoc, begin, commit, copy).", statement,

@@ -16,8 +16,6 @@
 #define DELIVERY_TIMEOUT_MS 60000
 /* room for the headers a dead letter carries besides the value */
 #define DLQ_HEADROOM 65536
-/* how often a worker refreshes its share of the consumer lag gauges */
-#define LAG_INTERVAL_MS 1000
 
 typedef struct stage_worker {
     ncmp_stage *st;
@@ -27,8 +25,7 @@ typedef struct stage_worker {
     int ready;    /* connected and consuming, or given up: under st->lock */
     ncmp_err err; /* fatal error that ended it */
     int failed;
-    double *lag;        /* this worker's share of each topic's lag gauge */
-    double lag_next_ms; /* when to refresh it */
+    ncmp_consumer *consumer; /* while it consumes: under st->lock, for the lag */
 } stage_worker;
 
 struct ncmp_stage {
@@ -48,6 +45,7 @@ struct ncmp_stage {
     ncmp_histogram *batch_records;
     ncmp_histogram *batch_seconds;
     ncmp_counter *retries;
+    int collector; /* computes the lag gauges at each scrape */
 };
 
 static void worker_set_ready(stage_worker *w)
@@ -97,44 +95,57 @@ static void count_consumed(ncmp_stage *st, rd_kafka_message_t **msgs, size_t n)
     }
 }
 
-/* Refresh this worker's share of the lag gauges, at most once per
- * LAG_INTERVAL_MS, from librdkafka's cached positions and watermarks: no
- * broker round trip (rd_kafka_query_watermark_offsets would make one, and
- * Kafka 4.3 drops the connection on the request Debian's librdkafka
- * sends). Partitions without a position yet count as 0. With `clear`, the
- * share is withdrawn (the worker ends). */
-static void lag_update(stage_worker *w, ncmp_consumer *consumer, int clear)
+/* Add the lag of each partition `consumer` holds to sum[topic index]:
+ * high watermark minus position, from the values librdkafka cached at the
+ * last fetch. No broker round trip: rd_kafka_query_watermark_offsets would
+ * make one, and Kafka 4.3 drops the connection on the request Debian's
+ * librdkafka sends. A partition without a position yet counts as 0. */
+static void consumer_lag(ncmp_consumer *consumer, const ncmp_stage_role *role, double *sum)
 {
-    const ncmp_stage_role *role = w->st->role;
+    rd_kafka_t *rk = ncmp_consumer_rk(consumer);
     rd_kafka_topic_partition_list_t *parts = NULL;
-    double now = ncmp_now_ms();
-    double *sum;
 
-    if (!w->lag || (!clear && now < w->lag_next_ms))
+    if (rd_kafka_assignment(rk, &parts) != RD_KAFKA_RESP_ERR_NO_ERROR)
         return;
-    w->lag_next_ms = now + LAG_INTERVAL_MS;
-    sum = ncmp_xcalloc(role->ntopics, sizeof(*sum));
-    if (!clear && consumer &&
-        rd_kafka_assignment(ncmp_consumer_rk(consumer), &parts) == RD_KAFKA_RESP_ERR_NO_ERROR) {
-        rd_kafka_t *rk = ncmp_consumer_rk(consumer);
-        rd_kafka_position(rk, parts);
-        for (int i = 0; i < parts->cnt; i++) {
-            const rd_kafka_topic_partition_t *tp = &parts->elems[i];
-            int64_t lo, hi;
-            if (tp->offset < 0 || rd_kafka_get_watermark_offsets(rk, tp->topic, tp->partition, &lo,
-                                                                 &hi) != RD_KAFKA_RESP_ERR_NO_ERROR)
-                continue;
-            for (size_t t = 0; t < role->ntopics; t++)
-                if (hi > tp->offset && strcmp(tp->topic, role->topics[t]) == 0)
-                    sum[t] += (double)(hi - tp->offset);
-        }
-        rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_position(rk, parts);
+    for (int i = 0; i < parts->cnt; i++) {
+        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
+        int64_t lo, hi;
+        if (tp->offset < 0 || rd_kafka_get_watermark_offsets(rk, tp->topic, tp->partition, &lo,
+                                                             &hi) != RD_KAFKA_RESP_ERR_NO_ERROR)
+            continue;
+        for (size_t t = 0; t < role->ntopics; t++)
+            if (hi > tp->offset && strcmp(tp->topic, role->topics[t]) == 0)
+                sum[t] += (double)(hi - tp->offset);
     }
-    for (size_t t = 0; t < role->ntopics; t++) {
-        ncmp_gauge_add(w->st->lag[t], sum[t] - w->lag[t]);
-        w->lag[t] = sum[t];
-    }
+    rd_kafka_topic_partition_list_destroy(parts);
+}
+
+/* Collector (runs on the scraping thread): the lag of every worker's
+ * partitions, per topic. It reads the consumers under st->lock, which a
+ * worker takes before it closes its consumer. Being computed when asked,
+ * the lag keeps growing while a batch is stuck in retries. */
+static void stage_collect(void *arg)
+{
+    ncmp_stage *st = arg;
+    const ncmp_stage_role *role = st->role;
+    double *sum = ncmp_xcalloc(role->ntopics ? role->ntopics : 1, sizeof(*sum));
+
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->nworkers; i++)
+        if (st->workers[i].consumer)
+            consumer_lag(st->workers[i].consumer, role, sum);
+    pthread_mutex_unlock(&st->lock);
+    for (size_t t = 0; t < role->ntopics; t++)
+        ncmp_gauge_set(st->lag[t], sum[t]);
     free(sum);
+}
+
+static void worker_set_consumer(stage_worker *w, ncmp_consumer *consumer)
+{
+    pthread_mutex_lock(&w->st->lock);
+    w->consumer = consumer;
+    pthread_mutex_unlock(&w->st->lock);
 }
 
 /* Partition bookkeeping of one batch. */
@@ -423,7 +434,7 @@ static void *worker_main(void *arg)
         goto done;
     }
     log_debug(role->name, "worker %d consuming in group %s", w->index, st->group);
-    w->lag = ncmp_xcalloc(role->ntopics ? role->ntopics : 1, sizeof(*w->lag));
+    worker_set_consumer(w, consumer);
     worker_set_ready(w);
 
     while (!ncmp_stopping) {
@@ -433,7 +444,6 @@ static void *worker_main(void *arg)
             log_warn(role->name, "%s", w->err.msg);
             continue;
         }
-        lag_update(w, consumer, 0);
         if (!n)
             continue;
         count_consumed(st, msgs, n);
@@ -455,9 +465,7 @@ static void *worker_main(void *arg)
     }
 done:
     worker_set_ready(w);
-    lag_update(w, NULL, 1);
-    free(w->lag);
-    w->lag = NULL;
+    worker_set_consumer(w, NULL);
     ncmp_consumer_close(consumer);
     if (have_state && role->worker_fini)
         role->worker_fini(state);
@@ -482,6 +490,7 @@ int ncmp_stage_start(ncmp_stage **out, const ncmp_config *cfg, const ncmp_stage_
     st->nworkers = role->workers > 0 ? role->workers : 1;
     st->workers = ncmp_xcalloc((size_t)st->nworkers, sizeof(*st->workers));
     stage_metrics_init(st);
+    st->collector = ncmp_metrics_collector_add(stage_collect, st);
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->ready_cond, NULL);
     for (int i = 0; i < st->nworkers; i++) {
@@ -539,6 +548,10 @@ void ncmp_stage_destroy(ncmp_stage *st)
 {
     if (!st)
         return;
+    /* returns once a scrape in progress is done with st */
+    ncmp_metrics_collector_remove(st->collector);
+    for (size_t t = 0; t < st->role->ntopics; t++)
+        ncmp_gauge_set(st->lag[t], 0);
     pthread_mutex_destroy(&st->lock);
     pthread_cond_destroy(&st->ready_cond);
     free(st->consumed);
