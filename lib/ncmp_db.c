@@ -6,11 +6,14 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
+#include "ncmp_time.h"
 
 typedef struct db_stmt {
     char *name;
     char *sql;
-    unsigned prepared_gen; /* connection generation it was prepared on */
+    unsigned prepared_gen;   /* connection generation it was prepared on */
+    ncmp_histogram *seconds; /* its latency series */
 } db_stmt;
 
 struct ncmp_db {
@@ -21,7 +24,24 @@ struct ncmp_db {
     int connect_timeout_s;
     db_stmt *stmts;
     size_t nstmts;
+    /* latency series of what is not a registered statement */
+    ncmp_histogram *adhoc_seconds;
+    ncmp_histogram *begin_seconds;
+    ncmp_histogram *commit_seconds;
+    ncmp_histogram *copy_seconds;
 };
+
+static ncmp_histogram *statement_seconds(const char *name)
+{
+    const char *labels[1] = {name};
+    return ncmp_histogram_get(ncmp_metrics_lib_get()->db_statement_seconds, labels);
+}
+
+/* Time one round trip into `h`: pass the ncmp_now_ms() taken before it. */
+static void observe_since(ncmp_histogram *h, double start_ms)
+{
+    ncmp_histogram_observe(h, (ncmp_now_ms() - start_ms) / 1000.0);
+}
 
 static void strip_newline(char *s)
 {
@@ -117,6 +137,10 @@ int ncmp_db_open(ncmp_db **out, const char *url, const char *password, int conne
     db->url = ncmp_xstrdup(url);
     db->password = ncmp_xstrdup(password ? password : "");
     db->connect_timeout_s = connect_timeout_s > 0 ? connect_timeout_s : 10;
+    db->adhoc_seconds = statement_seconds("adhoc");
+    db->begin_seconds = statement_seconds("begin");
+    db->commit_seconds = statement_seconds("commit");
+    db->copy_seconds = statement_seconds("copy");
     if (db_connect(db, err) != 0) {
         ncmp_db_close(db);
         return -1;
@@ -151,20 +175,30 @@ int ncmp_db_ensure(ncmp_db *db, ncmp_err *err)
     if (db->conn && PQstatus(db->conn) == CONNECTION_OK)
         return 0;
     log_warn("db", "connection lost; reconnecting");
+    ncmp_counter_add(ncmp_counter_get(ncmp_metrics_lib_get()->db_reconnects, NULL), 1);
     return db_connect(db, err);
 }
 
-int ncmp_db_exec(ncmp_db *db, const char *sql, ncmp_err *err)
+/* ncmp_db_exec, timed into `h`. */
+static int exec_timed(ncmp_db *db, const char *sql, ncmp_histogram *h, ncmp_err *err)
 {
     PGresult *res;
+    double start;
 
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
+    start = ncmp_now_ms();
     res = PQexec(db->conn, sql);
+    observe_since(h, start);
     if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
         return fail(db, res, "SQL failed", err);
     PQclear(res);
     return 0;
+}
+
+int ncmp_db_exec(ncmp_db *db, const char *sql, ncmp_err *err)
+{
+    return exec_timed(db, sql, db->adhoc_seconds, err);
 }
 
 static int result_ok(PGresult *res)
@@ -177,10 +211,13 @@ int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *
                   PGresult **out, ncmp_err *err)
 {
     PGresult *res;
+    double start;
 
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
+    start = ncmp_now_ms();
     res = PQexecParams(db->conn, sql, nparams, NULL, params, NULL, NULL, 0);
+    observe_since(db->adhoc_seconds, start);
     if (!result_ok(res))
         return fail(db, res, "query failed", err);
     if (out)
@@ -204,6 +241,7 @@ void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
     db->stmts[db->nstmts].name = ncmp_xstrdup(name);
     db->stmts[db->nstmts].sql = ncmp_xstrdup(sql);
     db->stmts[db->nstmts].prepared_gen = 0;
+    db->stmts[db->nstmts].seconds = statement_seconds(name);
     db->nstmts++;
 }
 
@@ -212,6 +250,7 @@ int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *p
 {
     db_stmt *st = NULL;
     PGresult *res;
+    double start;
 
     for (size_t i = 0; i < db->nstmts; i++)
         if (strcmp(db->stmts[i].name, name) == 0)
@@ -227,7 +266,9 @@ int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *p
         PQclear(res);
         st->prepared_gen = db->gen;
     }
+    start = ncmp_now_ms();
     res = PQexecPrepared(db->conn, st->name, nparams, params, NULL, NULL, 0);
+    observe_since(st->seconds, start);
     if (!result_ok(res))
         return fail(db, res, st->name, err);
     if (out)
@@ -239,16 +280,19 @@ int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *p
 
 int ncmp_db_begin(ncmp_db *db, ncmp_err *err)
 {
-    return ncmp_db_exec(db, "BEGIN", err);
+    return exec_timed(db, "BEGIN", db->begin_seconds, err);
 }
 
 int ncmp_db_commit(ncmp_db *db, ncmp_err *err)
 {
     PGresult *res;
+    double start;
 
     if (!db->conn || PQstatus(db->conn) != CONNECTION_OK)
         return ncmp_err_set(err, NCMP_ERR_RETRY, "commit: connection lost");
+    start = ncmp_now_ms();
     res = PQexec(db->conn, "COMMIT");
+    observe_since(db->commit_seconds, start);
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         return fail(db, res, "commit failed", err);
     PQclear(res);
@@ -266,9 +310,11 @@ int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len
 {
     PGresult *res;
     const size_t chunk = 1 << 20;
+    double start;
 
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
+    start = ncmp_now_ms();
     res = PQexec(db->conn, copy_sql);
     if (PQresultStatus(res) != PGRES_COPY_IN)
         return fail(db, res, "COPY failed to start", err);
@@ -292,5 +338,6 @@ int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len
     PQclear(res);
     while ((res = PQgetResult(db->conn)))
         PQclear(res);
+    observe_since(db->copy_seconds, start);
     return 0;
 }

@@ -8,6 +8,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 #include "ncmp_time.h"
 
 struct ncmp_producer {
@@ -68,10 +69,43 @@ void ncmp_delivery_init(ncmp_delivery *d)
     d->first_error[0] = '\0';
 }
 
+/* The produced/failed series of a topic. Delivery reports come on every
+ * thread that polls the producer, for a handful of topics each, so a small
+ * per-thread cache saves the registry lookup on nearly every record. */
+typedef struct topic_series {
+    char topic[256];
+    ncmp_counter *produced;
+    ncmp_counter *failed;
+} topic_series;
+
+#define TOPIC_CACHE 4
+
+static const topic_series *topic_series_get(const char *topic)
+{
+    static _Thread_local topic_series cache[TOPIC_CACHE];
+    static _Thread_local unsigned next;
+    const ncmp_metrics_lib *lib;
+    topic_series *ts;
+    const char *labels[1] = {topic};
+
+    for (unsigned i = 0; i < TOPIC_CACHE; i++)
+        if (cache[i].produced && strcmp(cache[i].topic, topic) == 0)
+            return &cache[i];
+    lib = ncmp_metrics_lib_get();
+    ts = &cache[next++ % TOPIC_CACHE];
+    ts->produced = ncmp_counter_get(lib->produced_records, labels);
+    ts->failed = ncmp_counter_get(lib->produce_failures, labels);
+    /* a name too long for the cache is looked up every time */
+    snprintf(ts->topic, sizeof(ts->topic), "%s", strlen(topic) < sizeof(ts->topic) ? topic : "");
+    return ts;
+}
+
 static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 {
     ncmp_delivery *d = m->_private;
+    const topic_series *ts = topic_series_get(rd_kafka_topic_name(m->rkt));
 
+    ncmp_counter_add(m->err ? ts->failed : ts->produced, 1);
     if (m->err) {
         log_warn("kafka", "delivery to %s [%d] failed: %s", rd_kafka_topic_name(m->rkt),
                  m->partition, rd_kafka_err2str(m->err));
@@ -144,6 +178,7 @@ int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, in
         rd_kafka_poll(p->rk, 10);
     }
     if (e) {
+        ncmp_counter_add(topic_series_get(topic)->failed, 1);
         /* not queued: the headers are still ours */
         if (headers)
             rd_kafka_headers_destroy(headers);

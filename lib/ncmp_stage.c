@@ -9,6 +9,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_fault.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 
@@ -24,6 +25,7 @@ typedef struct stage_worker {
     int ready;    /* connected and consuming, or given up: under st->lock */
     ncmp_err err; /* fatal error that ended it */
     int failed;
+    ncmp_consumer *consumer; /* while it consumes: under st->lock, for the lag */
 } stage_worker;
 
 struct ncmp_stage {
@@ -37,6 +39,13 @@ struct ncmp_stage {
     int nworkers;
     pthread_mutex_t lock;
     pthread_cond_t ready_cond;
+    /* series of this role, looked up once; per topic in role->topics order */
+    ncmp_counter **consumed;
+    ncmp_gauge **lag;
+    ncmp_histogram *batch_records;
+    ncmp_histogram *batch_seconds;
+    ncmp_counter *retries;
+    int collector; /* computes the lag gauges at each scrape */
 };
 
 static void worker_set_ready(stage_worker *w)
@@ -44,6 +53,98 @@ static void worker_set_ready(stage_worker *w)
     pthread_mutex_lock(&w->st->lock);
     w->ready = 1;
     pthread_cond_broadcast(&w->st->ready_cond);
+    pthread_mutex_unlock(&w->st->lock);
+}
+
+/* Look the role's series up once; the workers count into them. */
+static void stage_metrics_init(ncmp_stage *st)
+{
+    const ncmp_metrics_lib *lib = ncmp_metrics_lib_get();
+    const ncmp_stage_role *role = st->role;
+    const char *role_only[1] = {role->name};
+
+    st->consumed = ncmp_xcalloc(role->ntopics ? role->ntopics : 1, sizeof(*st->consumed));
+    st->lag = ncmp_xcalloc(role->ntopics ? role->ntopics : 1, sizeof(*st->lag));
+    for (size_t t = 0; t < role->ntopics; t++) {
+        const char *values[2] = {role->name, role->topics[t]};
+        st->consumed[t] = ncmp_counter_get(lib->consumed_records, values);
+        st->lag[t] = ncmp_gauge_get(lib->consumer_lag, values);
+    }
+    st->batch_records = ncmp_histogram_get(lib->batch_records, role_only);
+    st->batch_seconds = ncmp_histogram_get(lib->batch_seconds, role_only);
+    st->retries = ncmp_counter_get(lib->batch_retries, role_only);
+}
+
+static void count_consumed(ncmp_stage *st, rd_kafka_message_t **msgs, size_t n)
+{
+    const ncmp_stage_role *role = st->role;
+
+    ncmp_histogram_observe(st->batch_records, (double)n);
+    if (role->ntopics == 1) {
+        ncmp_counter_add(st->consumed[0], n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const char *topic = rd_kafka_topic_name(msgs[i]->rkt);
+        for (size_t t = 0; t < role->ntopics; t++) {
+            if (strcmp(topic, role->topics[t]) == 0) {
+                ncmp_counter_add(st->consumed[t], 1);
+                break;
+            }
+        }
+    }
+}
+
+/* Add the lag of each partition `consumer` holds to sum[topic index]:
+ * high watermark minus position, from the values librdkafka cached at the
+ * last fetch. No broker round trip: rd_kafka_query_watermark_offsets would
+ * make one, and Kafka 4.3 drops the connection on the request Debian's
+ * librdkafka sends. A partition without a position yet counts as 0. */
+static void consumer_lag(ncmp_consumer *consumer, const ncmp_stage_role *role, double *sum)
+{
+    rd_kafka_t *rk = ncmp_consumer_rk(consumer);
+    rd_kafka_topic_partition_list_t *parts = NULL;
+
+    if (rd_kafka_assignment(rk, &parts) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return;
+    rd_kafka_position(rk, parts);
+    for (int i = 0; i < parts->cnt; i++) {
+        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
+        int64_t lo, hi;
+        if (tp->offset < 0 || rd_kafka_get_watermark_offsets(rk, tp->topic, tp->partition, &lo,
+                                                             &hi) != RD_KAFKA_RESP_ERR_NO_ERROR)
+            continue;
+        for (size_t t = 0; t < role->ntopics; t++)
+            if (hi > tp->offset && strcmp(tp->topic, role->topics[t]) == 0)
+                sum[t] += (double)(hi - tp->offset);
+    }
+    rd_kafka_topic_partition_list_destroy(parts);
+}
+
+/* Collector (runs on the scraping thread): the lag of every worker's
+ * partitions, per topic. It reads the consumers under st->lock, which a
+ * worker takes before it closes its consumer. Being computed when asked,
+ * the lag keeps growing while a batch is stuck in retries. */
+static void stage_collect(void *arg)
+{
+    ncmp_stage *st = arg;
+    const ncmp_stage_role *role = st->role;
+    double *sum = ncmp_xcalloc(role->ntopics ? role->ntopics : 1, sizeof(*sum));
+
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->nworkers; i++)
+        if (st->workers[i].consumer)
+            consumer_lag(st->workers[i].consumer, role, sum);
+    pthread_mutex_unlock(&st->lock);
+    for (size_t t = 0; t < role->ntopics; t++)
+        ncmp_gauge_set(st->lag[t], sum[t]);
+    free(sum);
+}
+
+static void worker_set_consumer(stage_worker *w, ncmp_consumer *consumer)
+{
+    pthread_mutex_lock(&w->st->lock);
+    w->consumer = consumer;
     pthread_mutex_unlock(&w->st->lock);
 }
 
@@ -117,8 +218,11 @@ int ncmp_stage_reject(ncmp_stage_ctx *ctx, const rd_kafka_message_t *m, const ch
     rd_kafka_headers_t *hdrs;
     const char *topic = rd_kafka_topic_name(m->rkt);
 
+    const char *labels[2] = {ctx->role, topic};
+
     log_warn(ctx->role, "rejected record topic=%s partition=%d offset=%lld: %s", topic,
              m->partition, (long long)m->offset, reason);
+    ncmp_counter_add(ncmp_counter_get(ncmp_metrics_lib_get()->dead_letters, labels), 1);
     snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
     if (rd_kafka_message_headers(m, &orig) == RD_KAFKA_RESP_ERR_NO_ERROR && orig)
         hdrs = rd_kafka_headers_copy(orig);
@@ -269,6 +373,7 @@ static int process_batch(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state,
             return -1;
         log_warn(st->role->name, "batch of %zu failed, retrying in %ld ms: %s", n, backoff,
                  err->msg);
+        ncmp_counter_add(st->retries, 1);
         ncmp_sleep_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
@@ -331,16 +436,20 @@ static void *worker_main(void *arg)
         goto done;
     }
     log_debug(role->name, "worker %d consuming in group %s", w->index, st->group);
+    worker_set_consumer(w, consumer);
     worker_set_ready(w);
 
     while (!ncmp_stopping) {
         size_t n = 0;
+        double start;
         if (ncmp_consumer_poll(consumer, msgs, max, role->batch_wait_ms, &n, &w->err) != 0) {
             log_warn(role->name, "%s", w->err.msg);
             continue;
         }
         if (!n)
             continue;
+        count_consumed(st, msgs, n);
+        start = ncmp_now_ms();
         if (process_batch(st, &ctx, state, msgs, n, &w->err) != 0) {
             for (size_t i = 0; i < n; i++)
                 rd_kafka_message_destroy(msgs[i]);
@@ -351,12 +460,14 @@ static void *worker_main(void *arg)
             }
             break;
         }
+        ncmp_histogram_observe(st->batch_seconds, (ncmp_now_ms() - start) / 1000.0);
         ncmp_consumer_commit(consumer, msgs, n);
         for (size_t i = 0; i < n; i++)
             rd_kafka_message_destroy(msgs[i]);
     }
 done:
     worker_set_ready(w);
+    worker_set_consumer(w, NULL);
     ncmp_consumer_close(consumer);
     if (have_state && role->worker_fini)
         role->worker_fini(state);
@@ -380,6 +491,8 @@ int ncmp_stage_start(ncmp_stage **out, const ncmp_config *cfg, const ncmp_stage_
     snprintf(st->point_after, sizeof(st->point_after), "%s.after-commit", role->name);
     st->nworkers = role->workers > 0 ? role->workers : 1;
     st->workers = ncmp_xcalloc((size_t)st->nworkers, sizeof(*st->workers));
+    stage_metrics_init(st);
+    st->collector = ncmp_metrics_collector_add(stage_collect, st);
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->ready_cond, NULL);
     for (int i = 0; i < st->nworkers; i++) {
@@ -437,8 +550,14 @@ void ncmp_stage_destroy(ncmp_stage *st)
 {
     if (!st)
         return;
+    /* returns once a scrape in progress is done with st */
+    ncmp_metrics_collector_remove(st->collector);
+    for (size_t t = 0; t < st->role->ntopics; t++)
+        ncmp_gauge_set(st->lag[t], 0);
     pthread_mutex_destroy(&st->lock);
     pthread_cond_destroy(&st->ready_cond);
+    free(st->consumed);
+    free(st->lag);
     free(st->workers);
     free(st);
 }

@@ -8,8 +8,9 @@ NCMP_DEBS_build=(cmake make gcc pkg-config librdkafka-dev libpq-dev libjson-c-de
     libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev)
 # services: PostgreSQL 15 and what fetches and runs the Kafka broker
 NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
-# lint: the formatting check that ./run test runs
-NCMP_DEBS_lint=(clang-format)
+# lint: the formatting check, and the offline check of compose/ that
+# ./run test runs
+NCMP_DEBS_lint=(clang-format docker-compose)
 
 _deps_apt_updated=0
 

@@ -26,6 +26,15 @@ test_suite() {
     fi
 }
 
+# script_tests: every tests/scripts/test_*.sh; fails when one fails.
+script_tests() {
+    local t rc=0
+    for t in "$NCMP_ROOT"/tests/scripts/test_*.sh; do
+        bash "$t" || rc=1
+    done
+    return $rc
+}
+
 test_main() {
     local sanitize=1 fast=0 arg passed total
     for arg in "$@"; do
@@ -60,7 +69,7 @@ test_main() {
     export NCMP_TEST_DB_URL NCMP_TEST_KAFKA NCMP_TEST_LOG_DIR="$NCMP_INSTANCE_DIR/logs"
     NCMP_TEST_DB_URL=$(pg_url)
     NCMP_TEST_KAFKA=$(kafka_bootstrap)
-    test_suite scripts bash "$NCMP_ROOT/tests/scripts/test_run.sh"
+    NCMP_BUILD_DIR=$bin_release test_suite scripts script_tests
     test_suite integration "$bin_release/tests/integration/ncmp-it-tests" --jobs 2
     if [ $sanitize -eq 1 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
