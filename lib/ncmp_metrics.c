@@ -706,6 +706,11 @@ static void lib_register(void)
         "ncmp_http_request_duration_seconds",
         "Time from an HTTP request's arrival until its answer, by route pattern.", http_route, secs,
         nsecs);
+    {
+        static const char *const state[] = {"state", NULL};
+        lib.inventory_handles = ncmp_metrics_gauge("ncmp_inventory_handles",
+                                                   "CM handles in the inventory by state.", state);
+    }
 }
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void)

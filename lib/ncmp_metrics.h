@@ -141,6 +141,7 @@ typedef struct ncmp_metrics_lib {
     /* ncmp_metrics_http_observe */
     ncmp_metric *http_requests;        /* counter {method, route, status} */
     ncmp_metric *http_request_seconds; /* histogram {method, route} */
+    ncmp_metric *inventory_handles;    /* gauge {state}, set by the rest role at scrape */
 } ncmp_metrics_lib;
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void);

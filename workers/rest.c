@@ -6,6 +6,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
+#include "health.h"
 #include "ncmp_log.h"
 #include "rest_db.h"
 #include "rest_json.h"
@@ -21,6 +22,7 @@ struct rest {
     rest_pool *pool;
     rest_registration *registration;
     ncmp_http_server *server;
+    health *health;
 };
 
 #define HANDLE_COLUMNS REST_HANDLE_COLUMNS
@@ -311,9 +313,11 @@ int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
     o.auth_username = cfg->http_auth_username;
     o.auth_password = cfg->http_auth_password;
     o.connection_timeout_s = 60;
+    o.after = health_http_observe;
     if (rest_pool_new(&r->pool, cfg, err) != 0 ||
         rest_registration_start(&r->registration, cfg, err) != 0 ||
-        ncmp_http_server_new(&r->server, &o, err) != 0)
+        ncmp_http_server_new(&r->server, &o, err) != 0 ||
+        health_start(&r->health, cfg, r->server, r->pool, err) != 0)
         goto fail;
     routes_add(r);
     if (ncmp_http_server_start(r->server, err) != 0)
@@ -333,6 +337,7 @@ void rest_stop(rest *r)
      * then the server, which answers whatever else is suspended */
     rest_registration_stop(r->registration);
     ncmp_http_server_destroy(r->server);
+    health_stop(r->health);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);
     free(r);

@@ -1008,3 +1008,43 @@ Test(rest, registration_without_outcome_times_out_504, .timeout = 180)
     reply_free(&r);
     case_fini(c);
 }
+
+/* Health, readiness and metrics: what an operator and a load balancer use. */
+Test(rest, health_readiness_and_metrics, .timeout = 180)
+{
+    rest_case *c = case_start("rest-health", "rest", NULL);
+    reply r;
+    char line[256];
+
+    inventory(c);
+    call(c, "GET", "/actuator/health", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert_str_eq(field(r.json, "status"), "UP", "%s", r.body.data);
+    reply_free(&r);
+    call(c, "GET", "/actuator/health/readiness", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "status"), "UP");
+    cr_assert_str_eq(field(r.json, "components.db.status"), "UP");
+    cr_assert_str_eq(field(r.json, "components.kafka.status"), "UP");
+    reply_free(&r);
+    /* a request to count, then the scrape */
+    call(c, "GET", "/ncmp/v1/ch/ch-1", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    reply_free(&r);
+    call(c, "GET", "/metrics", NULL, &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.headers.data, "text/plain; version=0.0.4"), "%s", r.headers.data);
+    /* the inventory: 2 READY, 1 ADVISED, 1 LOCKED (see inventory()) */
+    cr_assert(strstr(r.body.data, "# TYPE ncmp_inventory_handles gauge\n"), "%s", r.body.data);
+    cr_assert(strstr(r.body.data, "ncmp_inventory_handles{state=\"READY\"} 2\n"), "%s",
+              r.body.data);
+    cr_assert(strstr(r.body.data, "ncmp_inventory_handles{state=\"LOCKED\"} 1\n"));
+    cr_assert(strstr(r.body.data, "ncmp_inventory_handles{state=\"DELETING\"} 0\n"));
+    snprintf(
+        line, sizeof(line),
+        "ncmp_http_requests_total{method=\"GET\",route=\"/ncmp/v1/ch/{ref}\",status=\"200\"} 1\n");
+    cr_assert(strstr(r.body.data, line), "%s", r.body.data);
+    cr_assert(strstr(r.body.data, "# TYPE ncmp_db_statement_duration_seconds histogram\n"));
+    reply_free(&r);
+    case_fini(c);
+}

@@ -977,6 +977,7 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_db_reconnects_total", "(none)"},
             {"ncmp_http_requests_total", "`method`, `route`, `status`"},
             {"ncmp_http_request_duration_seconds", "`method`, `route`"},
+            {"ncmp_inventory_handles", "`state`"},
         };
         cr_assert_eq(sizeof(expect) / sizeof(expect[0]), nall);
         for (size_t i = 0; i < nall; i++) {
