@@ -8,6 +8,7 @@ ncmpd_env() {
     NCMP_DB_URL=$(pg_url)
     export NCMP_KAFKA_BOOTSTRAP_SERVERS
     NCMP_KAFKA_BOOTSTRAP_SERVERS=$(kafka_bootstrap)
+    export NCMP_HTTP_PORT
 }
 
 # services_up: PostgreSQL and Kafka, topics and schema. On failure, stops
@@ -98,11 +99,19 @@ system_up() {
         ( ncmpd_start ) || { services_down; exit 1; }
         info "ncmpd running (pid $(cat "$NCMP_INSTANCE_DIR/ncmpd.pid"))"
     fi
+    local dmi="(not started: port ${NCMP_DMISTUB_PORT:-8092} is taken)"
+    if pid_alive "$NCMP_INSTANCE_DIR/dmistub.pid"; then
+        dmi="http://127.0.0.1:${NCMP_DMISTUB_PORT:-8092}"
+    elif ! port_in_use "${NCMP_DMISTUB_PORT:-8092}"; then
+        dmi=$(dmistub_start) || dmi="(failed: see $NCMP_INSTANCE_DIR/dmistub.log)"
+    fi
     cat <<ENDPOINTS
 PostgreSQL  $(pg_url)
 Kafka       $(kafka_bootstrap)
-ncmpd       log $NCMP_INSTANCE_DIR/ncmpd.log
-Try:        $NCMP_BIN/producers/ncmp-publish -b $(kafka_bootstrap) -t ncmp-ingest -n 1000
+ncmpd       REST http://127.0.0.1:$NCMP_HTTP_PORT (metrics: /metrics), log $NCMP_INSTANCE_DIR/ncmpd.log
+DMI stub    $dmi
+Try:        $NCMP_BIN/producers/ncmp-loadgen register -b $(kafka_bootstrap) --handles 10000 --dmi ${dmi%% *}
+            curl -s -X POST -H 'Content-Type: application/json' -d '{}' http://127.0.0.1:$NCMP_HTTP_PORT/ncmp/v1/ch/id-searches
 Stop with:  ./run down
 ENDPOINTS
 }
@@ -114,7 +123,7 @@ system_down() {
 
 system_status() {
     local name
-    for name in ncmpd kafka pg; do
+    for name in ncmpd dmistub kafka pg; do
         if pid_alive "$NCMP_INSTANCE_DIR/$name.pid"; then
             printf '%-6s running (pid %s)\n' "$name" "$(cat "$NCMP_INSTANCE_DIR/$name.pid")"
         else
