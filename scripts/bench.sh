@@ -249,6 +249,12 @@ bench_module_sync() {
  "dmi_module_reference_fetches": $refs, "dmi_module_resource_fetches": $res,
  "busy_window_ms": $busy, "busy_ready_seconds": $busy_secs, "busy_ready_handles_per_s": $busy_rate,
  "copy_rows_per_s": $copy, "ready_vs_copy": $(_ratio "$rate" "$copy"),
+ "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
+JSON
+        info "wrote $json"
+    fi
+}
+
 # _log_time FILE PATTERN: the Unix time (s.ms) of the first line of ncmpd's
 # log FILE that matches PATTERN, waiting 30 s for it.
 _log_time() {
