@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync avc)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
 
@@ -334,4 +334,43 @@ JSON
         info "wrote $json"
     fi
     [ "$delivered" -eq "$events" ] || die "delivered $delivered of $events"
+}
+
+# bench_search [--handles N] [--runs R] [--json FILE]: NCMP's ten reference
+# searches (id-search and search; no filter, module, property, trust level,
+# CPS path) over HTTP against the reference workload registered and READY,
+# each answer holding every handle; the median of R runs each, timed by the
+# client; and, in the same run, PostgreSQL returning the same rows.
+bench_search() {
+    local handles=50000 runs=11 json="" gen dmi port=${NCMP_BENCH_HTTP_PORT:-58983} i n
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --runs) runs=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench search: unknown option '$1' (options: --handles N, --runs R, --json FILE)" ;;
+        esac
+    done
+    services_up
+    gen="$NCMP_BIN/producers/ncmp-loadgen"
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    export NCMP_DMISTUB_PORT
+    dmi=$(dmistub_start) || exit 1
+    ncmpd_start --roles=registration,module-sync,lcm-relay,rest --http.port="$port"
+    ncmpd_wait_assigned registration
+    info "registering $handles handles and waiting until all are READY"
+    "$gen" register -b "$(kafka_bootstrap)" --handles "$handles" --dmi "$dmi" -q ||
+        die "publishing the registrations failed"
+    for ((i = 0; i < 6000; i++)); do
+        n=$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY'")
+        [ "$n" -eq "$handles" ] && break
+        sleep 0.1
+    done
+    [ "$n" -eq "$handles" ] || die "only $n of $handles handles READY"
+    pg_psql -qc "VACUUM ANALYZE cm_handle" >/dev/null
+    info "the ten reference searches, $runs runs each"
+    "$NCMP_BIN/tests/bench/ncmp-bench-search" -u "http://127.0.0.1:$port" -d "$(pg_url)" \
+        -n "$handles" -r "$runs" ${json:+-j "$json"} || die "a search failed"
+    [ -n "$json" ] && info "wrote $json"
+    return 0
 }
