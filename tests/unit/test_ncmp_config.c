@@ -115,6 +115,19 @@ Test(ncmp_config, load_without_sources_gives_defaults)
     ncmp_config_destroy(cfg);
 }
 
+/* --log-format=json means log.format, --http-port 80 http.port. */
+Test(ncmp_config, flags_may_write_the_section_dot_as_a_dash)
+{
+    char *argv[] = {"ncmpd", "--log-format=json",       "--http-port",
+                    "8080",  "--module-sync-workers=3", NULL};
+    ncmp_config *cfg = load_ok(ARGC(argv), argv, no_env, NULL);
+
+    cr_assert_str_eq(cfg->log_format, "json");
+    cr_assert_eq(cfg->http_port, 8080);
+    cr_assert_eq(cfg->module_sync_workers, 3);
+    ncmp_config_destroy(cfg);
+}
+
 Test(ncmp_config, load_accepts_null_envp)
 {
     char *argv[] = {"ncmpd", "--ingest.workers=5", NULL};
