@@ -178,6 +178,7 @@ static int recover(lcm_relay *r, ncmp_err *err)
             checkpoint[p] = atoll(PQgetvalue(res, i, 1));
     }
     PQclear(res);
+    res = NULL; /* freed again on the way out if the scan fails */
     ncmp_buf_append_char(&seqs, '{');
     for (int p = 0; p < nparts; p++) {
         if (scan_partition(r, p, checkpoint[p], &seqs, &high[p], err) != 0)
