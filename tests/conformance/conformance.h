@@ -27,6 +27,24 @@
 
 /* The directory of ONAP's published schemas: $NCMP_ONAP_SCHEMAS when set
  * and not empty, else the one the build was configured with. Borrowed. */
+/* NCMP's DataOperationEvent schema gives `result` "additionalProperties":
+ * false and no properties, which only {} satisfies; its "existingJavaType"
+ * java.lang.Object is what NCMP and the DMI plugins use, so any object. */
+#define CONFORMANCE_DATA_OPERATION_SCHEMA_FILE "data-operation-event-schema-1.0.0.json"
+#define CONFORMANCE_DATA_OPERATION_PATCH_POINTER                                                   \
+    "/definitions/DataOperationEvent/properties/data/properties/responses/items/properties/result"
+#define CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA "{\"type\":\"object\"}"
+
+/* NCMP's inventory AVC schema makes Data require "avc", a property it
+ * neither defines nor allows; NCMP's events carry attributeValueChange
+ * (CONTRACT.md §8), so that is what is required. */
+#define CONFORMANCE_INVENTORY_AVC_SCHEMA_FILE   "ncmp-inventory-avc-event-schema-1.0.0.json"
+#define CONFORMANCE_INVENTORY_AVC_PATCH_POINTER "/definitions/Data"
+#define CONFORMANCE_INVENTORY_AVC_PATCH_SCHEMA                                                     \
+    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"                         \
+    "\"attributeValueChange\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/Avc\"}}},"   \
+    "\"required\":[\"attributeValueChange\"]}"
+
 const char *conformance_schema_dir(void);
 
 /* Check one LCM event given as JSON text (a Kafka record's value): strict
