@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
 #include "ncmp_log.h"
@@ -21,6 +22,7 @@ struct rest {
     rest_pool *pool;
     rest_registration *registration;
     ncmp_http_server *server;
+    data *data;
 };
 
 #define HANDLE_COLUMNS REST_HANDLE_COLUMNS
@@ -316,7 +318,8 @@ int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
         ncmp_http_server_new(&r->server, &o, err) != 0)
         goto fail;
     routes_add(r);
-    if (ncmp_http_server_start(r->server, err) != 0)
+    if (data_start(&r->data, cfg, r->server, r->pool, err) != 0 ||
+        ncmp_http_server_start(r->server, err) != 0)
         goto fail;
     *out = r;
     return 0;
@@ -332,7 +335,9 @@ void rest_stop(rest *r)
     /* waiting registrations first (the handler then refuses new ones),
      * then the server, which answers whatever else is suspended */
     rest_registration_stop(r->registration);
+    data_stop(r->data);
     ncmp_http_server_destroy(r->server);
+    data_destroy(r->data);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);
     free(r);
