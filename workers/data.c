@@ -965,11 +965,18 @@ static void *requests_thread(void *arg)
 
 static int requests_start(data *d, ncmp_err *err)
 {
-    const char *topics[1] = {d->cfg->data_request_topic};
-    char group[300];
+    const char *topics[2] = {d->cfg->data_request_topic, NULL};
+    char group[300], dlq[300];
 
     if (!*d->cfg->data_request_topic)
         return 0;
+    /* not a topic of `ncmpd create-topics`' roles: made here when missing,
+     * so that the subscription does not wait on a topic nobody created */
+    snprintf(dlq, sizeof(dlq), "%s-dlq", topics[0]);
+    topics[1] = dlq;
+    if (ncmp_kafka_create_topics(d->cfg, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
+        0)
+        return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     snprintf(group, sizeof(group), "%s-data-requests", d->cfg->kafka_group_id);
     if (ncmp_consumer_new(&d->requests, d->cfg, group, NULL, topics, 1, err) != 0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
