@@ -147,6 +147,15 @@ const ncmp_option ncmp_options[] = {
      OFF(rest_registration_timeout_ms),
      "Longest wait for the outcome of a registration sent with POST /ncmpInventory/v1/ch; "
      "after it the answer is 504."},
+    {"data.request-topic", NCMP_OPT_STRING, "ncmp-data-operation-requests", NULL, 0, 0, 0,
+     OFF(data_request_topic),
+     "Topic of legacy batch reads sent as CloudEvents (data = the body of POST /ncmp/v1/data, "
+     "ce_destination = the client topic), read by the rest role; empty: not read. Records that "
+     "cannot be used go to `<topic>-dlq`."},
+    {"data.async-enabled", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(data_async_enabled),
+     "NCMP's notification.enabled: with false a pass-through `topic` is ignored (the call is "
+     "answered synchronously) and POST /ncmp/v1/data answers that asynchronous requests are "
+     "unavailable."},
 
     {"avc-forward.input-topic", NCMP_OPT_STRING, "dmi-cm-events", NULL, 0, 0, 0, OFF(avc_forward_input_topic),
      "Topic of the CM AVC notifications DMI plugins publish; the avc-forward role forwards each record unchanged."},

@@ -89,6 +89,9 @@ typedef struct ncmp_config {
     char *http_auth_password;
     int rest_db_connections;
     int rest_registration_timeout_ms;
+    /* data access (workers/data.h), in the rest role */
+    char *data_request_topic;
+    int data_async_enabled;
     /* trust levels */
     char *trust_heartbeat_topic;
     char *trust_inventory_events_topic;

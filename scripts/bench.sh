@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
 
@@ -373,4 +373,95 @@ bench_search() {
         -n "$handles" -r "$runs" ${json:+-j "$json"} || die "a search failed"
     [ -n "$json" ] && info "wrote $json"
     return 0
+}
+
+# _data_pt KEY LABEL ARGS...: one pass-through run of ncmp-bench-data;
+# prints a table row and adds its figures to the JSON under KEY.
+_data_pt() {
+    local key=$1 label=$2 line
+    shift 2
+    line=$("$NCMP_BIN/tests/bench/ncmp-bench-data" pt --url "$_data_url" "$@") ||
+        die "bench data: $label failed: $line"
+    read -r _ _pt_n _ _pt_ok _ _pt_rps _ _pt_avg _ _pt_p50 _ _pt_p99 _ _pt_max <<<"$line"
+    printf '%-44s %8s %8s %9s %9s %9s %9s\n' "$label" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
+        "$_pt_p99" "$_pt_max"
+    _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps,"
+    _data_json+=" \"avg_overhead_ms\": $_pt_avg, \"p50_overhead_ms\": $_pt_p50,"
+    _data_json+=" \"p99_overhead_ms\": $_pt_p99, \"max_overhead_ms\": $_pt_max},"
+}
+
+# _data_stub READ_MS WRITE_MS: (re)start the DMI stub with those data
+# delays (module delays small: only the setup syncs modules).
+_data_stub() {
+    stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
+    dmistub_start --read-delay-ms "$1" --write-delay-ms "$2" --module-references-delay-ms 10 \
+        --module-resources-delay-ms 20 --threads 2 >/dev/null || exit 1
+}
+
+# bench_data [--handles N] [--seconds S] [--json FILE]: data access against
+# the DMI stub. Pass-through read and write by alternate id at NCMP's
+# reference rates (13 reads/s, 5.2 writes/s) with the reference delays
+# (300/670 ms), overhead = client time - stub delay; the same at
+# saturation (200 concurrent clients); reads against a zero-delay stub
+# (requests/s); legacy batch reads of 200 handles as fast as accepted,
+# counting the events that reach the client topic in S seconds.
+bench_data() {
+    local handles=10000 secs=20 json="" bs n
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --seconds) secs=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench data: unknown option '$1' (options: --handles N, --seconds S, --json FILE)" ;;
+        esac
+    done
+    services_up
+    bs=$(kafka_bootstrap)
+    "$NCMP_BIN/workers/ncmpd" --ingest.topic=legacy_batch_topic create-topics \
+        >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "creating the client topic failed"
+    _data_stub 300 670
+    _data_url="http://127.0.0.1:${NCMP_BENCH_HTTP_PORT:-58883}"
+    ncmpd_start --roles=registration,module-sync,lcm-relay,rest,async-forward \
+        --http.host=127.0.0.1 --http.port="${NCMP_BENCH_HTTP_PORT:-58883}"
+    ncmpd_wait_assigned registration
+    info "registering $handles handles (the reference workload) and waiting until READY"
+    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" \
+        --dmi "http://127.0.0.1:${NCMP_DMISTUB_PORT:-8092}" -q || die "registration failed"
+    for ((n = 0; n < 1200; n++)); do
+        [ "$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY'")" -ge "$handles" ] &&
+            break
+        sleep 0.5
+    done
+    [ "$n" -lt 1200 ] || die "handles not READY after 600 s"
+    sleep 2 # the last READY events reach the handle map
+
+    _data_json="{\"scenario\": \"data\", \"handles\": $handles, \"seconds\": $secs, \"cores\": $(nproc),"
+    printf '\n%-44s %8s %8s %9s %9s %9s %9s\n' "data, $handles handles, $secs s per run" ok req/s \
+        "avg ms" "p50 ms" "p99 ms" "max ms"
+    _data_pt read_reference_rate "read overhead, 13/s (stub 300 ms)" --method GET --rate 13 --delay-ms 300 \
+        --handles "$handles" --seconds "$secs"
+    _data_pt write_reference_rate "write overhead, 5.2/s (stub 670 ms)" --method POST --rate 5.2 --delay-ms 670 \
+        --handles "$handles" --seconds "$secs"
+    _data_pt read_200_concurrent "read overhead, 200 concurrent (stub 300 ms)" --method GET --concurrency 200 \
+        --delay-ms 300 --handles "$handles" --seconds "$secs"
+    _data_pt write_200_concurrent "write overhead, 200 concurrent (stub 670 ms)" --method POST --concurrency 200 \
+        --delay-ms 670 --handles "$handles" --seconds "$secs"
+
+    local line breq bok bev brate
+    line=$("$NCMP_BIN/tests/bench/ncmp-bench-data" batch --url "$_data_url" --bootstrap "$bs" \
+        --topic legacy_batch_topic --handles "$handles" --concurrency 4 --seconds "$secs") ||
+        die "bench data: batch failed: $line"
+    read -r _ breq _ bok _ _ _ bev _ brate _ <<<"$line"
+    printf '%-44s %8s %8s   events: %s in %s s = %s events/s\n' "legacy batch read, 200 handles each" \
+        "$bok" "$(_rate "$bok" "$secs")" "$bev" "$secs" "$brate"
+    _data_json+="\"batch\": {\"requests\": $breq, \"ok\": $bok, \"events\": $bev, \"events_per_s\": $brate},"
+
+    _data_stub 0 0
+    _data_pt read_zero_delay "read, zero-delay stub, 200 concurrent" --method GET --concurrency 200 \
+        --delay-ms 0 --handles "$handles" --seconds "$secs"
+    printf 'machine: %s cores shared by ncmpd, the stub, the client, PostgreSQL and Kafka\n' "$(nproc)"
+    if [ -n "$json" ]; then
+        printf '%s\n' "${_data_json%,}}" >"$json"
+        info "wrote $json"
+    fi
 }

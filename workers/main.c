@@ -183,8 +183,8 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 4 + 3 * NFORWARD];
-    char dlq[NROLES][256];
+    const char *topics[2 * NROLES + 6 + 3 * NFORWARD];
+    char dlq[NROLES][256], data_dlq[256];
     char fwd[3 * NFORWARD][256];
     size_t nfwd = 0;
     size_t n = 0;
@@ -193,6 +193,11 @@ static int cmd_create_topics(const ncmp_config *cfg)
     topics[n++] = cfg->registration_response_topic;
     topics[n++] = cfg->lcm_topic;
     topics[n++] = cfg->trust_inventory_events_topic;
+    if (*cfg->data_request_topic) {
+        topics[n++] = cfg->data_request_topic;
+        snprintf(data_dlq, sizeof(data_dlq), "%s-dlq", cfg->data_request_topic);
+        topics[n++] = data_dlq;
+    }
     for (size_t i = 0; i < NROLES; i++) {
         ncmp_stage_role role;
         const char *role_topics[4];

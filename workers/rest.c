@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
 #include "health.h"
@@ -23,6 +24,7 @@ struct rest {
     rest_registration *registration;
     ncmp_http_server *server;
     health *health;
+    data *data;
 };
 
 #define HANDLE_COLUMNS REST_HANDLE_COLUMNS
@@ -320,7 +322,8 @@ int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
         health_start(&r->health, cfg, r->server, r->pool, err) != 0)
         goto fail;
     routes_add(r);
-    if (ncmp_http_server_start(r->server, err) != 0)
+    if (data_start(&r->data, cfg, r->server, r->pool, err) != 0 ||
+        ncmp_http_server_start(r->server, err) != 0)
         goto fail;
     *out = r;
     return 0;
@@ -336,8 +339,10 @@ void rest_stop(rest *r)
     /* waiting registrations first (the handler then refuses new ones),
      * then the server, which answers whatever else is suspended */
     rest_registration_stop(r->registration);
+    data_stop(r->data);
     ncmp_http_server_destroy(r->server);
     health_stop(r->health);
+    data_destroy(r->data);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);
     free(r);

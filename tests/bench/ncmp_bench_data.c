@@ -1,0 +1,396 @@
+/*
+ * ncmp-bench-data: the load client of `./run bench data` (libcurl multi,
+ * one thread, kept-alive connections).
+ *
+ *   ncmp-bench-data pt --url BASE [--method GET|POST] [--handles N]
+ *       [--rate R | --concurrency C] [--seconds S] [--delay-ms D]
+ *     Pass-through reads (GET on passthrough-operational) or writes (POST
+ *     on passthrough-running, NCMP's k6 body) by the reference workload's
+ *     alternate ids, chosen at random among the first N. With --rate, an
+ *     open loop of R requests/s (NCMP's constant-arrival-rate); with
+ *     --concurrency, C clients each sending the next request as soon as
+ *     the last one is answered. Prints one line:
+ *       pt <n> ok <ok> rps <r> avg <ms> p50 <ms> p99 <ms> max <ms>
+ *     where the times are overheads: the request's time without its
+ *     connect time (as k6's timings.duration) minus D.
+ *
+ *   ncmp-bench-data batch --url BASE --bootstrap B --topic T [--handles N]
+ *       [--concurrency C] [--seconds S]
+ *     Legacy batch reads of 200 distinct alternate ids each, as fast as
+ *     they are accepted (C in flight), for S seconds, while counting the
+ *     events arriving on T (read from its end). Prints:
+ *       batch <requests> ok <ok> handles <n> events <e> events_per_s <r> window <s>
+ *     counting the events that arrived from the first request until S
+ *     seconds later.
+ */
+#include <curl/curl.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_INFLIGHT 4096
+#define ALT_FMT                                                                                    \
+    "%%2FSubNetwork%%3DEurope%%2FSubNetwork%%3DIreland%%2FMeContext%%3DMyRadioNode%ld"             \
+    "%%2FManagedElement%%3DMyManagedElement%ld"
+#define READ_PATH                                                                                  \
+    "/data/ds/"                                                                                    \
+    "ncmp-datastore:passthrough-operational?resourceIdentifier=ManagedElement%3DNRNode1%"          \
+    "2FGNBDUFunction%3D1&include-descendants=true"
+#define WRITE_PATH                                                                                 \
+    "/data/ds/"                                                                                    \
+    "ncmp-datastore:passthrough-running?resourceIdentifier=ManagedElement%3DNRNode1%"              \
+    "2FGNBDUFunction%3D1"
+#define WRITE_BODY "{\"id\":\"123\",\"attributes\":{\"userLabel\":\"test\"}}"
+
+typedef struct opts {
+    const char *mode, *url, *method, *bootstrap, *topic;
+    long handles, concurrency, seconds, delay_ms;
+    double rate;
+} opts;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *arg)
+{
+    (void)p;
+    (void)arg;
+    return size * n;
+}
+
+static unsigned long long rng_state = 88172645463325252ULL;
+static long pick(long n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (long)(rng_state % (unsigned long long)n) + 1;
+}
+
+/* --- the HTTP side ------------------------------------------------------- */
+
+typedef struct load {
+    const opts *o;
+    CURLM *multi;
+    struct curl_slist *headers;
+    double *lat; /* overheads in ms, of the 2xx answers */
+    size_t nlat, caplat;
+    long sent, done, ok;
+    long inflight;
+    char batch_body[64 * 1024]; /* reused by batch requests (copied by curl) */
+} load;
+
+static void batch_body(load *l)
+{
+    long ids[200];
+    size_t off = 0;
+    char *b = l->batch_body;
+
+    off += (size_t)snprintf(b + off, sizeof(l->batch_body) - off,
+                            "{\"operations\":[{\"resourceIdentifier\":\"ManagedElement=NRNode1/"
+                            "GNBDUFunction=1\",\"targetIds\":[");
+    for (int i = 0; i < 200; i++) {
+        long id;
+        int dup;
+        do {
+            id = pick(l->o->handles);
+            dup = 0;
+            for (int k = 0; k < i && !dup; k++)
+                dup = ids[k] == id;
+        } while (dup && l->o->handles >= 200);
+        ids[i] = id;
+        off += (size_t)snprintf(b + off, sizeof(l->batch_body) - off,
+                                "%s\"/SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode%ld"
+                                "/ManagedElement=MyManagedElement%ld\"",
+                                i ? "," : "", id, id);
+    }
+    snprintf(b + off, sizeof(l->batch_body) - off,
+             "],"
+             "\"datastore\":\"ncmp-datastore:passthrough-operational\","
+             "\"options\":\"(fields=NRCellDU/attributes/cellLocalId)\",\"operationId\":\"12\","
+             "\"operation\":\"read\"}]}");
+}
+
+static void start_one(load *l)
+{
+    CURL *e = curl_easy_init();
+    char url[1024];
+    int batch = strcmp(l->o->mode, "batch") == 0;
+    int write = !batch && strcmp(l->o->method, "POST") == 0;
+    long id = pick(l->o->handles);
+
+    if (batch) {
+        snprintf(url, sizeof(url), "%s/ncmp/v1/data?topic=%s", l->o->url, l->o->topic);
+        batch_body(l);
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, l->batch_body);
+    } else {
+        snprintf(url, sizeof(url), "%s/ncmp/v1/ch/" ALT_FMT "%s", l->o->url, id, id,
+                 write ? WRITE_PATH : READ_PATH);
+        if (write)
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, WRITE_BODY);
+    }
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, l->headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+    curl_multi_add_handle(l->multi, e);
+    l->sent++;
+    l->inflight++;
+}
+
+static void finish(load *l, CURL *e)
+{
+    long status = 0;
+    curl_off_t total = 0, connect = 0;
+
+    curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+    curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &total);
+    curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connect);
+    l->done++;
+    l->inflight--;
+    if (status >= 200 && status < 300) {
+        l->ok++;
+        if (l->nlat == l->caplat) {
+            l->caplat = l->caplat ? l->caplat * 2 : 4096;
+            l->lat = realloc(l->lat, l->caplat * sizeof(*l->lat));
+        }
+        l->lat[l->nlat++] = (double)(total - connect) / 1000.0 - (double)l->o->delay_ms;
+    } else if (l->done - l->ok <= 5) {
+        fprintf(stderr, "ncmp-bench-data: HTTP %ld\n", status);
+    }
+    curl_multi_remove_handle(l->multi, e);
+    curl_easy_cleanup(e);
+}
+
+static void drain(load *l)
+{
+    CURLMsg *m;
+    int left;
+
+    while ((m = curl_multi_info_read(l->multi, &left)))
+        if (m->msg == CURLMSG_DONE)
+            finish(l, m->easy_handle);
+}
+
+/* Run the load for o->seconds (then wait for what is in flight). */
+static void run_load(load *l)
+{
+    const opts *o = l->o;
+    double t0 = now_s(), end = t0 + (double)o->seconds;
+    int running = 0;
+
+    for (;;) {
+        double t = now_s();
+        if (t < end) {
+            if (o->rate > 0) {
+                while (l->sent < (long)((t - t0) * o->rate) + 1 && l->inflight < MAX_INFLIGHT)
+                    start_one(l);
+            } else {
+                while (l->inflight < o->concurrency)
+                    start_one(l);
+            }
+        } else if (l->inflight == 0) {
+            break;
+        }
+        curl_multi_perform(l->multi, &running);
+        drain(l);
+        curl_multi_poll(l->multi, NULL, 0, o->rate > 0 ? 2 : 20, NULL);
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void load_init(load *l, const opts *o)
+{
+    memset(l, 0, sizeof(*l));
+    l->o = o;
+    l->multi = curl_multi_init();
+    curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1000L);
+    l->headers = curl_slist_append(NULL, "Content-Type: application/json");
+}
+
+static void load_free(load *l)
+{
+    curl_slist_free_all(l->headers);
+    curl_multi_cleanup(l->multi);
+    free(l->lat);
+}
+
+static int cmd_pt(const opts *o)
+{
+    load l;
+    double t0, secs, sum = 0;
+
+    load_init(&l, o);
+    t0 = now_s();
+    run_load(&l);
+    secs = now_s() - t0;
+    qsort(l.lat, l.nlat, sizeof(double), cmp_double);
+    for (size_t i = 0; i < l.nlat; i++)
+        sum += l.lat[i];
+    printf("pt %ld ok %ld rps %.1f avg %.3f p50 %.3f p99 %.3f max %.3f\n", l.done, l.ok,
+           (double)l.ok / secs, l.nlat ? sum / (double)l.nlat : 0, l.nlat ? l.lat[l.nlat / 2] : 0,
+           l.nlat ? l.lat[(size_t)((double)l.nlat * 0.99)] : 0, l.nlat ? l.lat[l.nlat - 1] : 0);
+    load_free(&l);
+    return l.ok == l.done && l.done > 0 ? 0 : 1;
+}
+
+/* --- the Kafka side of batch --------------------------------------------- */
+
+typedef struct counter {
+    const opts *o;
+    rd_kafka_t *rk;
+    atomic_int stop;
+    atomic_int ready;
+    atomic_long in_window;
+    atomic_long total;
+    _Atomic double window_start, window_end;
+} counter;
+
+static void *count_events(void *arg)
+{
+    counter *c = arg;
+
+    while (!atomic_load(&c->stop)) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(c->rk, 100);
+        double t = now_s();
+        if (!m)
+            continue;
+        if (!m->err) {
+            double ws = atomic_load(&c->window_start), we = atomic_load(&c->window_end);
+            atomic_fetch_add(&c->total, 1);
+            if (ws > 0 && t >= ws && t <= we)
+                atomic_fetch_add(&c->in_window, 1);
+        }
+        rd_kafka_message_destroy(m);
+    }
+    return NULL;
+}
+
+/* Assign every partition of the topic at its end. */
+static int counter_start(counter *c, pthread_t *thread)
+{
+    char errstr[512];
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    const rd_kafka_metadata_t *md = NULL;
+    rd_kafka_topic_partition_list_t *parts;
+    rd_kafka_topic_t *t;
+
+    rd_kafka_conf_set(conf, "bootstrap.servers", c->o->bootstrap, errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "group.id", "ncmp-bench-data", errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
+    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "10", errstr, sizeof(errstr));
+    c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!c->rk) {
+        fprintf(stderr, "ncmp-bench-data: %s\n", errstr);
+        return -1;
+    }
+    rd_kafka_poll_set_consumer(c->rk);
+    t = rd_kafka_topic_new(c->rk, c->o->topic, NULL);
+    if (rd_kafka_metadata(c->rk, 0, t, &md, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        md->topic_cnt != 1 || md->topics[0].partition_cnt == 0) {
+        fprintf(stderr, "ncmp-bench-data: no topic %s\n", c->o->topic);
+        return -1;
+    }
+    parts = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
+    for (int p = 0; p < md->topics[0].partition_cnt; p++)
+        rd_kafka_topic_partition_list_add(parts, c->o->topic, p)->offset = RD_KAFKA_OFFSET_END;
+    rd_kafka_assign(c->rk, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    rd_kafka_metadata_destroy(md);
+    rd_kafka_topic_destroy(t);
+    return pthread_create(thread, NULL, count_events, c);
+}
+
+static int cmd_batch(const opts *o)
+{
+    counter c;
+    pthread_t thread;
+    load l;
+    double t0;
+
+    memset(&c, 0, sizeof(c));
+    c.o = o;
+    if (counter_start(&c, &thread) != 0)
+        return 1;
+    sleep(2); /* the assignment settles at the end offsets */
+    load_init(&l, o);
+    t0 = now_s();
+    atomic_store(&c.window_end, t0 + (double)o->seconds);
+    atomic_store(&c.window_start, t0);
+    run_load(&l);
+    /* let the window close */
+    while (now_s() < t0 + (double)o->seconds + 0.2)
+        usleep(50000);
+    atomic_store(&c.stop, 1);
+    pthread_join(thread, NULL);
+    printf("batch %ld ok %ld handles %ld events %ld events_per_s %.0f window %ld\n", l.done, l.ok,
+           l.ok * 200, atomic_load(&c.in_window),
+           (double)atomic_load(&c.in_window) / (double)o->seconds, o->seconds);
+    rd_kafka_consumer_close(c.rk);
+    rd_kafka_destroy(c.rk);
+    load_free(&l);
+    return l.ok > 0 ? 0 : 1;
+}
+
+static int parse(int argc, char **argv, opts *o)
+{
+    *o = (opts){.method = "GET", .handles = 1000, .concurrency = 1, .seconds = 10};
+    if (argc < 2)
+        return -1;
+    o->mode = argv[1];
+    for (int i = 2; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (strcmp(k, "--url") == 0)
+            o->url = v;
+        else if (strcmp(k, "--method") == 0)
+            o->method = v;
+        else if (strcmp(k, "--bootstrap") == 0)
+            o->bootstrap = v;
+        else if (strcmp(k, "--topic") == 0)
+            o->topic = v;
+        else if (strcmp(k, "--handles") == 0)
+            o->handles = atol(v);
+        else if (strcmp(k, "--concurrency") == 0)
+            o->concurrency = atol(v);
+        else if (strcmp(k, "--seconds") == 0)
+            o->seconds = atol(v);
+        else if (strcmp(k, "--delay-ms") == 0)
+            o->delay_ms = atol(v);
+        else if (strcmp(k, "--rate") == 0)
+            o->rate = atof(v);
+        else
+            return -1;
+    }
+    if (!o->url || o->handles < 1 || o->seconds < 1 || o->concurrency < 1)
+        return -1;
+    return strcmp(o->mode, "batch") == 0 && (!o->bootstrap || !o->topic) ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    int rc;
+
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: ncmp-bench-data pt|batch --url BASE [options] (see the source)\n");
+        return 2;
+    }
+    curl_global_init(CURL_GLOBAL_ALL);
+    rc = strcmp(o.mode, "batch") == 0 ? cmd_batch(&o) : cmd_pt(&o);
+    curl_global_cleanup();
+    return rc;
+}

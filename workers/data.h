@@ -1,0 +1,63 @@
+/*
+ * Data access in the rest role: NCMP's pass-through reads and writes and
+ * the legacy batch read, forwarded to the DMI plugins without holding a
+ * server thread (CONTRACT.md §6, §7; docs/rest.md describes each answer).
+ *
+ *   GET|POST|PUT|PATCH|DELETE /ncmp/v1/ch/{ref}/data/ds/{datastore}
+ *       ?resourceIdentifier=&options=&topic=&include-descendants=
+ *     The reference is resolved with the handle cache (handle_cache.h),
+ *     the request suspended, and POST {dmi}/dmi/v1/ch/{id}/data/ds/{ds}
+ *     submitted to the DMI client; its completion callback answers with
+ *     NCMP's status (GET 200, POST 201, PUT 200, PATCH 200, DELETE 204)
+ *     and the DMI's body, or 502 with `dmi-response`. With `topic` the
+ *     answer is 200 {"requestId"} at once; the DMI publishes the result
+ *     on ncmp-async-m2m and the async-forward role takes it to the topic.
+ *
+ *   POST /ncmp/v1/data?topic=
+ *     Validated in NCMP's order, answered 200 {"requestId"}, then the
+ *     targets are grouped per DMI data service and one
+ *     POST {dmi}/dmi/v1/data?requestId=&topic= is submitted per group.
+ *     Unknown references (100), handles not READY (101) and failed DMI
+ *     calls (102/103/108) are reported on the client topic as
+ *     DataOperationEvents produced here.
+ *
+ *   `data.request-topic` (Kafka)
+ *     The same batch read as a CloudEvent: data = the request body,
+ *     ce_destination = the client topic, ce_id = the request id. Records
+ *     that cannot be used go to `<topic>-dlq` with the reason.
+ *
+ * Threads: handlers run on the server threads; DMI completions on the
+ * DMI client's event thread (they only answer or produce, never block);
+ * the request-topic consumer on its own thread.
+ */
+#ifndef NCMPD_DATA_H
+#define NCMPD_DATA_H
+
+#include "ncmp_config.h"
+#include "ncmp_err.h"
+#include "ncmp_http.h"
+#include "rest_db.h"
+
+typedef struct data data;
+
+/* Start the handle cache, the DMI client, the producer of result events
+ * and the request-topic consumer, and add the routes to `srv` (which must
+ * not be started yet). `pool` is borrowed (reference look-ups the cache
+ * misses) and must outlive data_stop. On success *d is owned by the
+ * caller (data_stop, then data_destroy). */
+int data_start(data **d, const ncmp_config *cfg, ncmp_http_server *srv, rest_pool *pool,
+               ncmp_err *err);
+
+/* Refuse new requests (503), stop the request consumer, and end the DMI
+ * calls in flight (their requests are answered 503). Call before the HTTP
+ * server is destroyed. Accepts NULL. */
+void data_stop(data *d);
+
+/* Free what is left (after the server is gone). Accepts NULL. */
+void data_destroy(data *d);
+
+/* NCMP's rule for a client topic: a Kafka topic name
+ * (^(?!\.{1,2}$)[a-zA-Z0-9._-]{1,249}$) that is not `async_m2m_topic`. */
+int data_topic_valid(const char *topic, const char *async_m2m_topic);
+
+#endif

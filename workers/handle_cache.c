@@ -1,0 +1,618 @@
+#include "handle_cache.h"
+
+#include <json-c/json.h>
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ncmp_buf.h"
+#include "ncmp_json.h"
+#include "ncmp_kafka.h"
+#include "ncmp_log.h"
+#include "ncmp_signal.h"
+#include "ncmp_time.h"
+#include "rest_json.h"
+#include "search.h"
+
+#define LOAD_BLOCK_ROWS 10000
+#define POLL_BATCH      2000
+#define INITIAL_BUCKETS 1024
+
+/* What a data request needs, in this order (cache_row reads by position). */
+#define CACHE_COLUMNS                                                                              \
+    "h.id, COALESCE(h.alternate_id, ''), h.state,"                                                 \
+    " CASE WHEN h.dmi_data_service_name <> '' THEN h.dmi_data_service_name"                        \
+    " ELSE h.dmi_service_name END, h.module_set_tag, h.additional_properties::text"
+
+static const char SQL_LOAD[] =
+    "DECLARE handle_cache_load NO SCROLL CURSOR FOR SELECT " CACHE_COLUMNS " FROM cm_handle h";
+
+static const char SQL_FETCH[] = "SELECT " CACHE_COLUMNS " FROM cm_handle h"
+                                " WHERE h.id = ANY($1::text[]) OR h.alternate_id = ANY($1::text[])";
+
+typedef struct entry {
+    char *id, *alt, *dmi, *props, *tag;
+    ncmp_handle_state state;
+    int complete; /* dmi and props known (a create event carries neither) */
+    struct entry *next_id, *next_alt;
+} entry;
+
+struct handle_cache {
+    const ncmp_config *cfg;
+    pthread_rwlock_t lock;
+    entry **by_id, **by_alt; /* chained, nbuckets each (a power of two) */
+    size_t nbuckets, count;
+    unsigned long deletes; /* handles removed so far (handle_cache_fetch's guard) */
+    ncmp_db *db;           /* the event thread's */
+    rd_kafka_t *consumer;
+    pthread_t thread;
+    int running;
+    volatile int stop;
+};
+
+/* --- the table (callers hold the lock) ----------------------------------- */
+
+static size_t hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return (size_t)h;
+}
+
+static entry *find_id(handle_cache *hc, const char *id)
+{
+    entry *e = hc->by_id[hash(id) & (hc->nbuckets - 1)];
+
+    while (e && strcmp(e->id, id) != 0)
+        e = e->next_id;
+    return e;
+}
+
+static entry *find_alt(handle_cache *hc, const char *alt)
+{
+    entry *e = hc->by_alt[hash(alt) & (hc->nbuckets - 1)];
+
+    while (e && strcmp(e->alt, alt) != 0)
+        e = e->next_alt;
+    return e;
+}
+
+static void link_alt(handle_cache *hc, entry *e)
+{
+    size_t b;
+
+    if (!*e->alt)
+        return;
+    b = hash(e->alt) & (hc->nbuckets - 1);
+    e->next_alt = hc->by_alt[b];
+    hc->by_alt[b] = e;
+}
+
+static void unlink_alt(handle_cache *hc, entry *e)
+{
+    entry **pp;
+
+    if (!*e->alt)
+        return;
+    pp = &hc->by_alt[hash(e->alt) & (hc->nbuckets - 1)];
+    while (*pp && *pp != e)
+        pp = &(*pp)->next_alt;
+    if (*pp)
+        *pp = e->next_alt;
+}
+
+static void grow(handle_cache *hc)
+{
+    size_t old = hc->nbuckets;
+    entry **ids = hc->by_id;
+
+    hc->nbuckets *= 2;
+    hc->by_id = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
+    free(hc->by_alt);
+    hc->by_alt = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
+    for (size_t i = 0; i < old; i++) {
+        for (entry *e = ids[i], *next; e; e = next) {
+            size_t b = hash(e->id) & (hc->nbuckets - 1);
+            next = e->next_id;
+            e->next_id = hc->by_id[b];
+            hc->by_id[b] = e;
+            link_alt(hc, e);
+        }
+    }
+    free(ids);
+}
+
+static void entry_free(entry *e)
+{
+    free(e->id);
+    free(e->alt);
+    free(e->dmi);
+    free(e->props);
+    free(e->tag);
+    free(e);
+}
+
+static void set_str(char **field, const char *value)
+{
+    if (*field && strcmp(*field, value) == 0)
+        return;
+    free(*field);
+    *field = ncmp_xstrdup(value);
+}
+
+/* The entry of `id`, created (incomplete) when absent. */
+static entry *upsert(handle_cache *hc, const char *id)
+{
+    entry *e = find_id(hc, id);
+    size_t b;
+
+    if (e)
+        return e;
+    if (hc->count >= hc->nbuckets)
+        grow(hc);
+    e = ncmp_xcalloc(1, sizeof(*e));
+    e->id = ncmp_xstrdup(id);
+    e->alt = ncmp_xstrdup("");
+    e->dmi = ncmp_xstrdup("");
+    e->props = ncmp_xstrdup("{}");
+    e->tag = ncmp_xstrdup("");
+    b = hash(id) & (hc->nbuckets - 1);
+    e->next_id = hc->by_id[b];
+    hc->by_id[b] = e;
+    hc->count++;
+    return e;
+}
+
+static void set_alt(handle_cache *hc, entry *e, const char *alt)
+{
+    if (strcmp(e->alt, alt) == 0)
+        return;
+    unlink_alt(hc, e);
+    set_str(&e->alt, alt);
+    link_alt(hc, e);
+}
+
+static void remove_id(handle_cache *hc, const char *id)
+{
+    entry **pp = &hc->by_id[hash(id) & (hc->nbuckets - 1)];
+
+    while (*pp && strcmp((*pp)->id, id) != 0)
+        pp = &(*pp)->next_id;
+    if (*pp) {
+        entry *e = *pp;
+        *pp = e->next_id;
+        unlink_alt(hc, e);
+        entry_free(e);
+        hc->count--;
+    }
+    hc->deletes++;
+}
+
+/* Row `row` of a CACHE_COLUMNS result into the map, complete. */
+static entry *apply_row(handle_cache *hc, const PGresult *res, int row)
+{
+    entry *e = upsert(hc, PQgetvalue(res, row, 0));
+    ncmp_buf props = NCMP_BUF_INIT;
+
+    set_alt(hc, e, PQgetvalue(res, row, 1));
+    e->state = ncmp_state_parse(PQgetvalue(res, row, 2));
+    set_str(&e->dmi, PQgetvalue(res, row, 3));
+    set_str(&e->tag, PQgetvalue(res, row, 4));
+    rest_json_append_compact(&props, PQgetvalue(res, row, 5));
+    set_str(&e->props, props.data ? props.data : "{}");
+    ncmp_buf_free(&props);
+    e->complete = 1;
+    return e;
+}
+
+static void info_from(handle_info *out, const entry *e)
+{
+    out->id = ncmp_xstrdup(e->id);
+    out->alternate_id = ncmp_xstrdup(e->alt);
+    out->dmi = ncmp_xstrdup(e->dmi);
+    out->properties = ncmp_xstrdup(e->props);
+    out->module_set_tag = ncmp_xstrdup(e->tag);
+    out->state = e->state;
+}
+
+void handle_info_free(handle_info *h)
+{
+    free(h->id);
+    free(h->alternate_id);
+    free(h->dmi);
+    free(h->properties);
+    free(h->module_set_tag);
+    memset(h, 0, sizeof(*h));
+}
+
+/* --- lookups ------------------------------------------------------------- */
+
+int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out)
+{
+    entry *e;
+    int found = 0;
+
+    pthread_rwlock_rdlock(&hc->lock);
+    e = find_id(hc, ref);
+    if (!e)
+        e = find_alt(hc, ref);
+    if (e && e->complete) {
+        info_from(out, e);
+        found = 1;
+    }
+    pthread_rwlock_unlock(&hc->lock);
+    return found;
+}
+
+size_t handle_cache_size(handle_cache *hc)
+{
+    size_t n;
+
+    pthread_rwlock_rdlock(&hc->lock);
+    n = hc->count;
+    pthread_rwlock_unlock(&hc->lock);
+    return n;
+}
+
+/* Which input reference does row `row` answer? Ids first. */
+static void fetch_match(const PGresult *res, int row, const char *const *refs, size_t n,
+                        handle_info *out, int *found, const entry *e)
+{
+    const char *id = PQgetvalue(res, row, 0), *alt = PQgetvalue(res, row, 1);
+
+    for (size_t i = 0; i < n; i++) {
+        int by_id = strcmp(refs[i], id) == 0;
+        if (!by_id && (!*alt || strcmp(refs[i], alt) != 0))
+            continue;
+        if (found[i] == 1 || (found[i] == 2 && !by_id))
+            continue;
+        if (found[i])
+            handle_info_free(&out[i]);
+        info_from(&out[i], e);
+        found[i] = by_id ? 1 : 2; /* 2: by alternate id, an id may still win */
+    }
+}
+
+int handle_cache_fetch(handle_cache *hc, ncmp_db *db, const char *const *refs, size_t n,
+                       handle_info *out, int *found, ncmp_err *err)
+{
+    ncmp_buf arr = NCMP_BUF_INIT;
+    const char *params[1];
+    PGresult *res = NULL;
+    unsigned long deletes;
+    int rc;
+
+    memset(found, 0, n * sizeof(*found));
+    if (n == 0)
+        return 0;
+    pthread_rwlock_rdlock(&hc->lock);
+    deletes = hc->deletes;
+    pthread_rwlock_unlock(&hc->lock);
+    search_pg_array(&arr, refs, n);
+    params[0] = arr.data;
+    rc = ncmp_db_query(db, SQL_FETCH, 1, params, &res, err);
+    ncmp_buf_free(&arr);
+    if (rc != 0)
+        return ncmp_err_prefix(err, "handle lookup");
+    pthread_rwlock_wrlock(&hc->lock);
+    for (int row = 0; row < PQntuples(res); row++) {
+        /* a delete applied since the query started may concern this row:
+         * then answer from it but leave the map alone */
+        entry tmp, *e = find_id(hc, PQgetvalue(res, row, 0));
+        if (hc->deletes == deletes && (!e || !e->complete))
+            e = apply_row(hc, res, row);
+        else if (e && !e->complete)
+            e = NULL;
+        if (!e) {
+            memset(&tmp, 0, sizeof(tmp));
+            tmp.id = PQgetvalue(res, row, 0);
+            tmp.alt = PQgetvalue(res, row, 1);
+            tmp.state = ncmp_state_parse(PQgetvalue(res, row, 2));
+            tmp.dmi = PQgetvalue(res, row, 3);
+            tmp.tag = PQgetvalue(res, row, 4);
+            tmp.props = PQgetvalue(res, row, 5);
+            e = &tmp;
+        }
+        fetch_match(res, row, refs, n, out, found, e);
+    }
+    pthread_rwlock_unlock(&hc->lock);
+    PQclear(res);
+    for (size_t i = 0; i < n; i++)
+        found[i] = found[i] != 0;
+    return 0;
+}
+
+/* --- loading ------------------------------------------------------------- */
+
+static int load_table(handle_cache *hc, ncmp_err *err)
+{
+    PGresult *res = NULL;
+    char fetch[64];
+    int rows;
+
+    snprintf(fetch, sizeof(fetch), "FETCH %d FROM handle_cache_load", LOAD_BLOCK_ROWS);
+    if (ncmp_db_exec(hc->db, "BEGIN READ ONLY", err) != 0 || ncmp_db_exec(hc->db, SQL_LOAD, err))
+        goto fail;
+    do {
+        if (ncmp_db_query(hc->db, fetch, 0, NULL, &res, err) != 0)
+            goto fail;
+        rows = PQntuples(res);
+        pthread_rwlock_wrlock(&hc->lock);
+        for (int row = 0; row < rows; row++)
+            apply_row(hc, res, row);
+        pthread_rwlock_unlock(&hc->lock);
+        PQclear(res);
+    } while (rows == LOAD_BLOCK_ROWS);
+    return ncmp_db_commit(hc->db, err);
+fail:
+    ncmp_db_rollback(hc->db);
+    return ncmp_err_prefix(err, "handle cache: loading cm_handle");
+}
+
+/* The end of every partition of the lifecycle topic, now. */
+static int end_offsets(handle_cache *hc, rd_kafka_topic_partition_list_t **out, ncmp_err *err)
+{
+    const char *topic = hc->cfg->lcm_topic;
+    rd_kafka_topic_partition_list_t *parts;
+    int count = 0;
+
+    if (ncmp_kafka_partition_count(hc->consumer, topic, 30000, &count, err) != 0)
+        return ncmp_err_prefix(err, "handle cache: lifecycle topic %s", topic);
+    parts = rd_kafka_topic_partition_list_new(count);
+    for (int p = 0; p < count; p++) {
+        int64_t lo = 0, hi = 0;
+        double deadline = ncmp_now_ms() + 30000;
+        rd_kafka_resp_err_t e;
+        /* a new topic's partitions may still be electing their leaders */
+        while ((e = rd_kafka_query_watermark_offsets(hc->consumer, topic, p, &lo, &hi, 5000)) &&
+               ncmp_now_ms() < deadline && !ncmp_stopping)
+            ncmp_sleep_ms(200);
+        if (e) {
+            rd_kafka_topic_partition_list_destroy(parts);
+            return ncmp_err_set(err, NCMP_ERR_RETRY, "handle cache: end of %s [%d]: %s", topic, p,
+                                rd_kafka_err2str(e));
+        }
+        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = hi;
+    }
+    *out = parts;
+    return 0;
+}
+
+static int consumer_new(handle_cache *hc, ncmp_err *err)
+{
+    char group[300], errstr[512];
+    const char *defaults[] = {"group.id",
+                              group,
+                              "enable.auto.commit",
+                              "false",
+                              "enable.auto.offset.store",
+                              "false",
+                              "fetch.wait.max.ms",
+                              "10",
+                              NULL};
+    rd_kafka_conf_t *conf;
+
+    /* assign-only: the group is never joined, nothing is committed */
+    snprintf(group, sizeof(group), "%s-handle-cache", hc->cfg->kafka_group_id);
+    conf = ncmp_kafka_conf_new(hc->cfg, "ncmpd-handle-cache", defaults, err);
+    if (!conf)
+        return -1;
+    hc->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
+    if (!hc->consumer) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "handle cache: cannot create consumer: %s",
+                            errstr);
+    }
+    rd_kafka_poll_set_consumer(hc->consumer);
+    return 0;
+}
+
+/* --- applying lifecycle events (the event thread) ------------------------ */
+
+typedef struct lcm_change {
+    const char *id, *alt, *tag, *state; /* borrowed from the parsed event */
+    char kind;                          /* 'c'reate, 'u'pdate, 'd'elete */
+} lcm_change;
+
+static const char *json_str(json_object *o, const char *key)
+{
+    json_object *v;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+               ? json_object_get_string(v)
+               : NULL;
+}
+
+/* Parse one event into *c (strings borrowed from *doc, owned by the
+ * caller). -1 when it is not an LCM event. */
+static int lcm_parse(const rd_kafka_message_t *m, json_object **doc, lcm_change *c)
+{
+    json_object *ev, *nv;
+    const char *type;
+    ncmp_err err;
+
+    *doc = NULL;
+    if (!m->payload || ncmp_json_parse(m->payload, m->len, doc, &err) != 0 || !*doc)
+        return -1;
+    type = json_str(*doc, "eventType");
+    if (!type || !json_object_object_get_ex(*doc, "event", &ev) ||
+        !(c->id = json_str(ev, "cmHandleId")))
+        return -1;
+    c->kind = strstr(type, ".create") ? 'c' : strstr(type, ".delete") ? 'd' : 'u';
+    c->alt = json_str(ev, "alternateId");
+    c->tag = json_str(ev, "moduleSetTag");
+    c->state =
+        json_object_object_get_ex(ev, "newValues", &nv) ? json_str(nv, "cmHandleState") : NULL;
+    return 0;
+}
+
+/* Apply one change; returns 1 when the handle must be completed from the
+ * database. Caller holds the write lock. */
+static int apply_change(handle_cache *hc, const lcm_change *c)
+{
+    entry *e;
+    int needs;
+
+    if (c->kind == 'd') {
+        remove_id(hc, c->id);
+        return 0;
+    }
+    e = find_id(hc, c->id);
+    needs = !e || !e->complete || c->kind == 'c';
+    if (c->kind == 'c' && e)
+        e->complete = 0; /* registered again: DMI and properties may differ */
+    e = upsert(hc, c->id);
+    if (c->alt)
+        set_alt(hc, e, c->alt);
+    if (c->tag)
+        set_str(&e->tag, c->tag);
+    if (c->state && ncmp_state_parse(c->state) != NCMP_STATE_NONE)
+        e->state = ncmp_state_parse(c->state);
+    return needs;
+}
+
+/* Complete the incomplete handles of ids[0..n) from the database; those
+ * it no longer has are gone (their delete event follows). */
+static void complete_from_db(handle_cache *hc, char **ids, size_t n)
+{
+    ncmp_buf arr = NCMP_BUF_INIT;
+    const char *params[1];
+    PGresult *res = NULL;
+    ncmp_err err;
+
+    search_pg_array(&arr, (const char *const *)ids, n);
+    params[0] = arr.data;
+    if (ncmp_db_query(hc->db, SQL_FETCH, 1, params, &res, &err) != 0) {
+        /* left incomplete: requests for them fall back to the database */
+        log_warn("handle-cache", "completing %zu handles: %s", n, err.msg);
+        ncmp_buf_free(&arr);
+        return;
+    }
+    pthread_rwlock_wrlock(&hc->lock);
+    for (int row = 0; row < PQntuples(res); row++)
+        if (find_id(hc, PQgetvalue(res, row, 0)))
+            apply_row(hc, res, row);
+    for (size_t i = 0; i < n; i++) {
+        entry *e = find_id(hc, ids[i]);
+        if (e && !e->complete)
+            remove_id(hc, ids[i]);
+    }
+    pthread_rwlock_unlock(&hc->lock);
+    PQclear(res);
+    ncmp_buf_free(&arr);
+}
+
+static void apply_batch(handle_cache *hc, rd_kafka_message_t **msgs, size_t n)
+{
+    char **ids = ncmp_xcalloc(n ? n : 1, sizeof(char *));
+    size_t nids = 0;
+
+    pthread_rwlock_wrlock(&hc->lock);
+    for (size_t i = 0; i < n; i++) {
+        json_object *doc = NULL;
+        lcm_change c = {0};
+        if (lcm_parse(msgs[i], &doc, &c) != 0) {
+            log_debug("handle-cache", "not a lifecycle event: partition=%d offset=%lld",
+                      (int)msgs[i]->partition, (long long)msgs[i]->offset);
+        } else if (apply_change(hc, &c)) {
+            ids[nids++] = ncmp_xstrdup(c.id);
+        }
+        json_object_put(doc);
+    }
+    pthread_rwlock_unlock(&hc->lock);
+    if (nids)
+        complete_from_db(hc, ids, nids);
+    for (size_t i = 0; i < nids; i++)
+        free(ids[i]);
+    free(ids);
+}
+
+static void *event_thread(void *arg)
+{
+    handle_cache *hc = arg;
+    rd_kafka_message_t **msgs = ncmp_xcalloc(POLL_BATCH, sizeof(*msgs));
+
+    while (!hc->stop) {
+        size_t n = 0;
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(hc->consumer, 100);
+        /* take what is already there too: one database query per batch */
+        while (m) {
+            if (!m->err)
+                msgs[n++] = m;
+            else {
+                if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                    log_warn("handle-cache", "%s", rd_kafka_message_errstr(m));
+                rd_kafka_message_destroy(m);
+            }
+            m = n < POLL_BATCH ? rd_kafka_consumer_poll(hc->consumer, 0) : NULL;
+        }
+        apply_batch(hc, msgs, n);
+        for (size_t i = 0; i < n; i++)
+            rd_kafka_message_destroy(msgs[i]);
+    }
+    free(msgs);
+    return NULL;
+}
+
+/* --- start and stop ------------------------------------------------------ */
+
+int handle_cache_start(handle_cache **out, const ncmp_config *cfg, ncmp_err *err)
+{
+    handle_cache *hc = ncmp_xcalloc(1, sizeof(*hc));
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    double t0 = ncmp_now_ms();
+
+    hc->cfg = cfg;
+    pthread_rwlock_init(&hc->lock, NULL);
+    hc->nbuckets = INITIAL_BUCKETS;
+    hc->by_id = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
+    hc->by_alt = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
+    /* the order matters: end offsets, then the table, then the events */
+    if (ncmp_db_open(&hc->db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0 ||
+        consumer_new(hc, err) != 0 || end_offsets(hc, &parts, err) != 0 || load_table(hc, err) != 0)
+        goto fail;
+    rd_kafka_assign(hc->consumer, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    if (pthread_create(&hc->thread, NULL, event_thread, hc) != 0) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "handle cache: cannot start its thread");
+        goto fail;
+    }
+    hc->running = 1;
+    log_info("handle-cache", "%zu handles loaded in %.0f ms; following %s", hc->count,
+             ncmp_now_ms() - t0, cfg->lcm_topic);
+    *out = hc;
+    return 0;
+fail:
+    if (parts)
+        rd_kafka_topic_partition_list_destroy(parts);
+    handle_cache_stop(hc);
+    return -1;
+}
+
+void handle_cache_stop(handle_cache *hc)
+{
+    if (!hc)
+        return;
+    hc->stop = 1;
+    if (hc->running)
+        pthread_join(hc->thread, NULL);
+    if (hc->consumer) {
+        rd_kafka_assign(hc->consumer, NULL);
+        rd_kafka_consumer_close(hc->consumer);
+        rd_kafka_destroy(hc->consumer);
+    }
+    ncmp_db_close(hc->db);
+    for (size_t i = 0; hc->by_id && i < hc->nbuckets; i++)
+        for (entry *e = hc->by_id[i], *next; e; e = next) {
+            next = e->next_id;
+            entry_free(e);
+        }
+    free(hc->by_id);
+    free(hc->by_alt);
+    pthread_rwlock_destroy(&hc->lock);
+    free(hc);
+}
