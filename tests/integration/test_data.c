@@ -33,9 +33,6 @@
 #define PARTITIONS 2
 #define NFLAGS     18
 #define WAIT_MS    60000
-#define SCHEMA     "data-operation-event-schema-1.0.0.json"
-#define RESULT_POINTER                                                                             \
-    "/definitions/DataOperationEvent/properties/data/properties/responses/items/properties/result"
 #define EVENT_TYPE "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
 #define PT_OPER    "/data/ds/ncmp-datastore:passthrough-operational?resourceIdentifier=a%2Fb"
 #define PT_RUN     "/data/ds/ncmp-datastore:passthrough-running?resourceIdentifier=a%2Fb"
@@ -184,13 +181,14 @@ static void schema_load(data_case *c)
 {
     char path[1024], err[512];
 
-    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(), SCHEMA);
+    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(),
+             CONFORMANCE_DATA_OPERATION_SCHEMA_FILE);
     c->schema = jschema_load(path, 0, err, sizeof(err));
     cr_assert_not_null(c->schema, "%s", err);
     /* the published schema forbids every property of `result` */
-    cr_assert_eq(
-        jschema_patch(c->schema, RESULT_POINTER, "{\"type\":\"object\"}", err, sizeof(err)), 0,
-        "%s", err);
+    cr_assert_eq(jschema_patch(c->schema, CONFORMANCE_DATA_OPERATION_PATCH_POINTER,
+                               CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA, err, sizeof(err)),
+                 0, "%s", err);
 }
 
 static void flags_set(data_case *c)

@@ -29,13 +29,8 @@
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 
-#define DATA_OPERATION_SCHEMA "data-operation-event-schema-1.0.0.json"
-/* The published schema gives `result` "additionalProperties": false and no
- * properties, which only {} satisfies; its "existingJavaType":
- * "java.lang.Object" is what NCMP and the DMI plugins actually use, so any
- * object goes (the reference stub sends the topology sample there). */
-#define RESULT_POINTER                                                                             \
-    "/definitions/DataOperationEvent/properties/data/properties/responses/items/properties/result"
+/* Events are checked against NCMP's schema with the `result` patch of
+ * conformance.h (the reference stub sends the topology sample there). */
 #define EVENT_TYPE     "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
 #define PASSTHROUGH_OP "/data/ds/ncmp-datastore:passthrough-operational?resourceIdentifier="
 
@@ -875,12 +870,13 @@ static void kafka_stub_start(kafka_stub *k, const char *read_delay_flag)
     snprintf(k->flag_topic, sizeof(k->flag_topic), "--async-topic=%s", k->topic);
     it_create_topic(k->topic, 3);
     stub_start(&k->s, args);
-    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(), DATA_OPERATION_SCHEMA);
+    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(),
+             CONFORMANCE_DATA_OPERATION_SCHEMA_FILE);
     k->schema = jschema_load(path, 0, err, sizeof(err));
     cr_assert_not_null(k->schema, "%s", err);
-    cr_assert_eq(
-        jschema_patch(k->schema, RESULT_POINTER, "{\"type\":\"object\"}", err, sizeof(err)), 0,
-        "%s", err);
+    cr_assert_eq(jschema_patch(k->schema, CONFORMANCE_DATA_OPERATION_PATCH_POINTER,
+                               CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA, err, sizeof(err)),
+                 0, "%s", err);
 }
 
 static void kafka_stub_stop(kafka_stub *k)

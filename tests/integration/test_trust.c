@@ -27,16 +27,8 @@
 #define PARTITIONS 2
 #define WAIT_MS    60000
 #define NFLAGS     11
-#define AVC_SCHEMA "ncmp-inventory-avc-event-schema-1.0.0.json"
-/* The published schema says Data requires "avc", a property it does not
- * define and forbids (additionalProperties false); jsonschema2pojo ignores
- * it and NCMP's events carry attributeValueChange only (CONTRACT.md §8).
- * The one change: require what NCMP sends. */
-#define AVC_PATCH_POINTER "/definitions/Data"
-#define AVC_PATCH_SCHEMA                                                                           \
-    "{\"type\":\"object\",\"additionalProperties\":false,\"properties\":{"                         \
-    "\"attributeValueChange\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/Avc\"}}},"   \
-    "\"required\":[\"attributeValueChange\"]}"
+/* NCMP's inventory AVC schema is checked with the one patch in
+ * conformance.h (CONFORMANCE_INVENTORY_AVC_PATCH_*). */
 
 typedef struct tr_case {
     char topic[128]; /* registration */
@@ -321,11 +313,13 @@ static jschema *avc_schema(void)
     char path[1024], err[512] = "";
     jschema *s;
 
-    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(), AVC_SCHEMA);
+    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(),
+             CONFORMANCE_INVENTORY_AVC_SCHEMA_FILE);
     s = jschema_load(path, 0, err, sizeof(err));
     cr_assert_not_null(s, "load %s: %s", path, err);
-    cr_assert_eq(jschema_patch(s, AVC_PATCH_POINTER, AVC_PATCH_SCHEMA, err, sizeof(err)), 0, "%s",
-                 err);
+    cr_assert_eq(jschema_patch(s, CONFORMANCE_INVENTORY_AVC_PATCH_POINTER,
+                               CONFORMANCE_INVENTORY_AVC_PATCH_SCHEMA, err, sizeof(err)),
+                 0, "%s", err);
     return s;
 }
 
