@@ -66,6 +66,8 @@ int modsync_queue_send(modsync_queue *q, ncmp_producer *p, ncmp_delivery *d, con
     size_t i = 0;
     int rc = 0;
 
+    if (!q->n)
+        return 0;
     /* stable enough: ids of one tag keep no particular order */
     qsort(q->pairs, q->n, sizeof(*q->pairs), pair_cmp);
     while (i < q->n && rc == 0) {
