@@ -172,22 +172,28 @@ JSON
 # <resources>" (the stub's module-reference and module-resource fetches).
 _module_sync_run() {
     local handles=$1 gen="$NCMP_BIN/producers/ncmp-loadgen" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw"
-    local lcm=$2 bs dmi t0 t1 cpid refs=0 res=0 tag
+    local lcm=$2 bs dmi t0 t1 refs=0 res=0 tag
     shift 2
     bs=$(kafka_bootstrap)
     dmi=$(dmistub_start "$@") || exit 1
     ncmpd_start --roles=registration,module-sync,lcm-relay --lcm.topic="$lcm"
     ncmpd_wait_assigned registration
     ncmpd_wait_assigned module-sync
-    # a create and a READY event per handle
-    "$raw" consume -b "$bs" -t "$lcm" -n $((2 * handles)) >/dev/null &
-    cpid=$!
+    # a create and a READY event per handle (and, with a busy window, a
+    # LOCKED event in between): done when every handle is READY and the
+    # outbox is empty (the relay deletes a row once Kafka has its event)
     t0=$(_now)
     "$gen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q || die "publishing failed"
-    _wait_consumer "$cpid" 1200 || die "not every READY event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    while :; do
+        [ "$(pg_psql -Atc "SELECT (SELECT count(*) FROM cm_handle WHERE state = 'READY') = $handles
+            AND NOT EXISTS (SELECT 1 FROM lcm_outbox)")" = t ] && break
+        awk -v a="$t0" -v b="$(_now)" 'BEGIN { exit !(b - a > 1200) }' &&
+            die "not every handle READY after 1200 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+        sleep 0.05
+    done
     t1=$(_now)
-    [ "$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY'")" -eq "$handles" ] ||
-        die "handles not READY"
+    "$raw" consume -b "$bs" -t "$lcm" -n $((2 * handles)) >/dev/null ||
+        die "the lifecycle events are not on $lcm"
     for tag in tagA tagB tagC tagD tagE; do
         refs=$((refs + $(dmistub_stat moduleReferences "$tag")))
         res=$((res + $(dmistub_stat moduleResources "$tag")))
