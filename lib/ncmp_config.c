@@ -96,7 +96,7 @@ const ncmp_option ncmp_options[] = {
     {"module-sync.batch-wait-ms", NCMP_OPT_INT, "5", NULL, 0, 60000, 0, OFF(module_sync_batch_wait_ms),
      "Longest wait to fill a module-sync batch before processing what arrived."},
     {"module-sync.retry-initial-ms", NCMP_OPT_INT, "5000", NULL, 0, 86400000, 0, OFF(module_sync_retry_initial_ms),
-     "Wait before the first retry of a handle whose module sync failed; doubled after each further failure."},
+     "Wait before the first retry of a handle whose module sync failed; doubled after each further failure (not after a 503: a busy DMI plugin is asked again after this wait)."},
     {"module-sync.retry-max-ms", NCMP_OPT_INT, "600000", NULL, 0, 86400000, 0, OFF(module_sync_retry_max_ms),
      "Longest wait between two module-sync attempts of a handle."},
     {"module-sync.sweep-interval-ms", NCMP_OPT_INT, "5000", NULL, 100, 86400000, 0, OFF(module_sync_sweep_interval_ms),

@@ -48,6 +48,7 @@ typedef struct ms_group {
     ms_handle *first;             /* its DMI is asked for the modules */
     long long set_id;             /* the stored set; 0 while unknown */
     char error[NCMP_ERR_MSG_MAX]; /* why the sync failed; "" when it did not */
+    int busy;                     /* the DMI answered 503: try again soon, no back-off */
     ncmp_dmi_module_list refs;
     ncmp_dmi_module_list sources;
 } ms_group;
@@ -256,6 +257,7 @@ static void group_fail(ms_group *g, const char *fmt, ...)
 /* A DMI answer that is not a 200, said in one line. */
 static void describe_failure(ms_group *g, const char *what, const ncmp_dmi_response *r)
 {
+    g->busy = r->status == 503;
     if (r->status == 0) {
         group_fail(g, "%s: %s", what, r->error);
         return;
@@ -646,7 +648,10 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
         else
             snprintf(details, sizeof(details), "Attempt #%d failed: %s", h->attempts + 1,
                      h->group->error);
-        snprintf(num, sizeof(num), "%lld", backoff_ms(w->cfg, h->attempts));
+        /* a busy DMI (503) asks to come back later, not to back off */
+        snprintf(num, sizeof(num), "%lld",
+                 h->group->busy ? (long long)w->cfg->module_sync_retry_initial_ms
+                                : backoff_ms(w->cfg, h->attempts));
         arr_add(&w->a[0], h->id);
         arr_add(&w->a[1], h->upgrade ? "MODULE_UPGRADE_FAILED" : "MODULE_SYNC_FAILED");
         arr_add(&w->a[2], details);

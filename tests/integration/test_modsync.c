@@ -636,3 +636,25 @@ Test(module_sync, bad_records_are_dead_lettered, .timeout = 120)
     it_records_free(recs, n);
     case_fini(c);
 }
+
+/* A busy DMI plugin (503, the reference stub's initial processing window)
+ * is asked again after the initial wait, not after a growing back-off; once
+ * the window is over the handles go READY. */
+Test(module_sync, busy_dmi_is_asked_again_without_back_off, .timeout = 180)
+{
+    ms_case *c = case_init("ms-busy");
+    const char *stub[] = {"--busy-ms", "3000", NULL};
+    const char *extra[] = {"--module-sync.retry-max-ms=60000", NULL};
+
+    stub_start(c, 0, stub);
+    c->pid = case_spawn(c, "a", extra, 1);
+    loadgen(c, "register", 5, 5, c->dmi);
+    /* three failed attempts, each due 300 ms after it (doubling would have
+     * made the third wait 1,200 ms) */
+    wait_handles(c, "sync_attempts >= 3", 5);
+    cr_assert_eq(count_where(c, "state = 'LOCKED' AND lock_details LIKE '%HTTP 503%' AND "
+                                "next_sync_at - last_update_time > interval '1 second'"),
+                 0, "a busy DMI is not backed off from");
+    wait_handles(c, "state = 'READY'", 5);
+    case_fini(c);
+}
