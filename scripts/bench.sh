@@ -257,6 +257,18 @@ bench_registration_scale() {
     fi
 }
 
+# _wait_all_ready HANDLES T0 SECONDS: wait until HANDLES handles are READY
+# and the outbox is empty (every READY event is on the topic), at most
+# SECONDS after T0.
+_wait_all_ready() {
+    local q="SELECT count(*) FILTER (WHERE state = 'READY') = $1
+                    AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle"
+    until [ "$(pg_psql -Atc "$q")" = t ]; do
+        awk -v a="$2" -v b="$(_now)" -v s="$3" 'BEGIN { exit !(b - a > s) }' && return 1
+        sleep 0.05
+    done
+}
+
 # _module_sync_run HANDLES LCM_TOPIC STUB_ARGS...: register the reference workload
 # against a fresh DMI stub and time from the first publish until every
 # handle's READY event is on the lifecycle topic. Prints "<seconds> <refs>
@@ -270,15 +282,15 @@ _module_sync_run() {
     ncmpd_start --roles=registration,module-sync,lcm-relay --lcm.topic="$lcm"
     ncmpd_wait_assigned registration
     ncmpd_wait_assigned module-sync
-    # a create and a READY event per handle
+    # at least a create and a READY event per handle (a handle synced in
+    # the stub's busy window also has a LOCKED one)
     "$raw" consume -b "$bs" -t "$lcm" -n $((2 * handles)) >/dev/null &
     cpid=$!
     t0=$(_now)
     "$gen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q || die "publishing failed"
     _wait_consumer "$cpid" 1200 || die "not every READY event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    _wait_all_ready "$handles" "$t0" 1200 || die "handles not READY (see $NCMP_INSTANCE_DIR/ncmpd.log)"
     t1=$(_now)
-    [ "$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY'")" -eq "$handles" ] ||
-        die "handles not READY"
     for tag in tagA tagB tagC tagD tagE; do
         refs=$((refs + $(dmistub_stat moduleReferences "$tag")))
         res=$((res + $(dmistub_stat moduleResources "$tag")))
