@@ -3,19 +3,36 @@
 # the raw limit measured in the same run, so that results read as ratios.
 
 NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data)
+# Not single scenarios: a series of registration runs, and every scenario
+# above in one report JSON.
+NCMP_BENCH_SERIES=(registration-scale all)
 
-bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]}"; }
+bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]}"; }
+
+# bench_ports: the benchmark instance's ports (PostgreSQL, broker, controller).
+bench_ports() {
+    printf '%s %s %s' "${NCMP_BENCH_PG_PORT:-55932}" "${NCMP_BENCH_BROKER_PORT:-59592}" \
+        "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}"
+}
+
+# bench_fresh: a fresh benchmark instance (.local/bench), nothing running.
+bench_fresh() {
+    local pg broker controller
+    read -r pg broker controller < <(bench_ports)
+    instance_fresh bench "$pg" "$broker" "$controller"
+}
 
 bench_main() {
     local scenario=${1:-}
     [ -n "$scenario" ] || die "usage: ./run bench <scenario> [--json FILE] (scenarios: $(bench_list))"
     shift
-    case " ${NCMP_BENCH_SCENARIOS[*]} " in
+    case " $(bench_list) " in
     *" $scenario "*) ;;
     *) die "unknown benchmark '$scenario' (scenarios: $(bench_list))" ;;
     esac
-    instance_fresh bench "${NCMP_BENCH_PG_PORT:-55932}" "${NCMP_BENCH_BROKER_PORT:-59592}" \
-        "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}"
+    # `all` runs each scenario as its own ./run, on its own fresh services
+    [ "$scenario" = all ] && { bench_all "$@"; return; }
+    bench_fresh
     "bench_${scenario//-/_}" "$@"
 }
 
@@ -99,26 +116,17 @@ _wait_consumer() {
     return 1
 }
 
-# bench_registration [--handles N] [--json FILE]: NCMP's reference
-# registration workload through Kafka, from the first publish until every
-# handle's ADVISED event is on the lifecycle topic, then the matching
-# deregistration until every DELETED event is out; and plain COPY of the
-# same rows into an empty copy of cm_handle, in the same run.
-bench_registration() {
-    local handles=50000 json="" t0 t1 reg dereg copy batch workers secs_reg secs_dereg cpid
-    while [ $# -gt 0 ]; do
-        case "$1" in
-        --handles) handles=$2; shift 2 ;;
-        --json) json=$2; shift 2 ;;
-        *) die "bench registration: unknown option '$1' (options: --handles N, --json FILE)" ;;
-        esac
-    done
-    services_up
+# _registration_measure HANDLES: on running services with nothing
+# registered, NCMP's reference registration workload of HANDLES handles
+# through Kafka, from the first publish until every handle's ADVISED event
+# is on the lifecycle topic, then the matching deregistration until every
+# DELETED event is out; and plain COPY of the same rows into an empty copy
+# of cm_handle first. Prints "<reg/s> <reg s> <dereg/s> <dereg s> <COPY/s>".
+# Leaves ncmpd (registration, lcm-relay) running.
+_registration_measure() {
+    local handles=$1 t0 t1 reg dereg copy secs_reg secs_dereg cpid
     local gen="$NCMP_BIN/producers/ncmp-loadgen" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" bs
     bs=$(kafka_bootstrap)
-    batch=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^registration.batch-size = //p')
-    workers=$("$NCMP_BIN/workers/ncmpd" --dump-config | sed -n 's/^registration.workers = //p')
-
     info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"
     copy=$("$raw" copy-handles -d "$(pg_url)" -n "$handles" | awk '{print $4}') || die "raw COPY failed"
 
@@ -129,7 +137,7 @@ bench_registration() {
     cpid=$!
     t0=$(_now)
     "$gen" register -b "$bs" --handles "$handles" -q || die "publishing the registrations failed"
-    _wait_consumer "$cpid" 600 || die "not every ADVISED event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    _wait_consumer "$cpid" 1800 || die "not every ADVISED event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
     t1=$(_now)
     secs_reg=$(_secs "$t0" "$t1")
     reg=$(_rate "$handles" "$secs_reg")
@@ -141,11 +149,36 @@ bench_registration() {
     cpid=$!
     t0=$(_now)
     "$gen" deregister -b "$bs" --handles "$handles" -q || die "publishing the deregistrations failed"
-    _wait_consumer "$cpid" 600 || die "not every DELETED event arrived"
+    _wait_consumer "$cpid" 1800 || die "not every DELETED event arrived"
     t1=$(_now)
     secs_dereg=$(_secs "$t0" "$t1")
     dereg=$(_rate "$handles" "$secs_dereg")
     [ "$(pg_psql -Atc 'SELECT count(*) FROM cm_handle')" -eq 0 ] || die "handles left after deregistration"
+    printf '%s %s %s %s %s\n' "$reg" "$secs_reg" "$dereg" "$secs_dereg" "$copy"
+}
+
+# _registration_settings: "<batch size> <workers>" of the registration role.
+_registration_settings() {
+    "$NCMP_BIN/workers/ncmpd" --dump-config |
+        awk '/^registration.batch-size = / { b = $3 } /^registration.workers = / { w = $3 }
+             END { print b, w }'
+}
+
+# bench_registration [--handles N] [--json FILE]: one run of
+# _registration_measure, as a table and JSON.
+bench_registration() {
+    local handles=50000 json="" reg dereg copy batch workers secs_reg secs_dereg
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench registration: unknown option '$1' (options: --handles N, --json FILE)" ;;
+        esac
+    done
+    services_up
+    read -r batch workers < <(_registration_settings)
+    read -r reg secs_reg dereg secs_dereg copy < <(_registration_measure "$handles") ||
+        die "the registration run failed"
 
     printf '\n%-40s %14s %10s\n' "registration, $handles handles" "handles/s" "vs COPY"
     printf '%-40s %14s %10s\n' "registration (publish -> ADVISED event)" "$reg" "$(_ratio "$reg" "$copy")"
@@ -164,6 +197,76 @@ bench_registration() {
 JSON
         info "wrote $json"
     fi
+}
+
+# bench_registration_scale [--sizes A,B,...] [--json FILE]: registration
+# and deregistration throughput against the size of the workload, each
+# size on fresh services (an empty inventory, empty topics). Default sizes
+# 1,000 to 1,000,000. JSON: a list of {handles, registration_handles_per_s,
+# deregistration_handles_per_s, copy_rows_per_s, ...}.
+bench_registration_scale() {
+    local sizes="1000,10000,50000,100000,1000000" json="" n first=1 out=()
+    local reg dereg copy secs_reg secs_dereg batch workers rows=() row
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --sizes) sizes=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench registration-scale: unknown option '$1' (options: --sizes A,B,..., --json FILE)" ;;
+        esac
+    done
+    [[ "$sizes" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+        die "bench registration-scale: --sizes wants positive numbers separated by commas, not '$sizes'"
+    IFS=, read -r -a out <<<"$sizes"
+    for n in "${out[@]}"; do
+        [ $first -eq 1 ] || bench_fresh
+        first=0
+        info "size $n: fresh services"
+        services_up
+        read -r batch workers < <(_registration_settings)
+        read -r reg secs_reg dereg secs_dereg copy < <(_registration_measure "$n") ||
+            die "the registration run of $n handles failed"
+        rows+=("$n $reg $secs_reg $dereg $secs_dereg $copy")
+        services_down
+    done
+
+    printf '\n%12s %16s %18s %14s %10s\n' handles "registration/s" "deregistration/s" "COPY rows/s" \
+        "reg/COPY"
+    for row in "${rows[@]}"; do
+        read -r n reg secs_reg dereg secs_dereg copy <<<"$row"
+        printf '%12s %16s %18s %14s %10s\n' "$n" "$reg" "$dereg" "$copy" "$(_ratio "$reg" "$copy")"
+    done
+    printf 'each size on fresh services; batch size %s requests, workers %s, machine: %s cores\n' \
+        "$batch" "$workers" "$(nproc)"
+    if [ -n "$json" ]; then
+        {
+            printf '['
+            first=1
+            for row in "${rows[@]}"; do
+                read -r n reg secs_reg dereg secs_dereg copy <<<"$row"
+                [ $first -eq 1 ] || printf ','
+                first=0
+                printf '\n {"handles": %s, "registration_handles_per_s": %s, "registration_seconds": %s,' \
+                    "$n" "$reg" "$secs_reg"
+                printf ' "deregistration_handles_per_s": %s, "deregistration_seconds": %s,' "$dereg" "$secs_dereg"
+                printf ' "copy_rows_per_s": %s, "batch_size": %s, "workers": %s, "cores": %s}' \
+                    "$copy" "$batch" "$workers" "$(nproc)"
+            done
+            printf '\n]\n'
+        } >"$json"
+        info "wrote $json"
+    fi
+}
+
+# _wait_all_ready HANDLES T0 SECONDS: wait until HANDLES handles are READY
+# and the outbox is empty (every READY event is on the topic), at most
+# SECONDS after T0.
+_wait_all_ready() {
+    local q="SELECT count(*) FILTER (WHERE state = 'READY') = $1
+                    AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle"
+    until [ "$(pg_psql -Atc "$q")" = t ]; do
+        awk -v a="$2" -v b="$(_now)" -v s="$3" 'BEGIN { exit !(b - a > s) }' && return 1
+        sleep 0.05
+    done
 }
 
 # _module_sync_run HANDLES LCM_TOPIC STUB_ARGS...: register the reference workload
@@ -470,4 +573,70 @@ bench_data() {
         printf '%s\n' "${_data_json%,}}" >"$json"
         info "wrote $json"
     fi
+}
+
+# _bench_quick_args SCENARIO: the smaller sizes of `bench all --quick`.
+_bench_quick_args() {
+    case "$1" in
+    ingest) printf '%s\n' --events 20000 ;;
+    registration) printf '%s\n' --handles 5000 ;;
+    module-sync) printf '%s\n' --handles 2000 --busy-ms 5000 ;;
+    avc) printf '%s\n' --events 50000 ;;
+    search) printf '%s\n' --handles 2000 --runs 3 ;;
+    data) printf '%s\n' --handles 1000 --seconds 5 ;;
+    esac
+}
+
+# _bench_machine: the machine as JSON (cores, memory, kernel, CPU, date).
+_bench_machine() {
+    local kib cpu
+    kib=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+    cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+    jq -n --argjson cores "$(nproc)" --argjson kib "$kib" --arg kernel "$(uname -sr)" \
+        --arg cpu "$cpu" --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+        '{cores: $cores, memory_gib: (($kib / 1048576 * 10 | round) / 10), kernel: $kernel,
+          cpu: $cpu, date: $date}'
+}
+
+# bench_all [--quick] --json FILE: every scenario of NCMP_BENCH_SCENARIOS,
+# each as its own `./run bench` on fresh services, into one JSON:
+# {"machine": {...}, "commands": [...], "scenarios": {name: <its JSON>},
+# "failed": [names]}. --quick uses small sizes (a smoke test). Goes on
+# after a failed scenario and fails at the end.
+bench_all() {
+    local json="" quick=0 dir s args cmds=() failed=() out
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --quick) quick=1; shift ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench all: unknown option '$1' (options: --quick, --json FILE)" ;;
+        esac
+    done
+    [ -n "$json" ] || die "bench all: --json FILE is required"
+    deps_ensure report
+    dir=$(mktemp -d)
+    for s in "${NCMP_BENCH_SCENARIOS[@]}"; do
+        args=()
+        [ $quick -eq 1 ] && mapfile -t args < <(_bench_quick_args "$s")
+        cmds+=("./run bench $s${args[*]:+ ${args[*]}} --json $s.json")
+        info "bench all: ${cmds[-1]}"
+        if ! (cd "$dir" && "$NCMP_ROOT/run" bench "$s" "${args[@]}" --json "$s.json") ||
+            ! jq -e . "$dir/$s.json" >/dev/null 2>&1; then
+            say "bench all: scenario $s failed"
+            failed+=("$s")
+            rm -f "$dir/$s.json"
+        fi
+    done
+    out=$(jq -n --argjson machine "$(_bench_machine)" --argjson quick "$quick" \
+        --argjson commands "$(printf '%s\n' "${cmds[@]}" | jq -R . | jq -s .)" \
+        --argjson failed "$(printf '%s\n' "${failed[@]}" | jq -R 'select(. != "")' | jq -s .)" \
+        '{machine: $machine, quick: ($quick == 1), commands: $commands, scenarios: {}, failed: $failed}')
+    for s in "${NCMP_BENCH_SCENARIOS[@]}"; do
+        [ -f "$dir/$s.json" ] || continue
+        out=$(jq --arg name "$s" --slurpfile one "$dir/$s.json" '.scenarios[$name] = $one[0]' <<<"$out")
+    done
+    printf '%s\n' "$out" >"$json"
+    rm -rf "$dir"
+    info "wrote $json (${#failed[@]} failed)"
+    [ ${#failed[@]} -eq 0 ] || die "bench all: failed: ${failed[*]}"
 }

@@ -8,9 +8,11 @@ NCMP_DEBS_build=(cmake make gcc pkg-config librdkafka-dev libpq-dev libjson-c-de
     libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev)
 # services: PostgreSQL 15 and what fetches and runs the Kafka broker
 NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
-# lint: the formatting check, and the offline check of compose/ that
-# ./run test runs
-NCMP_DEBS_lint=(clang-format docker-compose)
+# lint: the formatting check, the offline check of compose/ and the checks
+# of the report generator (JSON) that ./run test runs
+NCMP_DEBS_lint=(clang-format docker-compose jq)
+# report: `./run bench all` and `./run report` (JSON, plots, the diagram)
+NCMP_DEBS_report=(jq gnuplot-nox graphviz)
 
 _deps_apt_updated=0
 

@@ -1,0 +1,280 @@
+# shellcheck shell=bash
+# ./run report: docs/performance.md from benchmark JSON.
+#
+# Reads the JSON of `./run bench all` (and of `./run bench
+# registration-scale` if given) and fills the template
+# docs/performance.md.in: every line that is only `@NAME@` becomes the
+# generated block NAME (a table per area with ncmpd's figure, the raw limit
+# measured in the same run, NCMP's published figures with their source and
+# the ratios; the machine; the commands); every other line is copied, so
+# the hand-written explanations survive a regeneration. The plots go to
+# img/ beside the output file (gnuplot, PNG).
+
+# NCMP's published figures (WORKLOAD.md §1.8, §5 and §8). "exp" is the
+# NCMP team's current expectation of 2025-12-08 (cps
+# k6-tests/ncmp/config/scenario-metadata.json, commit 1c7b56c18b, 50,000
+# handles, 2 instances × 3 CPU), "best" the best figure of the ONAP wiki's
+# registration parameters study (3 instances × 3 CPU, Xeon E5-2680 v2).
+REPORT_NCMP_JSON='{
+ "registration": {"exp": 70, "best": 118, "limit": 22},
+ "deregistration": {"exp": 140, "best": 215, "limit": 22},
+ "id-search": {"no-filter": [700, 838], "module": [2000, 220], "property": [1500, 1875],
+               "cps-path": [1600, 1917], "trust-level": [1400, 11185]},
+ "search": {"no-filter": [15000, 7025], "module": [15000, 8928], "property": [16000, 10600],
+            "cps-path": [16000, 10628], "trust-level": [16000, 20412]},
+ "read_overhead_ms": [14, 70], "write_overhead_ms": [14, 69],
+ "legacy_batch": [200, 115], "avc_load_per_s": 5500,
+ "dereg_by_size": [[1000, 86], [5000, 89], [10000, 65], [20000, 48]]
+}'
+
+# jq definitions shared by every block: number formats and ratios.
+REPORT_JQ_DEFS='
+def commas: if length <= 3 then . else (.[0:length-3] | commas) + "," + .[length-3:] end;
+def n: if . == null then "n/a" elif . < 0 then "-" + ((- .) | round | tostring | commas)
+       else (round | tostring | commas) end;
+def d2: (. * 100 | round) as $c | ($c / 100 | floor | tostring) + "."
+        + (($c % 100) | tostring | if length < 2 then "0" + . else . end);
+def d1: (. * 10 | round) as $c | ($c / 10 | floor | tostring) + "." + (($c % 10) | tostring);
+def ms: if . == null then "n/a" elif . >= 100 then n elif . >= 10 then d1 else d2 end;
+def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else ($a / $b) | d2 end;
+def times($a; $b): if $a == null or $b == null or $b == 0 then "n/a"
+    else ($a / $b) as $x | (if $x >= 100 then ($x | n) elif $x >= 10 then ($x | round | tostring)
+                            else ($x | d1) end) + "×" end;
+'
+
+# _report_jq FILTER [JQ ARGS...]: run FILTER on the bench-all JSON with the
+# NCMP figures as $ncmp and the scaling JSON (or null) as $scale.
+_report_jq() {
+    local filter=$1
+    shift
+    jq -r --argjson ncmp "$REPORT_NCMP_JSON" --argjson scale "$_report_scale" "$@" \
+        "$REPORT_JQ_DEFS $filter" "$_report_all"
+}
+
+_report_machine() {
+    _report_jq '.machine | "\(.cores) cores (\(.cpu // "CPU not recorded")), \(.memory_gib) GiB of memory, \(.kernel), measured \(.date)."
+        + "\n\nPostgreSQL 15 and one Kafka broker, started by the project'"'"'s scripts on loopback,"
+        + " share those cores with ncmpd, the DMI stub and the load generators."'
+    _report_jq 'if .quick then "\n**These are smoke-test sizes (`bench all --quick`)**: far smaller than"
+        + " NCMP'"'"'s workload, dominated by start-up; do not compare them with NCMP'"'"'s figures." else empty end'
+    _report_jq 'if (.failed | length) > 0 then "\nScenarios that failed in this run: "
+        + (.failed | map("`\(.)`") | join(", ")) + "." else empty end'
+}
+
+_report_commands() {
+    printf '```sh\n'
+    _report_jq 'if .quick then "# ./run bench all --quick --json all.json ran:" else "# ./run bench all --json all.json ran:" end'
+    _report_jq '.commands[]'
+    if [ "$_report_scale" != null ]; then
+        jq -r 'map(.handles | tostring) | "./run bench registration-scale --sizes \(join(",")) --json scale.json"' \
+            <<<"$_report_scale"
+        printf './run report --json all.json --scale scale.json --out docs/performance.md\n'
+    else
+        printf './run report --json all.json --out docs/performance.md\n'
+    fi
+    printf '```\n'
+}
+
+# _report_has NAME: true when the bench-all JSON holds scenario NAME.
+_report_has() {
+    jq -e --arg n "$1" '.scenarios[$n] != null' "$_report_all" >/dev/null
+}
+
+# _report_missing NAME: the line for a scenario that is not in the JSON.
+_report_missing() {
+    printf '_Not measured in this run (`./run bench %s`)._\n' "$1"
+}
+
+_report_registration() {
+    _report_has registration || { _report_missing registration; return 0; }
+    _report_jq '.scenarios.registration // empty |
+        "\(.handles | n) handles, batch size \(.batch_size) requests, \(.workers) workers.\n",
+        "| metric | ncmpd | raw limit: COPY, same run | ncmpd / raw | NCMP 2025-12 expectation | ncmpd vs expectation | NCMP best published | ncmpd vs best |",
+        "|---|---|---|---|---|---|---|---|",
+        "| registration, handles/s (publish -> ADVISED event) | \(.registration_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.registration_handles_per_s; .copy_rows_per_s)) | \($ncmp.registration.exp) | \(times(.registration_handles_per_s; $ncmp.registration.exp)) | \($ncmp.registration.best) | \(times(.registration_handles_per_s; $ncmp.registration.best)) |",
+        "| deregistration, handles/s (publish -> DELETED event) | \(.deregistration_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.deregistration_handles_per_s; .copy_rows_per_s)) | \($ncmp.deregistration.exp) | \(times(.deregistration_handles_per_s; $ncmp.deregistration.exp)) | \($ncmp.deregistration.best) | \(times(.deregistration_handles_per_s; $ncmp.deregistration.best)) |"'
+}
+
+_report_module_sync() {
+    _report_has module-sync || { _report_missing module-sync; return 0; }
+    _report_jq '.scenarios["module-sync"] // empty |
+        "\(.handles | n) handles, \(.dmi_module_fetches) DMI module fetches (\(.dmi_module_reference_fetches) reference lists, \(.dmi_module_resource_fetches) source requests), batch \(.batch_size), \(.workers) workers\(if .busy_window_ms != 180000 then "; busy window \(.busy_window_ms | n) ms, NCMP'"'"'s is 180,000" else "" end).\n",
+        "| metric | ncmpd | raw limit: COPY, same run | ncmpd / raw | NCMP 2025-12 expectation | ncmpd vs expectation | NCMP best published | ncmpd vs best |",
+        "|---|---|---|---|---|---|---|---|",
+        "| publish -> all READY, handles/s | \(.ready_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.ready_handles_per_s; .copy_rows_per_s)) | \($ncmp.registration.exp) | \(times(.ready_handles_per_s; $ncmp.registration.exp)) | \($ncmp.registration.best) | \(times(.ready_handles_per_s; $ncmp.registration.best)) |",
+        (if .busy_ready_handles_per_s != null then
+        "| publish -> all READY with the busy window, handles/s (NCMP'"'"'s measure) | \(.busy_ready_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.busy_ready_handles_per_s; .copy_rows_per_s)) | \($ncmp.registration.exp) | \(times(.busy_ready_handles_per_s; $ncmp.registration.exp)) | \($ncmp.registration.best) | \(times(.busy_ready_handles_per_s; $ncmp.registration.best)) |"
+        else empty end)'
+}
+
+_report_search() {
+    _report_has search || { _report_missing search; return 0; }
+    _report_jq '.scenarios.search // empty |
+        "\(.handles | n) handles in every answer, the median of \(.runs) runs each.\n",
+        "| search | ncmpd median, ms | raw limit: PostgreSQL, same rows, ms | ncmpd / raw | NCMP 2025-12 expectation, ms | ncmpd vs expectation | NCMP best published, ms | ncmpd vs best |",
+        "|---|---|---|---|---|---|---|---|",
+        (.searches[] | . as $s | ($ncmp[$s.kind][$s.filter] // [null, null]) as $p |
+        "| \($s.kind), \($s.filter) | \($s.median_ms | ms) | \($s.postgres_median_ms | ms) | \(ratio($s.median_ms; $s.postgres_median_ms)) | \($p[0] | n) | \(times($p[0]; $s.median_ms)) | \($p[1] | n) | \(times($p[1]; $s.median_ms)) |")'
+}
+
+_report_data() {
+    _report_has data || { _report_missing data; return 0; }
+    _report_jq '.scenarios.data // empty | . as $d |
+        "\(.handles | n) handles, \(.seconds) s per run; overhead = client time - the stub'"'"'s delay.\n",
+        "| metric | ncmpd | floor | NCMP 2025-12 expectation | ncmpd vs expectation | NCMP best published | ncmpd vs best |",
+        "|---|---|---|---|---|---|---|",
+        (def row($label; $r; $floor; $p): if $r == null then empty else
+            "| \($label) | \($r.avg_overhead_ms | ms) (p50 \($r.p50_overhead_ms | ms), p99 \($r.p99_overhead_ms | ms)) | \($floor) | \($p[0]) | \(times($p[0]; $r.avg_overhead_ms)) | \($p[1]) | \(times($p[1]; $r.avg_overhead_ms)) |" end;
+        row("pass-through read overhead, 13/s, ms"; $d.read_reference_rate; "stub 300 ms"; $ncmp.read_overhead_ms),
+        row("pass-through write overhead, 5.2/s, ms"; $d.write_reference_rate; "stub 670 ms"; $ncmp.write_overhead_ms),
+        row("pass-through read overhead, 200 concurrent, ms"; $d.read_200_concurrent; "stub 300 ms"; $ncmp.read_overhead_ms),
+        row("pass-through write overhead, 200 concurrent, ms"; $d.write_200_concurrent; "stub 670 ms"; $ncmp.write_overhead_ms)),
+        (if .batch then "| legacy batch read, events/s | \(.batch.events_per_s | n) | - | \($ncmp.legacy_batch[0]) | \(times(.batch.events_per_s; $ncmp.legacy_batch[0])) | \($ncmp.legacy_batch[1]) | \(times(.batch.events_per_s; $ncmp.legacy_batch[1])) |" else empty end),
+        (if .read_zero_delay then "| pass-through reads, zero-delay stub, 200 concurrent, requests/s | \(.read_zero_delay.rps | n) | - | - | - | - | - |" else empty end)'
+}
+
+_report_avc() {
+    _report_has avc || { _report_missing avc; return 0; }
+    _report_jq '.scenarios.avc // empty |
+        "\(.events | n) events; delivered \(.delivered | n), forwarded twice \(.duplicates | n), dead-lettered \(.dead_lettered | n); batch \(.batch_size), \(.workers) workers.\n",
+        "| metric | ncmpd | raw limit: consume + produce, same run | ncmpd / raw | NCMP'"'"'s reference load | ncmpd vs load |",
+        "|---|---|---|---|---|---|",
+        "| AVC events forwarded, events/s | \(.forwarded_per_s | n) | \(.raw_consume_produce_per_s | n) | \(ratio(.forwarded_per_s; .raw_consume_produce_per_s)) | \($ncmp.avc_load_per_s | n) (at least 98 % forwarded) | \(times(.forwarded_per_s; $ncmp.avc_load_per_s)) |"'
+}
+
+_report_ingest() {
+    _report_has ingest || { _report_missing ingest; return 0; }
+    _report_jq '.scenarios.ingest // empty |
+        "\(.events | n) events, batch \(.batch_size), \(.workers) workers, \(.duplicates) duplicates.\n",
+        "| metric | events/s | pipeline / raw |",
+        "|---|---|---|",
+        "| pipeline (publish -> row) | \(.pipeline_events_per_s | n) | 1.00 |",
+        "| raw produce (`ncmp-publish`) | \(.raw_produce_per_s | n) | \(ratio(.pipeline_events_per_s; .raw_produce_per_s)) |",
+        "| raw consume (no group) | \(.raw_consume_per_s | n) | \(ratio(.pipeline_events_per_s; .raw_consume_per_s)) |",
+        "| raw COPY of the same rows | \(.copy_rows_per_s | n) | \(ratio(.pipeline_events_per_s; .copy_rows_per_s)) |"'
+}
+
+# _report_plot: the two scaling plots into $_report_img; prints their
+# Markdown. Without gnuplot, says so.
+_report_plot() {
+    local data="$_report_img/registration-scale.dat"
+    if ! command -v gnuplot >/dev/null; then
+        say "report: gnuplot is missing (Debian: gnuplot-nox); no plots"
+        printf '_No plots: gnuplot was not installed when this report was made._\n'
+        return 0
+    fi
+    mkdir -p "$_report_img"
+    jq -r '.[] | "\(.handles) \(.registration_handles_per_s) \(.deregistration_handles_per_s) \(.copy_rows_per_s) \(.handles / .registration_handles_per_s) \(.handles / .deregistration_handles_per_s)"' \
+        <<<"$_report_scale" >"$data"
+    gnuplot <<GNUPLOT || die "report: gnuplot failed"
+set terminal pngcairo size 900,540 noenhanced font ",11"
+set logscale x
+set grid
+set key top right
+set xlabel "handles registered, then deregistered (log scale)"
+set format x "%.0s%c"
+set output "$_report_img/registration-scale.png"
+set ylabel "handles/s"
+set yrange [0:*]
+set title "Registration and deregistration throughput against the number of handles"
+plot "$data" using 1:2 with linespoints lw 2 title "registration", \
+     "$data" using 1:3 with linespoints lw 2 title "deregistration", \
+     "$data" using 1:4 with linespoints dt 2 title "raw COPY of the same rows"
+set output "$_report_img/registration-scale-time.png"
+set logscale y
+set yrange [*:*]
+set ylabel "seconds (log scale)"
+set title "Time against the number of handles (dotted: linear cost from the smallest size)"
+first_n = real(system("head -n 1 '$data' | cut -d' ' -f1"))
+first_t = real(system("head -n 1 '$data' | cut -d' ' -f5"))
+plot "$data" using 1:5 with linespoints lw 2 title "registration", \
+     "$data" using 1:6 with linespoints lw 2 title "deregistration", \
+     first_t * x / first_n with lines dt 3 lc "black" title "linear from the smallest size"
+GNUPLOT
+    rm -f "$data"
+    printf '![throughput against handles](img/registration-scale.png)\n\n'
+    printf '![time against handles](img/registration-scale-time.png)\n'
+}
+
+_report_scaling() {
+    if [ "$_report_scale" = null ]; then
+        printf '_No scaling run in this report (`./run bench registration-scale --json scale.json`, then\n'
+        printf '`./run report --json all.json --scale scale.json`)._\n'
+        return 0
+    fi
+    jq -r "$REPORT_JQ_DEFS"'
+        "Each size on fresh services (an empty inventory and empty topics).\n",
+        "| handles | registration, handles/s | deregistration, handles/s | raw limit: COPY, rows/s | registration / COPY | deregistration / COPY | registration, µs per handle |",
+        "|---|---|---|---|---|---|---|",
+        (.[] | "| \(.handles | n) | \(.registration_handles_per_s | n) | \(.deregistration_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.registration_handles_per_s; .copy_rows_per_s)) | \(ratio(.deregistration_handles_per_s; .copy_rows_per_s)) | \(1000000 / .registration_handles_per_s | ms) |"),
+        "",
+        (sort_by(.handles) | first as $a | last as $b | if ($a.handles == $b.handles) then empty else
+        "From \($a.handles | n) to \($b.handles | n) handles (\($b.handles / $a.handles | n)× the work) registration took \(times($b.registration_seconds; $a.registration_seconds)) the time and deregistration \(times($b.deregistration_seconds; $a.deregistration_seconds)); a linear cost takes \($b.handles / $a.handles | n)×." end)' \
+        <<<"$_report_scale"
+    printf '\n'
+    _report_plot
+    printf '\nNCMP'"'"'s published deregistration against size (one instance on a laptop, 10 modules per\n'
+    printf 'handle, ONAP wiki, WORKLOAD.md §8.2): %s. NCMP'"'"'s rate falls as the inventory grows.\n' \
+        "$(jq -r "$REPORT_JQ_DEFS"'.dereg_by_size | map("\(.[0] | n) handles \(.[1]) handles/s") | join(", ")' \
+            <<<"$REPORT_NCMP_JSON")"
+}
+
+# _report_block NAME: the generated block for a template line @NAME@.
+_report_block() {
+    case "$1" in
+    MACHINE) _report_machine ;;
+    COMMANDS) _report_commands ;;
+    REGISTRATION) _report_registration ;;
+    SCALING) _report_scaling ;;
+    MODULE_SYNC) _report_module_sync ;;
+    SEARCH) _report_search ;;
+    DATA) _report_data ;;
+    AVC) _report_avc ;;
+    INGEST) _report_ingest ;;
+    *) die "report: the template names an unknown block @$1@" ;;
+    esac
+}
+
+# report_main --json FILE [--scale FILE] [--out FILE] [--template FILE]
+report_main() {
+    local all="" scale="" out="$NCMP_ROOT/docs/performance.md" template="$NCMP_ROOT/docs/performance.md.in"
+    local line tmp
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --json) all=$2; shift 2 ;;
+        --scale) scale=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --template) template=$2; shift 2 ;;
+        *) die "report: unknown option '$1' (options: --json FILE, --scale FILE, --out FILE, --template FILE)" ;;
+        esac
+    done
+    [ -n "$all" ] || die "report: --json FILE (from ./run bench all) is required"
+    command -v jq >/dev/null || deps_ensure report
+    [ -f "$all" ] || die "report: no such file: $all"
+    jq -e '.machine and .commands and (.scenarios | type == "object")' "$all" >/dev/null 2>&1 ||
+        die "report: $all is not the JSON of ./run bench all"
+    _report_all=$all _report_scale=null
+    if [ -n "$scale" ]; then
+        [ -f "$scale" ] || die "report: no such file: $scale"
+        jq -e 'type == "array" and length > 0 and all(.[]; .handles > 0 and
+            .registration_handles_per_s > 0 and .deregistration_handles_per_s > 0)' "$scale" \
+            >/dev/null 2>&1 || die "report: $scale is not the JSON of ./run bench registration-scale"
+        _report_scale=$(jq -c 'sort_by(.handles)' "$scale")
+    fi
+    _report_img="$(dirname "$out")/img"
+    [ -f "$template" ] || die "report: no template $template"
+    tmp="$out.tmp"
+    mkdir -p "$(dirname "$out")"
+    (
+        printf '<!-- Generated by ./run report from docs/performance.md.in: edit the template. -->\n'
+        while IFS= read -r line || [ -n "$line" ]; do
+            if [[ "$line" =~ ^@([A-Z_]+)@$ ]]; then
+                _report_block "${BASH_REMATCH[1]}" || exit 1
+            else
+                printf '%s\n' "$line"
+            fi
+        done <"$template"
+    ) >"$tmp" || { rm -f "$tmp"; die "report: $out not written"; }
+    mv "$tmp" "$out"
+    info "wrote $out"
+}

@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Tests of ./run report: the generator fills docs/performance.md.in from a
+# fixed `bench all` JSON and a scaling JSON (tests/scripts/fixtures/), with
+# the right rows, ratios and NCMP figures, keeps the hand-written text,
+# draws the plots (when gnuplot is installed) and refuses bad input with a
+# clear message. Needs jq; no services.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+RUN="$ROOT/run"
+FIX="$ROOT/tests/scripts/fixtures"
+pass=0 fail=0
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+check() {
+    local name=$1
+    shift
+    if "$@"; then
+        pass=$((pass + 1))
+        echo "ok    $name"
+    else
+        fail=$((fail + 1))
+        echo "FAIL  $name"
+    fi
+}
+
+# has FILE LINE: FILE holds LINE exactly, as a whole line.
+has() {
+    grep -qxF -- "$2" "$1" || { echo "missing line: $2"; return 1; }
+}
+
+generate() {
+    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --out "$scratch/full/performance.md" \
+        >"$scratch/full.log" 2>&1 || { cat "$scratch/full.log"; return 1; }
+}
+
+registration_rows_and_ratios() {
+    local f="$scratch/full/performance.md"
+    has "$f" "| registration, handles/s (publish -> ADVISED event) | 7,000 | 35,000 | 0.20 | 70 | 100× | 118 | 59× |" &&
+        has "$f" "| deregistration, handles/s (publish -> DELETED event) | 10,500 | 35,000 | 0.30 | 140 | 75× | 215 | 49× |" &&
+        has "$f" "50,000 handles, batch size 8 requests, 2 workers."
+}
+
+module_sync_rows() {
+    local f="$scratch/full/performance.md"
+    has "$f" "| publish -> all READY, handles/s | 5,000 | 35,000 | 0.14 | 70 | 71× | 118 | 42× |" &&
+        has "$f" "| publish -> all READY with the busy window, handles/s (NCMP's measure) | 250 | 35,000 | 0.01 | 70 | 3.6× | 118 | 2.1× |"
+}
+
+search_rows_lower_is_better() {
+    local f="$scratch/full/performance.md"
+    # for times, the ratio is NCMP's milliseconds over ncmpd's
+    has "$f" "| id-search, no-filter | 70.0 | 35.0 | 2.00 | 700 | 10× | 838 | 12× |" &&
+        has "$f" "| id-search, module | 100 | 50.0 | 2.00 | 2,000 | 20× | 220 | 2.2× |" &&
+        has "$f" "| search, trust-level | 400 | 200 | 2.00 | 16,000 | 40× | 20,412 | 51× |"
+}
+
+avc_and_ingest_rows() {
+    local f="$scratch/full/performance.md"
+    has "$f" "| AVC events forwarded, events/s | 110,000 | 220,000 | 0.50 | 5,500 (at least 98 % forwarded) | 20× |" &&
+        has "$f" "| pipeline (publish -> row) | 30,000 | 1.00 |" &&
+        has "$f" "| raw COPY of the same rows | 100,000 | 0.30 |"
+}
+
+missing_and_failed_scenarios_said() {
+    local f="$scratch/full/performance.md"
+    has "$f" "_Not measured in this run (\`./run bench data\`)._" &&
+        has "$f" "Scenarios that failed in this run: \`data\`."
+}
+
+scaling_rows_sorted_with_linearity() {
+    local f="$scratch/full/performance.md" rows
+    rows=$(grep -E '^\| [0-9,]+ \| [0-9,]+ \| [0-9,]+ \| [0-9,]+ \|' "$f" | cut -d'|' -f2 | tr -d ' ' | paste -sd' ')
+    [ "$rows" = "1,000 10,000 100,000" ] || { echo "scaling rows: $rows"; return 1; }
+    has "$f" "| 100,000 | 5,000 | 8,000 | 40,000 | 0.13 | 0.20 | 200 |" &&
+        grep -qF "From 1,000 to 100,000 handles (100× the work) registration took 40× the time and deregistration 50×" "$f"
+}
+
+machine_and_commands() {
+    local f="$scratch/full/performance.md"
+    has "$f" "2 cores (Test CPU), 23.5 GiB of memory, Linux 6.1.0, measured 2026-12-02T10:00:00Z." &&
+        has "$f" "./run bench registration --json registration.json" &&
+        has "$f" "./run bench registration-scale --sizes 1000,10000,100000 --json scale.json"
+}
+
+template_text_kept_and_filled() {
+    local f="$scratch/full/performance.md"
+    grep -q '^Where the time goes (`--log.level=debug` timings' "$f" || { echo "hand-written text lost"; return 1; }
+    ! grep -qE '^@[A-Z_]+@$' "$f" || { echo "a block was not filled"; return 1; }
+    # every non-empty line of the template that is not a block is in the
+    # output, in order
+    local text="$scratch/template-text"
+    grep -vE '^(@[A-Z_]+@)?$' "$ROOT/docs/performance.md.in" >"$text"
+    diff "$text" <(grep -xF -f "$text" "$f") || { echo "template lines missing or reordered"; return 1; }
+}
+
+plots_appear() {
+    if ! command -v gnuplot >/dev/null; then
+        echo "skip: gnuplot is not installed (Debian: gnuplot-nox), the plot files are not checked"
+        return 0
+    fi
+    local p
+    for p in registration-scale.png registration-scale-time.png; do
+        [ "$(head -c 4 "$scratch/full/img/$p" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] ||
+            { echo "$p is not a PNG"; return 1; }
+        grep -qF "(img/$p)" "$scratch/full/performance.md" || { echo "$p not referenced"; return 1; }
+    done
+}
+
+same_input_same_output() {
+    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --out "$scratch/again/performance.md" \
+        >/dev/null 2>&1 || return 1
+    cmp -s "$scratch/full/performance.md" "$scratch/again/performance.md"
+}
+
+without_scale_no_plot() {
+    "$RUN" report --json "$FIX/bench-all.json" --out "$scratch/noscale/performance.md" >/dev/null 2>&1 || return 1
+    grep -q "^_No scaling run in this report" "$scratch/noscale/performance.md" &&
+        [ ! -e "$scratch/noscale/img/registration-scale.png" ]
+}
+
+bad_input_is_one_clear_error() {
+    local out
+    echo '{"scenario": "ingest"}' >"$scratch/one.json"
+    out=$("$RUN" report --json "$scratch/one.json" --out "$scratch/bad/p.md" 2>&1) && return 1
+    grep -q "is not the JSON of ./run bench all" <<<"$out" || { echo "$out"; return 1; }
+    out=$("$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/bench-all.json" --out "$scratch/bad/p.md" 2>&1) &&
+        return 1
+    grep -q "is not the JSON of ./run bench registration-scale" <<<"$out" || { echo "$out"; return 1; }
+    printf '# x\n@NOPE@\n' >"$scratch/t.md.in"
+    out=$("$RUN" report --json "$FIX/bench-all.json" --template "$scratch/t.md.in" --out "$scratch/bad/p.md" 2>&1) &&
+        return 1
+    grep -q "unknown block @NOPE@" <<<"$out" || { echo "$out"; return 1; }
+    [ ! -e "$scratch/bad/p.md" ] || { echo "a failed report left an output file"; return 1; }
+}
+
+mkdir -p "$scratch/full" "$scratch/again" "$scratch/noscale" "$scratch/bad"
+check "the report is generated from the fixtures" generate
+check "registration rows and ratios" registration_rows_and_ratios
+check "module-sync rows, with the busy window" module_sync_rows
+check "search rows: NCMP's ms over ncmpd's" search_rows_lower_is_better
+check "avc and ingest rows" avc_and_ingest_rows
+check "a missing and a failed scenario are said" missing_and_failed_scenarios_said
+check "scaling rows sorted by size, with the linearity sentence" scaling_rows_sorted_with_linearity
+check "machine and commands" machine_and_commands
+check "the template's hand-written text is kept, every block filled" template_text_kept_and_filled
+check "the plot files appear" plots_appear
+check "the same input gives the same page" same_input_same_output
+check "without a scaling JSON: no plot, and it says so" without_scale_no_plot
+check "bad input is one clear error" bad_input_is_one_clear_error
+echo "report: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
