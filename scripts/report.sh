@@ -63,9 +63,13 @@ _report_machine() {
 
 _report_commands() {
     printf '```sh\n'
-    _report_jq 'if .quick then "# ./run bench all --quick --json all.json ran:" else "# ./run bench all --json all.json ran:" end'
+    _report_jq 'if .assembled then "# each scenario run on its own, the JSON files then put together as ./run bench all writes them:"
+        elif .quick then "# ./run bench all --quick --json all.json ran:" else "# ./run bench all --json all.json ran:" end'
     _report_jq '.commands[]'
-    if [ "$_report_scale" != null ]; then
+    if _report_jq '.scale_commands' -e >/dev/null 2>&1; then
+        _report_jq '.scale_commands[]'
+        printf './run report --json all.json --scale scale.json --out docs/performance.md\n'
+    elif [ "$_report_scale" != null ]; then
         jq -r 'map(.handles | tostring) | "./run bench registration-scale --sizes \(join(",")) --json scale.json"' \
             <<<"$_report_scale"
         printf './run report --json all.json --scale scale.json --out docs/performance.md\n'
@@ -123,8 +127,8 @@ _report_data() {
         "\(.handles | n) handles, \(.seconds) s per run; overhead = client time - the stub'"'"'s delay.\n",
         "| metric | ncmpd | floor | NCMP 2025-12 expectation | ncmpd vs expectation | NCMP best published | ncmpd vs best |",
         "|---|---|---|---|---|---|---|",
-        (def row($label; $r; $floor; $p): if $r == null then empty else
-            "| \($label) | \($r.avg_overhead_ms | ms) (p50 \($r.p50_overhead_ms | ms), p99 \($r.p99_overhead_ms | ms)) | \($floor) | \($p[0]) | \(times($p[0]; $r.avg_overhead_ms)) | \($p[1]) | \(times($p[1]; $r.avg_overhead_ms)) |" end;
+        (def row($title; $r; $floor; $p): if $r == null then empty else
+            "| \($title) | \($r.avg_overhead_ms | ms) (p50 \($r.p50_overhead_ms | ms), p99 \($r.p99_overhead_ms | ms)) | \($floor) | \($p[0]) | \(times($p[0]; $r.avg_overhead_ms)) | \($p[1]) | \(times($p[1]; $r.avg_overhead_ms)) |" end;
         row("pass-through read overhead, 13/s, ms"; $d.read_reference_rate; "stub 300 ms"; $ncmp.read_overhead_ms),
         row("pass-through write overhead, 5.2/s, ms"; $d.write_reference_rate; "stub 670 ms"; $ncmp.write_overhead_ms),
         row("pass-through read overhead, 200 concurrent, ms"; $d.read_200_concurrent; "stub 300 ms"; $ncmp.read_overhead_ms),
