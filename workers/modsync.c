@@ -23,6 +23,7 @@
 #include "ncmp_time.h"
 #include "ncmp_yang.h"
 #include "outbox.h"
+#include "singleton.h"
 
 /* Storing sets takes this lock shared, the orphan cleanup exclusive: the
  * cleanup never deletes a source a set being stored is about to use. */
@@ -847,9 +848,9 @@ void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char
 
 struct modsync_sweep {
     const ncmp_config *cfg;
-    pthread_t thread;
-    ncmp_err err;
-    int failed;
+    ncmp_producer *producer;
+    double next_cleanup; /* ncmp_now_ms() of the next orphan cleanup */
+    singleton *runner;
 };
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
@@ -936,77 +937,39 @@ static int cleanup_once(ncmp_db *db, ncmp_err *err)
     return ncmp_db_commit(db, err);
 }
 
-static void *sweep_main(void *arg)
+/* One round of the process that sweeps. */
+static int sweep_round(void *arg, ncmp_db *db, ncmp_err *err)
 {
     modsync_sweep *s = arg;
-    ncmp_db *db = NULL;
-    ncmp_producer *p = NULL;
-    PGresult *res = NULL;
-    int leader = 0;
-    double next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
-    ncmp_err err;
 
-    if (ncmp_producer_new(&p, s->cfg, "ncmpd-module-sweep", &err) != 0)
-        goto fatal;
-    while (!ncmp_stopping) {
-        if (!db && ncmp_db_open(&db, s->cfg->db_url, s->cfg->db_password,
-                                s->cfg->db_connect_timeout_s, &err) != 0) {
-            log_warn("module-sync", "sweep: %s", err.msg);
-            goto wait;
-        }
-        if (!leader) {
-            if (ncmp_db_query(
-                    db, "SELECT pg_try_advisory_lock(hashtextextended('ncmp-module-sweep', 0))", 0,
-                    NULL, &res, &err) != 0)
-                goto lost;
-            leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-            PQclear(res);
-            res = NULL;
-            if (leader)
-                log_info("module-sync", "this process sweeps for module sync");
-        }
-        if (leader) {
-            if (sweep_once(s, db, p, &err) != 0)
-                goto lost;
-            if (ncmp_now_ms() >= next_cleanup) {
-                if (cleanup_once(db, &err) != 0)
-                    goto lost;
-                next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
-            }
-        }
-        goto wait;
-    lost:
-        if (err.cls == NCMP_ERR_FATAL)
-            goto fatal;
-        log_warn("module-sync", "sweep: %s", err.msg);
-        /* a new connection: the session lock went with the old one */
-        ncmp_db_close(db);
-        db = NULL;
-        leader = 0;
-    wait:
-        for (int t = 0; t < s->cfg->module_sync_sweep_interval_ms && !ncmp_stopping; t += 100)
-            ncmp_sleep_ms(100);
+    if (sweep_once(s, db, s->producer, err) != 0)
+        return -1;
+    if (ncmp_now_ms() >= s->next_cleanup) {
+        if (cleanup_once(db, err) != 0)
+            return -1;
+        s->next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
     }
-    ncmp_db_close(db);
-    ncmp_producer_destroy(p);
-    return NULL;
-fatal:
-    s->err = err;
-    s->failed = 1;
-    ncmp_db_close(db);
-    ncmp_producer_destroy(p);
-    ncmp_signal_request_stop();
-    return NULL;
+    return 0;
 }
 
 int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *err)
 {
     modsync_sweep *s = ncmp_xcalloc(1, sizeof(*s));
+    singleton_task task = {"module-sync",
+                           "sweep",
+                           "ncmp-module-sweep",
+                           "this process sweeps for module sync",
+                           cfg->module_sync_sweep_interval_ms,
+                           sweep_round,
+                           s};
 
     s->cfg = cfg;
-    if (pthread_create(&s->thread, NULL, sweep_main, s) != 0) {
+    s->next_cleanup = ncmp_now_ms() + cfg->module_sync_cleanup_interval_s * 1000.0;
+    if (ncmp_producer_new(&s->producer, cfg, "ncmpd-module-sweep", err) != 0 ||
+        singleton_start(&s->runner, cfg, &task, err) != 0) {
+        ncmp_producer_destroy(s->producer);
         free(s);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the module-sync sweep thread");
+        return -1;
     }
     *out = s;
     return 0;
@@ -1014,15 +977,12 @@ int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *e
 
 int modsync_sweep_join(modsync_sweep *s, ncmp_err *err)
 {
-    pthread_join(s->thread, NULL);
-    if (s->failed) {
-        *err = s->err;
-        return -1;
-    }
-    return 0;
+    return singleton_join(s->runner, err);
 }
 
 void modsync_sweep_destroy(modsync_sweep *s)
 {
+    singleton_destroy(s->runner);
+    ncmp_producer_destroy(s->producer);
     free(s);
 }

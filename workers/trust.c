@@ -18,6 +18,7 @@
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
+#include "singleton.h"
 
 /* The DMI plugin a handle's trust depends on: NCMP's DATA service. Written
  * exactly as in migration 0005's index. */
@@ -457,9 +458,9 @@ void trust_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char *
 
 struct trust_watchdog {
     const ncmp_config *cfg;
-    pthread_t thread;
-    ncmp_err err;
-    int failed;
+    ncmp_dmi *dmi;
+    ncmp_producer *producer;
+    singleton *runner;
 };
 
 /* Every DMI plugin that has handles. */
@@ -644,24 +645,6 @@ done:
     return rc;
 }
 
-/* Is this process the one that checks? (A session lock: it goes with the
- * connection.) */
-static int wd_lead(ncmp_db *db, int *leader, ncmp_err *err)
-{
-    PGresult *res = NULL;
-
-    if (*leader)
-        return 0;
-    if (ncmp_db_query(db, "SELECT pg_try_advisory_lock(hashtextextended('" WATCHDOG_LOCK "', 0))",
-                      0, NULL, &res, err) != 0)
-        return -1;
-    *leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-    PQclear(res);
-    if (*leader)
-        log_info("trust", "this process checks the health of DMI plugins");
-    return 0;
-}
-
 static int wd_clients(trust_watchdog *w, ncmp_dmi **dmi, ncmp_producer **p, ncmp_err *err)
 {
     ncmp_dmi_opts opts;
@@ -675,60 +658,30 @@ static int wd_clients(trust_watchdog *w, ncmp_dmi **dmi, ncmp_producer **p, ncmp
     return ncmp_producer_new(p, w->cfg, "ncmpd-trust-watchdog", err);
 }
 
-static void *wd_main(void *arg)
+static int wd_check(void *arg, ncmp_db *db, ncmp_err *err)
 {
     trust_watchdog *w = arg;
-    ncmp_db *db = NULL;
-    ncmp_dmi *dmi = NULL;
-    ncmp_producer *p = NULL;
-    int leader = 0;
-    ncmp_err err;
-
-    if (wd_clients(w, &dmi, &p, &err) != 0)
-        goto fatal;
-    while (!ncmp_stopping) {
-        if (!db && ncmp_db_open(&db, w->cfg->db_url, w->cfg->db_password,
-                                w->cfg->db_connect_timeout_s, &err) != 0) {
-            log_warn("trust", "watchdog: %s", err.msg);
-            goto wait;
-        }
-        if (wd_lead(db, &leader, &err) != 0 || (leader && wd_round(w->cfg, db, dmi, p, &err) != 0))
-            goto lost;
-        goto wait;
-    lost:
-        if (err.cls == NCMP_ERR_FATAL)
-            goto fatal;
-        log_warn("trust", "watchdog: %s", err.msg);
-        /* a new connection: the session lock went with the old one */
-        ncmp_db_close(db);
-        db = NULL;
-        leader = 0;
-    wait:
-        for (int t = 0; t < w->cfg->trust_dmi_check_interval_ms && !ncmp_stopping; t += 100)
-            ncmp_sleep_ms(100);
-    }
-    ncmp_db_close(db);
-    ncmp_dmi_destroy(dmi);
-    ncmp_producer_destroy(p);
-    return NULL;
-fatal:
-    w->err = err;
-    w->failed = 1;
-    ncmp_db_close(db);
-    ncmp_dmi_destroy(dmi);
-    ncmp_producer_destroy(p);
-    ncmp_signal_request_stop();
-    return NULL;
+    return wd_round(w->cfg, db, w->dmi, w->producer, err);
 }
 
 int trust_watchdog_start(trust_watchdog **out, const ncmp_config *cfg, ncmp_err *err)
 {
     trust_watchdog *w = ncmp_xcalloc(1, sizeof(*w));
+    singleton_task task = {"trust",
+                           "watchdog",
+                           WATCHDOG_LOCK,
+                           "this process checks the health of DMI plugins",
+                           cfg->trust_dmi_check_interval_ms,
+                           wd_check,
+                           w};
 
     w->cfg = cfg;
-    if (pthread_create(&w->thread, NULL, wd_main, w) != 0) {
+    if (wd_clients(w, &w->dmi, &w->producer, err) != 0 ||
+        singleton_start(&w->runner, cfg, &task, err) != 0) {
+        ncmp_dmi_destroy(w->dmi);
+        ncmp_producer_destroy(w->producer);
         free(w);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the trust watchdog thread");
+        return -1;
     }
     *out = w;
     return 0;
@@ -736,15 +689,13 @@ int trust_watchdog_start(trust_watchdog **out, const ncmp_config *cfg, ncmp_err 
 
 int trust_watchdog_join(trust_watchdog *w, ncmp_err *err)
 {
-    pthread_join(w->thread, NULL);
-    if (w->failed) {
-        *err = w->err;
-        return -1;
-    }
-    return 0;
+    return singleton_join(w->runner, err);
 }
 
 void trust_watchdog_destroy(trust_watchdog *w)
 {
+    singleton_destroy(w->runner);
+    ncmp_dmi_destroy(w->dmi);
+    ncmp_producer_destroy(w->producer);
     free(w);
 }
