@@ -163,8 +163,14 @@ static const char SQL_LOCK_OFFSETS[] =
     "DO UPDATE SET next_offset = consumer_offsets.next_offset "
     "RETURNING topic, partition, next_offset";
 
+/* GREATEST: the applied offset never goes back. A redelivery that starts
+ * behind the database (Kafka's committed offset lags after a kill between
+ * the two commits, or while the broker refused commits) and comes in
+ * smaller batches than the first time would otherwise move it back to the
+ * end of a batch whose records were all skipped, and the records after it
+ * would be applied a second time. */
 static const char SQL_SAVE_OFFSETS[] =
-    "UPDATE consumer_offsets c SET next_offset = v.o, updated_at = now() "
+    "UPDATE consumer_offsets c SET next_offset = GREATEST(c.next_offset, v.o), updated_at = now() "
     "FROM unnest($2::text[], $3::int[], $4::bigint[]) AS v(t, p, o) "
     "WHERE c.group_id = $1 AND c.topic = v.t AND c.partition = v.p";
 
@@ -319,8 +325,6 @@ static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_mes
     if (ncmp_db_commit(ctx->db, err) != 0)
         goto done;
     ncmp_fault_point(st->point_after);
-    if (ntodo && !reject_reason && st->role->after_commit)
-        st->role->after_commit(state, ctx);
     rc = 0;
 done:
     if (rc != 0) {

@@ -63,10 +63,6 @@ typedef struct ncmp_stage_role {
     int (*apply)(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
                  ncmp_err *err);
     void (*worker_fini)(void *state);
-    /* Optional: after each successful commit of what apply() did (e.g. to
-     * announce committed rows; records sent here are not part of the
-     * transaction, so a crash can lose them). */
-    void (*after_commit)(void *state, ncmp_stage_ctx *ctx);
 } ncmp_stage_role;
 
 /* Start the workers. `producer` is shared and stays owned by the caller;

@@ -61,6 +61,8 @@ typedef struct ms_worker {
     ncmp_outbox outbox;
     ncmp_buf a[6];
     ncmp_buf body;
+    modsync_queue tags; /* the tags of a batch's records, for the hand-over barrier */
+    ncmp_buf slots;
 } ms_worker;
 
 static const char SQL_READ[] =
@@ -186,6 +188,7 @@ static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     w->db = ctx->db;
     ncmp_outbox_init(&w->outbox, ctx->db);
     ncmp_db_statement(ctx->db, "ms_read", SQL_READ);
+    ncmp_db_statement(ctx->db, "ms_handover_barrier", MODSYNC_SQL_HANDOVER_BARRIER);
     ncmp_db_statement(ctx->db, "ms_sets", SQL_SETS);
     ncmp_db_statement(ctx->db, "ms_tag_lock", SQL_TAG_LOCK);
     ncmp_db_statement(ctx->db, "ms_known", SQL_KNOWN);
@@ -209,6 +212,8 @@ static void ms_fini(void *state)
     for (size_t i = 0; i < sizeof(w->a) / sizeof(w->a[0]); i++)
         ncmp_buf_free(&w->a[i]);
     ncmp_buf_free(&w->body);
+    modsync_queue_free(&w->tags);
+    ncmp_buf_free(&w->slots);
     free(w);
 }
 
@@ -740,6 +745,7 @@ static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs,
     int rc = -1;
 
     ncmp_outbox_reset(&w->outbox);
+    modsync_queue_reset(&w->tags);
     for (size_t i = 0; i < n; i++) {
         const char *tag, **rids;
         size_t nr;
@@ -761,12 +767,18 @@ static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs,
             ids[nids++] = rids[k];
         }
         any_retry |= retry;
+        modsync_queue_add(&w->tags, tag, "");
         free(rids);
     }
+    modsync_queue_slots(&w->tags, &w->slots);
     if (!nids) {
         rc = 0;
         goto done;
     }
+    /* wait until the transactions that handed these handles over ended */
+    params[0] = w->slots.data;
+    if (ncmp_db_run(w->db, "ms_handover_barrier", 1, params, NULL, err) != 0)
+        goto done;
     arr_begin(&w->a[0]);
     for (size_t i = 0; i < nids; i++)
         arr_add(&w->a[0], ids[i]);

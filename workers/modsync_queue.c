@@ -1,6 +1,7 @@
 #include "modsync_queue.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,35 @@ void modsync_queue_free(modsync_queue *q)
     free(q->pairs);
     q->pairs = NULL;
     q->cap = 0;
+}
+
+int modsync_barrier_slot(const char *tag)
+{
+    /* FNV-1a: fixed, unlike a hash of the C library or of PostgreSQL's
+     * version */
+    uint32_t h = 2166136261u;
+
+    for (const unsigned char *c = (const unsigned char *)tag; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    return (int)(h % MODSYNC_BARRIER_SLOTS);
+}
+
+void modsync_queue_slots(const modsync_queue *q, ncmp_buf *out)
+{
+    unsigned char seen[MODSYNC_BARRIER_SLOTS] = {0};
+    int first = 1;
+
+    ncmp_buf_reset(out);
+    for (size_t i = 0; i < q->n; i++)
+        seen[modsync_barrier_slot(q->pairs[i].tag)] = 1;
+    ncmp_buf_append_char(out, '{');
+    for (int s = 0; s < MODSYNC_BARRIER_SLOTS; s++) {
+        if (!seen[s])
+            continue;
+        ncmp_buf_appendf(out, first ? "%d" : ",%d", s);
+        first = 0;
+    }
+    ncmp_buf_append_char(out, '}');
 }
 
 static int pair_cmp(const void *a, const void *b)

@@ -336,6 +336,7 @@ typedef struct reg_worker {
     reg_outcome outcome;
     ncmp_outbox outbox;
     modsync_queue handoff; /* new ADVISED and upgrading handles, for module sync */
+    ncmp_buf slots;        /* their hand-over barrier slots */
     ncmp_buf a[10];        /* array literals, reused */
     ncmp_buf body;
 } reg_worker;
@@ -404,6 +405,7 @@ static int reg_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     ncmp_db_statement(ctx->db, "reg_taken", SQL_TAKEN);
     ncmp_db_statement(ctx->db, "reg_update", SQL_UPDATE);
     ncmp_db_statement(ctx->db, "reg_lock_upgrade", SQL_LOCK_UPGRADE);
+    ncmp_db_statement(ctx->db, "reg_handover_lock", MODSYNC_SQL_HANDOVER_LOCK);
     *state = w;
     return 0;
 }
@@ -419,6 +421,7 @@ static void reg_fini(void *state)
     ncmp_buf_free(&w->outcome.upgraded);
     ncmp_outbox_free(&w->outbox);
     modsync_queue_free(&w->handoff);
+    ncmp_buf_free(&w->slots);
     for (size_t i = 0; i < sizeof(w->a) / sizeof(w->a[0]); i++)
         ncmp_buf_free(&w->a[i]);
     ncmp_buf_free(&w->body);
@@ -1040,6 +1043,27 @@ static void *decoder_main(void *arg)
     return NULL;
 }
 
+/* Hand new ADVISED and upgrading handles to module sync: inside the
+ * transaction, behind the hand-over barrier (modsync_queue.h), so that
+ * module sync starts at once and a crash after the commit loses nothing. */
+static int reg_hand_over(reg_worker *w, ncmp_stage_ctx *ctx, ncmp_err *err)
+{
+    const char *params[1];
+
+    if (!w->handoff.n)
+        return 0;
+    if (!*w->cfg->module_sync_topic) {
+        modsync_queue_reset(&w->handoff);
+        return 0;
+    }
+    modsync_queue_slots(&w->handoff, &w->slots);
+    params[0] = w->slots.data;
+    if (ncmp_db_run(ctx->db, "reg_handover_lock", 1, params, NULL, err) != 0)
+        return -1;
+    return modsync_queue_send(&w->handoff, ctx->producer, &ctx->delivery, w->cfg->module_sync_topic,
+                              err);
+}
+
 static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
                      ncmp_err *err)
 {
@@ -1090,26 +1114,11 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
         return -1;
     t1 = ncmp_now_ms();
     rc = ncmp_outbox_flush(&w->outbox, err);
-    log_debug("registration", "batch of %zu requests: %.0f ms, outbox %.0f ms", n, t1 - t0,
-              ncmp_now_ms() - t1);
+    if (rc == 0)
+        rc = reg_hand_over(w, ctx, err);
+    log_debug("registration", "batch of %zu requests: %.0f ms, outbox and hand-over %.0f ms", n,
+              t1 - t0, ncmp_now_ms() - t1);
     return rc;
-}
-
-/* Module sync starts as soon as the handles are committed (not before:
- * it would not see them yet). A crash between the commit and these
- * records loses them; the module-sync sweep then finds the handles
- * ADVISED after module-sync.advised-grace-ms. */
-static void reg_after_commit(void *state, ncmp_stage_ctx *ctx)
-{
-    reg_worker *w = state;
-    ncmp_err err;
-
-    if (!*w->cfg->module_sync_topic) {
-        modsync_queue_reset(&w->handoff);
-        return;
-    }
-    if (modsync_queue_send(&w->handoff, ctx->producer, NULL, w->cfg->module_sync_topic, &err) != 0)
-        log_warn("registration", "handing handles to module sync: %s (the sweep will)", err.msg);
 }
 
 void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
@@ -1124,6 +1133,5 @@ void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const
     role->arg = NULL;
     role->worker_init = reg_init;
     role->apply = reg_apply;
-    role->after_commit = reg_after_commit;
     role->worker_fini = reg_fini;
 }

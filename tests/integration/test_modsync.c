@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conformance.h"
@@ -588,6 +589,40 @@ Test(module_sync, crash_before_commit, .timeout = 240)
 Test(module_sync, crash_after_commit, .timeout = 240)
 {
     crash_at("module-sync.after-commit");
+}
+
+/* The hand-over to module sync survives a kill right after the
+ * registration commit: the records were on Kafka before it, so the handles
+ * go READY as soon as ncmpd is back, not when the sweep finds them (the
+ * grace period is ten minutes here, far beyond the test's time). */
+Test(module_sync, handover_survives_a_crash_after_the_registration_commit, .timeout = 240)
+{
+    ms_case *c = case_init("ms-handover");
+    const char *extra[] = {"--module-sync.advised-grace-ms=600000",
+                           "--registration.batch-wait-ms=2000",
+                           "--debug.fault=registration.after-commit:1", NULL};
+    const char *again[] = {"--module-sync.advised-grace-ms=600000", NULL};
+    int status;
+    long at_crash;
+    double t0, secs;
+
+    stub_start(c, 0, NULL);
+    c->pid = case_spawn(c, "a", extra, 1);
+    loadgen(c, "register", 500, 100, c->dmi);
+    status = it_wait_exit(c->pid, WAIT_MS);
+    c->pid = 0;
+    cr_assert(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+              "ncmpd killed after the registration commit (status %d); log %s", status, c->log);
+    at_crash = count_where(c, "true");
+    cr_assert_gt(at_crash, 0, "a registration batch was committed before the kill");
+    t0 = (double)time(NULL);
+    c->pid = case_spawn(c, "a", again, 1);
+    wait_handles(c, "state = 'READY'", 500);
+    secs = (double)time(NULL) - t0;
+    cr_log_info("%ld handles committed before the kill; all 500 READY %.0f s after the restart",
+                at_crash, secs);
+    cr_assert_lt(secs, 60, "READY in %.0f s: the hand-over was not lost", secs);
+    case_fini(c);
 }
 
 /* Deregistered handles leave no module data behind. */

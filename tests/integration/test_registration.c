@@ -1392,3 +1392,89 @@ Test(registration, crash_after_relay_commit_publishes_every_event_once, .timeout
 {
     crash_and_recover("lcm-relay.after-commit");
 }
+
+/* The applied offset never goes back. Register, deregister and register
+ * again the same 10 handles (one DMI: one partition, in order); ncmpd
+ * applies the three requests in one batch and dies between the database
+ * commit and the Kafka commit, so Kafka still says offset 0 while the
+ * database says 3. Restarted with batches of one request, it must skip
+ * all three: applied again, the first would answer "109 already exists"
+ * and the last two would delete and create the handles a second time. */
+Test(registration, replay_in_smaller_batches_applies_nothing_twice, .timeout = 180)
+{
+    reg_case *c = case_init("it-reg-replay");
+    const char *const first[] = {"--registration.batch-size=10",
+                                 "--registration.batch-wait-ms=3000",
+                                 "--debug.fault=registration.after-commit:1", NULL};
+    const char *const again[] = {"--registration.batch-size=1", NULL};
+    static const char *const thrice[] = {"create", "update", "delete", "create", NULL};
+    char created[1024], removed[512], group[256];
+    size_t off = 0, roff = 0, nouts, nlcm;
+    it_record *outs = NULL, *lcm = NULL;
+    json_object *evs[8];
+    int status;
+
+    off += (size_t)snprintf(created + off, sizeof(created) - off,
+                            "{'dmiPlugin':'" DMI "','createdCmHandles':[");
+    roff += (size_t)snprintf(removed + roff, sizeof(removed) - roff,
+                             "{'dmiPlugin':'" DMI "','removedCmHandles':[");
+    for (int i = 0; i < 10; i++) {
+        off += (size_t)snprintf(created + off, sizeof(created) - off, "%s{'cmHandle':'rp-%d'}",
+                                i ? "," : "", i);
+        roff +=
+            (size_t)snprintf(removed + roff, sizeof(removed) - roff, "%s'rp-%d'", i ? "," : "", i);
+    }
+    snprintf(created + off, sizeof(created) - off, "]}");
+    snprintf(removed + roff, sizeof(removed) - roff, "]}");
+    send_request(c, "req-1", DMI, created);
+    send_request(c, "req-2", DMI, removed);
+    send_request(c, "req-3", DMI, created);
+
+    case_spawn(c, first, 0);
+    status = it_wait_exit(c->pid, WAIT_MS);
+    if (status == -1) {
+        kill(c->pid, SIGKILL);
+        waitpid(c->pid, NULL, 0);
+    }
+    c->pid = 0;
+    cr_assert(status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+              "ncmpd should have died after its first commit (status %d); log %s", status, c->log);
+    cr_assert_eq(it_query_long(c->db,
+                               "SELECT COALESCE(sum(next_offset), 0) FROM consumer_offsets "
+                               "WHERE topic = $1",
+                               1, (const char *[]){c->topic}),
+                 3, "the three requests were applied in one batch; log %s", c->log);
+
+    case_start(c, again);
+    /* the skipped records are committed to Kafka: wait for that */
+    snprintf(group, sizeof(group), "g-%s-registration", c->topic);
+    for (int i = 0; i < 300 && it_committed_sum(group, c->topic, PARTITIONS) < 3; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(group, c->topic, PARTITIONS), 3, "log %s", c->log);
+    settle(c);
+    cr_assert_eq(it_query_long(c->db,
+                               "SELECT COALESCE(sum(next_offset), 0) FROM consumer_offsets "
+                               "WHERE topic = $1",
+                               1, (const char *[]){c->topic}),
+                 3, "the applied offset stays where it was");
+    cr_assert_eq(handle_count(c), 10);
+
+    nouts = read_outcomes(c, 3, &outs);
+    cr_assert_eq(nouts, 3, "one outcome per request, none again; got %zu", nouts);
+    for (size_t i = 0; i < nouts; i++) {
+        json_object *o = json_tokener_parse(outs[i].value);
+        cr_assert_not_null(o);
+        expect_all_applied(o);
+        json_object_put(o);
+    }
+    it_records_free(outs, nouts);
+    nlcm = read_lcm(c, 40, &lcm);
+    cr_assert_eq(nlcm, 40, "create, DELETING, DELETED, create for each of 10; got %zu", nlcm);
+    for (int i = 0; i < 10; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "rp-%d", i);
+        events_free(evs, expect_events(c, lcm, nlcm, id, thrice, evs));
+    }
+    it_records_free(lcm, nlcm);
+    case_fini(c);
+}
