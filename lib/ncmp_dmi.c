@@ -37,7 +37,8 @@ typedef struct dmi_xfer {
     struct curl_slist *headers;
     char *method;
     char *url;
-    char *body; /* copy of the request body, NULL when none */
+    char *body;                                   /* copy of the request body, NULL when none */
+    long connect_timeout_ms, response_timeout_ms; /* the client's, or the request's */
     int too_large;
     char errbuf[CURL_ERROR_SIZE];
     /* where the response goes: a blocking caller's slot and its wait, or a
@@ -331,8 +332,8 @@ static int xfer_options(dmi_xfer *x)
     rc |= curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     rc |= curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     rc |= curl_easy_setopt(e, CURLOPT_PROXY, ""); /* ignore *_proxy variables */
-    rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, dmi->opts.connect_timeout_ms);
-    rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, dmi->opts.response_timeout_ms);
+    rc |= curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, x->connect_timeout_ms);
+    rc |= curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, x->response_timeout_ms);
     rc |= curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     rc |= curl_easy_setopt(e, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)dmi->opts.max_response_bytes);
     rc |= curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
@@ -355,6 +356,13 @@ static dmi_xfer *xfer_new(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_err *
     x->dmi = dmi;
     x->method = ncmp_xstrdup(req->method ? req->method : req->body ? "POST" : "GET");
     x->url = ncmp_xstrdup(req->url);
+    x->connect_timeout_ms = dmi->opts.connect_timeout_ms;
+    x->response_timeout_ms = dmi->opts.response_timeout_ms;
+    if (req->timeout_ms > 0) {
+        x->response_timeout_ms = req->timeout_ms;
+        if (x->connect_timeout_ms > req->timeout_ms)
+            x->connect_timeout_ms = req->timeout_ms;
+    }
     if (req->body) {
         x->body = ncmp_xmalloc(req->body_len + 1);
         memcpy(x->body, req->body, req->body_len);
@@ -412,13 +420,13 @@ static void xfer_fail_timeout(dmi_xfer *x)
 
     curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
     if (connect_us == 0) {
-        long limit = x->dmi->opts.connect_timeout_ms;
-        if (x->dmi->opts.response_timeout_ms < limit)
-            limit = x->dmi->opts.response_timeout_ms;
+        long limit = x->connect_timeout_ms;
+        if (x->response_timeout_ms < limit)
+            limit = x->response_timeout_ms;
         xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT, "timeout: no connection after %ld ms", limit);
     } else {
         xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT, "timeout: no complete response after %ld ms",
-                  x->dmi->opts.response_timeout_ms);
+                  x->response_timeout_ms);
     }
 }
 

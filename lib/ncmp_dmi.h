@@ -96,6 +96,10 @@ typedef struct ncmp_dmi_request {
     /* extra "Name: value" lines, NULL-terminated (e.g. a forwarded
      * Authorization), or NULL */
     const char *const *headers;
+    /* > 0: this request's response timeout instead of the client's (the
+     * connect timeout is cut to it when longer), so that callers with
+     * different deadlines share one client and its connection limits */
+    long timeout_ms;
 } ncmp_dmi_request;
 
 /* Why a request got no HTTP response. */

@@ -41,10 +41,15 @@ struct data {
     const ncmp_config *cfg;
     rest_pool *pool;
     handle_cache *cache;
-    ncmp_dmi *dmi;
-    ncmp_producer *producer;
-    pthread_rwlock_t gate; /* held for reading while a DMI call is submitted */
+    ncmp_dmi *dmi;           /* the process's, shared */
+    ncmp_producer *producer; /* the process's, shared */
+    pthread_rwlock_t gate;   /* held for reading while a DMI call is submitted */
     int closed;
+    /* DMI calls submitted and not completed yet: data_stop waits for them,
+     * since the shared client outlives the HTTP server they answer on */
+    pthread_mutex_t calls_lock;
+    pthread_cond_t calls_done;
+    long calls;
     ncmp_consumer *requests; /* data.request-topic, or NULL */
     pthread_t requests_thread;
     int requests_running;
@@ -314,18 +319,53 @@ static void pt_body(ncmp_buf *b, ncmp_http_request *req, const pt_method *m, con
     ncmp_buf_append_char(b, '}');
 }
 
+/* A submitted call: its completion, counted out of d->calls. */
+typedef struct data_call {
+    data *d;
+    ncmp_dmi_done_cb done;
+    void *opaque;
+} data_call;
+
+static void call_done(ncmp_dmi_response *r, void *opaque)
+{
+    data_call *c = opaque;
+    data *d = c->d;
+
+    c->done(r, c->opaque);
+    free(c);
+    pthread_mutex_lock(&d->calls_lock);
+    if (--d->calls == 0)
+        pthread_cond_broadcast(&d->calls_done);
+    pthread_mutex_unlock(&d->calls_lock);
+}
+
 /* Submit under the gate: 0, or -1 with the request answered 503. */
 static int submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void *opaque,
                   ncmp_err *err)
 {
+    data_call *c = ncmp_xcalloc(1, sizeof(*c));
     int rc = -1;
 
+    c->d = d;
+    c->done = done;
+    c->opaque = opaque;
     pthread_rwlock_rdlock(&d->gate);
-    if (d->closed)
+    if (d->closed) {
         ncmp_err_set(err, NCMP_ERR_RETRY, "service stopping");
-    else
-        rc = ncmp_dmi_submit(d->dmi, dr, done, opaque, err);
+    } else {
+        pthread_mutex_lock(&d->calls_lock);
+        d->calls++;
+        pthread_mutex_unlock(&d->calls_lock);
+        rc = ncmp_dmi_submit(d->dmi, dr, call_done, c, err);
+        if (rc != 0) {
+            pthread_mutex_lock(&d->calls_lock);
+            d->calls--;
+            pthread_mutex_unlock(&d->calls_lock);
+        }
+    }
     pthread_rwlock_unlock(&d->gate);
+    if (rc != 0)
+        free(c);
     return rc;
 }
 
@@ -997,19 +1037,19 @@ static void routes_add(data *d, ncmp_http_server *srv)
     ncmp_http_route(srv, "POST", "/ncmp/v1/data", h_batch, d);
 }
 
-int data_start(data **out, const ncmp_config *cfg, ncmp_http_server *srv, rest_pool *pool,
+int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
                ncmp_err *err)
 {
     data *d = ncmp_xcalloc(1, sizeof(*d));
-    ncmp_dmi_opts o;
 
-    d->cfg = cfg;
+    d->cfg = svc->cfg;
     d->pool = pool;
+    d->dmi = svc->dmi;
+    d->producer = svc->producer;
     pthread_rwlock_init(&d->gate, NULL);
-    ncmp_dmi_opts_from_config(&o, cfg);
-    if (handle_cache_start(&d->cache, cfg, err) != 0 || ncmp_dmi_new(&d->dmi, &o, err) != 0 ||
-        ncmp_producer_new(&d->producer, cfg, "ncmpd-data", err) != 0 ||
-        requests_start(d, err) != 0) {
+    pthread_mutex_init(&d->calls_lock, NULL);
+    pthread_cond_init(&d->calls_done, NULL);
+    if (handle_cache_start(&d->cache, d->cfg, err) != 0 || requests_start(d, err) != 0) {
         data_stop(d);
         data_destroy(d);
         return -1;
@@ -1021,6 +1061,8 @@ int data_start(data **out, const ncmp_config *cfg, ncmp_http_server *srv, rest_p
 
 void data_stop(data *d)
 {
+    struct timespec deadline;
+
     if (!d)
         return;
     d->stop = 1;
@@ -1032,9 +1074,18 @@ void data_stop(data *d)
     pthread_rwlock_wrlock(&d->gate);
     d->closed = 1;
     pthread_rwlock_unlock(&d->gate);
-    /* the calls in flight complete as cancelled: their requests get 503 */
-    ncmp_dmi_destroy(d->dmi);
-    d->dmi = NULL;
+    /* The calls in flight get their answers (each ends within the DMI
+     * response timeout); past that and a margin, the process's shutdown
+     * watchdog has the last word. */
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += d->cfg->dmi_response_timeout_ms / 1000 + 5;
+    pthread_mutex_lock(&d->calls_lock);
+    while (d->calls > 0)
+        if (pthread_cond_timedwait(&d->calls_done, &d->calls_lock, &deadline) != 0)
+            break;
+    if (d->calls > 0)
+        log_warn("data", "%ld DMI calls still in flight at shutdown", d->calls);
+    pthread_mutex_unlock(&d->calls_lock);
 }
 
 void data_destroy(data *d)
@@ -1042,8 +1093,9 @@ void data_destroy(data *d)
     if (!d)
         return;
     data_stop(d);
-    ncmp_producer_destroy(d->producer);
     handle_cache_stop(d->cache);
     pthread_rwlock_destroy(&d->gate);
+    pthread_mutex_destroy(&d->calls_lock);
+    pthread_cond_destroy(&d->calls_done);
     free(d);
 }

@@ -37,20 +37,23 @@
 #include "ncmp_err.h"
 #include "ncmp_http.h"
 #include "rest_db.h"
+#include "role.h"
 
 typedef struct data data;
 
-/* Start the handle cache, the DMI client, the producer of result events
- * and the request-topic consumer, and add the routes to `srv` (which must
- * not be started yet). `pool` is borrowed (reference look-ups the cache
- * misses) and must outlive data_stop. On success *d is owned by the
- * caller (data_stop, then data_destroy). */
-int data_start(data **d, const ncmp_config *cfg, ncmp_http_server *srv, rest_pool *pool,
+/* Start the handle cache and the request-topic consumer, and add the
+ * routes to `srv` (which must not be started yet). DMI calls and result
+ * events go through the process's DMI client and producer (`svc`,
+ * borrowed). `pool` is borrowed (reference look-ups the cache misses) and
+ * must outlive data_stop. On success *d is owned by the caller (data_stop,
+ * then data_destroy). */
+int data_start(data **d, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
                ncmp_err *err);
 
-/* Refuse new requests (503), stop the request consumer, and end the DMI
- * calls in flight (their requests are answered 503). Call before the HTTP
- * server is destroyed. Accepts NULL. */
+/* Refuse new requests (503), stop the request consumer, and wait for the
+ * DMI calls in flight to be answered (at most the DMI response timeout
+ * and a margin). Call before the HTTP server is destroyed. Accepts
+ * NULL. */
 void data_stop(data *d);
 
 /* Free what is left (after the server is gone). Accepts NULL. */

@@ -13,7 +13,7 @@
 
 struct health {
     rest_pool *pool;
-    ncmp_producer *probe; /* asks the broker for metadata */
+    ncmp_producer *probe; /* the process's, asked for the broker's metadata */
     ncmp_metric *handles; /* ncmp_inventory_handles{state} */
     int collector;
 };
@@ -123,16 +123,13 @@ void health_http_observe(void *arg, const char *method, const char *route, int s
     ncmp_metrics_http_observe(method, route, status, latency_ms / 1000.0);
 }
 
-int health_start(health **out, const ncmp_config *cfg, ncmp_http_server *server, rest_pool *pool,
+int health_start(health **out, const ncmp_services *svc, ncmp_http_server *server, rest_pool *pool,
                  ncmp_err *err)
 {
     health *h = ncmp_xcalloc(1, sizeof(*h));
 
     h->pool = pool;
-    if (ncmp_producer_new(&h->probe, cfg, "ncmpd-health", err) != 0) {
-        free(h);
-        return -1;
-    }
+    h->probe = svc->producer;
     h->handles = ncmp_metrics_lib_get()->inventory_handles;
     h->collector = ncmp_metrics_collector_add(collect_handles, h);
     ncmp_http_route(server, "GET", "/actuator/health", h_health, h);
@@ -147,6 +144,5 @@ void health_stop(health *h)
     if (!h)
         return;
     ncmp_metrics_collector_remove(h->collector);
-    ncmp_producer_destroy(h->probe);
     free(h);
 }

@@ -19,11 +19,12 @@
 #include "ncmp_err.h"
 #include "ncmp_http.h"
 #include "rest_db.h"
+#include "role.h"
 
 typedef struct health health;
 
 /* Add the routes to `server` (before it starts); `pool` is borrowed. */
-int health_start(health **h, const ncmp_config *cfg, ncmp_http_server *server, rest_pool *pool,
+int health_start(health **h, const ncmp_services *svc, ncmp_http_server *server, rest_pool *pool,
                  ncmp_err *err);
 void health_stop(health *h);
 

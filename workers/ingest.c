@@ -82,8 +82,10 @@ static int ingest_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **m
     return 0;
 }
 
-void ingest_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
+void ingest_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
 {
+    const ncmp_config *cfg = svc->cfg;
+
     topics[0] = cfg->ingest_topic;
     role->name = "ingest";
     role->topics = topics;

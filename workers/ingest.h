@@ -7,8 +7,9 @@
 #define NCMPD_INGEST_H
 
 #include "ncmp_stage.h"
+#include "role.h"
 
 /* Fill *role for `cfg`; `topics` must hold 1 entry and outlive the role. */
-void ingest_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+void ingest_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
 
 #endif

@@ -15,21 +15,19 @@
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
+#include "ncmp_singleton.h"
 #include "outbox.h"
 #include "ncmp_time.h"
 
 /* Any constant will do, the same in every process. */
-#define RELAY_LOCK_KEY "7340217002"
+#define RELAY_LOCK_KEY 7340217002LL
 #define MAX_PARTITIONS 1024
 #define SEQ_HEADER     "ncmp_outbox_seq"
 
 struct lcm_relay {
     const ncmp_config *cfg;
-    pthread_t thread;
-    int started;
-    int failed;
-    ncmp_err err;
-    ncmp_db *db;
+    ncmp_singleton *runner;
+    ncmp_db *db; /* the runner's connection, during a callback */
     rd_kafka_t *rk;
     /* delivery reports of the current round (served on the relay thread) */
     long pending;
@@ -351,103 +349,81 @@ done:
     return n;
 }
 
-static void *relay_main(void *arg)
+/* Taking over: listen for the outbox, and forget what the last holder
+ * published without recording it. */
+static int relay_lead(void *arg, ncmp_db *db, ncmp_err *err)
 {
     lcm_relay *r = arg;
-    long backoff = 200;
-    int leader = 0;
 
-    if (producer_new(r, &r->err) != 0) {
-        r->failed = 1;
-        ncmp_signal_request_stop();
-        return NULL;
-    }
-    while (!ncmp_stopping) {
-        ncmp_err err;
-        if (!r->db && ncmp_db_open(&r->db, r->cfg->db_url, r->cfg->db_password,
-                                   r->cfg->db_connect_timeout_s, &err) != 0) {
-            log_warn("lcm-relay", "%s; retrying", err.msg);
-            ncmp_sleep_ms(backoff);
-            backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
-            continue;
-        }
-        if (!leader) {
-            PGresult *res = NULL;
-            if (ncmp_db_query(r->db, "SELECT pg_try_advisory_lock(" RELAY_LOCK_KEY ")", 0, NULL,
-                              &res, &err) != 0)
-                goto db_failed;
-            leader = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-            PQclear(res);
-            if (!leader) {
-                ncmp_sleep_ms(500); /* another process relays; take over if it goes */
-                continue;
-            }
-            if (ncmp_db_exec(r->db, "LISTEN " NCMP_OUTBOX_CHANNEL, &err) != 0 ||
-                recover(r, &err) != 0)
-                goto db_failed;
-            log_info("lcm-relay", "relaying lifecycle events to %s", r->cfg->lcm_topic);
-            backoff = 200;
-        }
-        {
-            long n = publish_round(r, &err);
-            if (n < 0)
-                goto db_failed;
-            if (n < r->cfg->lcm_relay_batch_size)
-                wait_notify(r, 200);
-            continue;
-        }
-    db_failed:
-        if (err.cls == NCMP_ERR_FATAL) {
-            r->err = err;
-            r->failed = 1;
-            ncmp_signal_request_stop();
-            break;
-        }
-        log_warn("lcm-relay", "%s; starting over", err.msg);
-        /* Give up leadership with the connection: whoever relays next
-         * recovers from the checkpoint first. */
-        ncmp_db_close(r->db);
-        r->db = NULL;
-        leader = 0;
-        ncmp_sleep_ms(backoff);
-        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
-    }
-    ncmp_db_close(r->db);
-    r->db = NULL;
-    rd_kafka_flush(r->rk, 10000);
-    rd_kafka_destroy(r->rk);
-    r->rk = NULL;
-    return NULL;
+    r->db = db;
+    if (ncmp_db_exec(db, "LISTEN " NCMP_OUTBOX_CHANNEL, err) != 0 || recover(r, err) != 0)
+        return -1;
+    log_info("lcm-relay", "relaying lifecycle events to %s", r->cfg->lcm_topic);
+    return 0;
+}
+
+static int relay_round(void *arg, ncmp_db *db, ncmp_err *err)
+{
+    lcm_relay *r = arg;
+    long n;
+
+    r->db = db;
+    n = publish_round(r, err);
+    if (n < 0)
+        return -1;
+    return n < r->cfg->lcm_relay_batch_size ? NCMP_SINGLETON_IDLE : NCMP_SINGLETON_MORE;
+}
+
+static void relay_wait(void *arg, ncmp_db *db, int ms)
+{
+    lcm_relay *r = arg;
+
+    r->db = db;
+    wait_notify(r, ms);
 }
 
 int lcm_relay_start(lcm_relay **out, const ncmp_config *cfg, ncmp_err *err)
 {
     lcm_relay *r = ncmp_xcalloc(1, sizeof(*r));
+    /* 200 ms: the longest wait for a NOTIFY, and how often a process that
+     * does not relay asks whether the one that does is still there */
+    ncmp_singleton_task task = {.component = "lcm-relay",
+                                .what = "relay",
+                                .lock_key = RELAY_LOCK_KEY,
+                                .leader_msg = "this process relays lifecycle events",
+                                .idle_ms = 200,
+                                .lead = relay_lead,
+                                .round = relay_round,
+                                .wait = relay_wait,
+                                .arg = r};
 
     r->cfg = cfg;
-    if (pthread_create(&r->thread, NULL, relay_main, r) != 0) {
+    if (producer_new(r, err) != 0) {
         free(r);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the lifecycle relay thread");
+        return -1;
     }
-    r->started = 1;
+    if (ncmp_singleton_start(&r->runner, cfg, &task, err) != 0) {
+        rd_kafka_destroy(r->rk);
+        free(r);
+        return -1;
+    }
     *out = r;
     return 0;
 }
 
 int lcm_relay_join(lcm_relay *r, ncmp_err *err)
 {
-    if (r->started) {
-        pthread_join(r->thread, NULL);
-        r->started = 0;
-    }
-    if (r->failed) {
-        *err = r->err;
-        return -1;
-    }
-    return 0;
+    return ncmp_singleton_join(r->runner, err);
 }
 
 void lcm_relay_destroy(lcm_relay *r)
 {
+    if (!r)
+        return;
+    ncmp_singleton_destroy(r->runner);
+    if (r->rk) {
+        rd_kafka_flush(r->rk, 10000);
+        rd_kafka_destroy(r->rk);
+    }
     free(r);
 }

@@ -17,13 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "forward.h"
-#include "ingest.h"
-#include "lcm_relay.h"
-#include "modsync.h"
-#include "registration.h"
-#include "rest.h"
-#include "trust.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
@@ -31,9 +24,9 @@
 #include "ncmp_log.h"
 #include "ncmp_migrate.h"
 #include "ncmp_signal.h"
-#include "ncmp_stage.h"
 #include "ncmp_time.h"
 #include "ncmp_yang.h"
+#include "role.h"
 
 extern char **environ;
 
@@ -47,9 +40,9 @@ static const char usage[] =
     "plugins, announces their lifecycle on Kafka, and proxies data operations.\n"
     "\n"
     "Commands:\n"
-    "  run            run the worker roles named by --roles (the default)\n"
-    "                 (ingest, registration, module-sync, trust, lcm-relay, rest,\n"
-    "                 avc-forward, async-forward; trust also runs the DMI health watchdog)\n"
+    "  run            run the worker roles named by --roles (the default; the roles\n"
+    "                 are listed under --roles below; module-sync also runs its sweep,\n"
+    "                 trust the DMI health watchdog)\n"
     "  migrate        apply pending database migrations, then exit\n"
     "  create-topics  create the Kafka topics the roles use, then exit\n"
     "  config-doc     print the configuration reference (Markdown)\n"
@@ -63,86 +56,6 @@ static const char usage[] =
     "Exit status: 0 clean stop, 1 fatal error, 2 bad usage or configuration,\n"
     "130 stopped by a second signal.\n"
     "\n";
-
-typedef struct role_entry {
-    const char *name;
-    void (*init)(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
-} role_entry;
-
-static const role_entry all_roles[] = {
-    {"ingest", ingest_role_init},
-    {"registration", registration_role_init},
-    {"module-sync", modsync_role_init},
-    {"trust", trust_role_init},
-};
-/* Not stages: the lifecycle relay (one active across all processes) and
- * the REST API. */
-#define RELAY_ROLE "lcm-relay"
-#define REST_ROLE  "rest"
-#define NROLES     (sizeof(all_roles) / sizeof(all_roles[0]))
-/* Not stages either, and without a database: the Kafka forwarders. */
-static const char *const forward_roles[] = {FORWARD_AVC_ROLE, FORWARD_ASYNC_ROLE};
-#define NFORWARD (sizeof(forward_roles) / sizeof(forward_roles[0]))
-
-/* Is `name` in the comma-separated `roles` (or is it "all")? */
-static int role_wanted(const char *roles, const char *name)
-{
-    size_t n = strlen(name);
-    const char *p = roles;
-
-    if (strcmp(roles, "all") == 0)
-        return 1;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        while (len && *p == ' ')
-            p++, len--;
-        while (len && p[len - 1] == ' ')
-            len--;
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    return 0;
-}
-
-static int roles_check(const char *roles, ncmp_err *err)
-{
-    const char *p = roles;
-
-    if (strcmp(roles, "all") == 0)
-        return 0;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char name[64];
-        int known = 0;
-        snprintf(name, sizeof(name), "%.*s", (int)len, p);
-        for (size_t i = 0; i < NROLES; i++)
-            known |= role_wanted(name, all_roles[i].name);
-        known |= role_wanted(name, RELAY_ROLE);
-        known |= role_wanted(name, REST_ROLE);
-        for (size_t i = 0; i < NFORWARD; i++)
-            known |= role_wanted(name, forward_roles[i]);
-        if (!known)
-            return ncmp_err_set(err, NCMP_ERR_FATAL, "roles: unknown role '%s'", name);
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    return 0;
-}
-
-/* Does any role of `roles` use the database (the forwarders do not)? */
-static int roles_need_db(const char *roles)
-{
-    for (size_t i = 0; i < NROLES; i++)
-        if (role_wanted(roles, all_roles[i].name))
-            return 1;
-    return role_wanted(roles, RELAY_ROLE) || role_wanted(roles, REST_ROLE);
-}
 
 /* Connect, waiting for the database to come up (as in a fresh deployment
  * where ncmpd starts first), until a stop is requested. */
@@ -183,35 +96,13 @@ static int cmd_migrate(const ncmp_config *cfg)
 
 static int cmd_create_topics(const ncmp_config *cfg)
 {
-    const char *topics[2 * NROLES + 6 + 3 * NFORWARD];
-    char dlq[NROLES][256], data_dlq[256];
-    char fwd[3 * NFORWARD][256];
-    size_t nfwd = 0;
-    size_t n = 0;
+    char names[64][256];
+    const char *topics[64];
+    size_t n = ncmp_roles_topics(cfg, names, 64);
     ncmp_err err;
 
-    topics[n++] = cfg->registration_response_topic;
-    topics[n++] = cfg->lcm_topic;
-    topics[n++] = cfg->trust_inventory_events_topic;
-    if (*cfg->data_request_topic) {
-        topics[n++] = cfg->data_request_topic;
-        snprintf(data_dlq, sizeof(data_dlq), "%s-dlq", cfg->data_request_topic);
-        topics[n++] = data_dlq;
-    }
-    for (size_t i = 0; i < NROLES; i++) {
-        ncmp_stage_role role;
-        const char *role_topics[4];
-        all_roles[i].init(&role, cfg, role_topics);
-        for (size_t t = 0; t < role.ntopics && t < 1; t++) {
-            topics[n++] = role.topics[t];
-            snprintf(dlq[i], sizeof(dlq[i]), "%s-dlq", role.topics[t]);
-            topics[n++] = dlq[i];
-        }
-    }
-    for (size_t i = 0; i < NFORWARD; i++)
-        nfwd += forward_topics(cfg, forward_roles[i], fwd + nfwd, 3 * NFORWARD - nfwd);
-    for (size_t i = 0; i < nfwd; i++)
-        topics[n++] = fwd[i];
+    for (size_t i = 0; i < n; i++)
+        topics[i] = names[i];
     if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
         log_error("kafka", "%s", err.msg);
         return EXIT_FATAL;
@@ -230,89 +121,37 @@ static void *shutdown_watchdog(void *arg)
     return NULL;
 }
 
+/* Start the selected rows in table order; on a stop request, stop and
+ * join them in the reverse order (role.h says why that order). */
 static int cmd_run(const ncmp_config *cfg)
 {
-    ncmp_producer *producer = NULL;
-    ncmp_stage *stages[NROLES] = {0};
-    ncmp_stage_role roles[NROLES];
-    const char *role_topics[NROLES][4];
-    lcm_relay *relay = NULL;
-    void *modsync_shared = NULL;
-    modsync_sweep *sweep = NULL;
-    rest *api = NULL;
-    trust_watchdog *trust_wd = NULL;
-    forward *forwarders[NFORWARD] = {0};
+    ncmp_services svc;
+    void *handles[32] = {0};
+    int started[32] = {0};
     ncmp_err err;
-    int rc = 0;
-    int nstarted = 0;
+    int rc = 0, nstarted = 0;
     pthread_t watchdog;
 
-    memset(roles, 0, sizeof(roles));
-    if (cfg->db_migrate_on_start && roles_need_db(cfg->roles)) {
+    if (cfg->db_migrate_on_start && ncmp_roles_need_db(cfg->roles)) {
         rc = cmd_migrate(cfg);
         if (rc != 0 || ncmp_stopping)
             return rc;
     }
-    if (ncmp_producer_new(&producer, cfg, "ncmpd", &err) != 0) {
+    if (ncmp_services_new(&svc, cfg, &err) != 0) {
         log_error("main", "%s", err.msg);
         return EXIT_FATAL;
     }
-    for (size_t i = 0; i < NROLES; i++) {
-        if (!role_wanted(cfg->roles, all_roles[i].name))
+    for (size_t i = 0; i < ncmp_nroles && !ncmp_stopping; i++) {
+        const ncmp_role *r = &ncmp_roles[i];
+        if (!ncmp_role_selected(r, cfg->roles))
             continue;
-        all_roles[i].init(&roles[i], cfg, role_topics[i]);
-        if (strcmp(all_roles[i].name, "module-sync") == 0) {
-            if (modsync_shared_new(&modsync_shared, cfg, &err) != 0 ||
-                modsync_sweep_start(&sweep, cfg, &err) != 0) {
-                log_error("main", "%s", err.msg);
-                rc = EXIT_FATAL;
-                ncmp_signal_request_stop();
-                break;
-            }
-            roles[i].arg = modsync_shared;
-        }
-        if (strcmp(all_roles[i].name, "trust") == 0 &&
-            trust_watchdog_start(&trust_wd, cfg, &err) != 0) {
-            log_error("main", "%s", err.msg);
+        if (r->start(r, &svc, &handles[i], &err) != 0) {
+            log_error("main", "%s: %s", r->name, err.msg);
             rc = EXIT_FATAL;
             ncmp_signal_request_stop();
             break;
         }
-        if (ncmp_stage_start(&stages[i], cfg, &roles[i], producer, &err) != 0) {
-            log_error("main", "%s", err.msg);
-            rc = EXIT_FATAL;
-            ncmp_signal_request_stop();
-            break;
-        }
-        nstarted++;
-    }
-    if (!ncmp_stopping && role_wanted(cfg->roles, RELAY_ROLE)) {
-        if (lcm_relay_start(&relay, cfg, &err) != 0) {
-            log_error("main", "%s", err.msg);
-            rc = EXIT_FATAL;
-            ncmp_signal_request_stop();
-        } else {
-            nstarted++;
-        }
-    }
-    if (!ncmp_stopping && role_wanted(cfg->roles, REST_ROLE)) {
-        if (rest_start(&api, cfg, &err) != 0) {
-            log_error("main", "%s", err.msg);
-            rc = EXIT_FATAL;
-            ncmp_signal_request_stop();
-        } else {
-            nstarted++;
-        }
-    }
-    for (size_t i = 0; i < NFORWARD && !ncmp_stopping; i++) {
-        if (!role_wanted(cfg->roles, forward_roles[i]))
-            continue;
-        if (forward_start(&forwarders[i], cfg, forward_roles[i], &err) != 0) {
-            log_error("main", "%s", err.msg);
-            rc = EXIT_FATAL;
-            ncmp_signal_request_stop();
-            break;
-        }
+        started[i] = 1;
         nstarted++;
     }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
@@ -323,51 +162,19 @@ static int cmd_run(const ncmp_config *cfg)
     pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
     pthread_detach(watchdog);
 
-    /* the REST API first: no new requests while the workers finish */
-    rest_stop(api);
-
-    for (size_t i = 0; i < NROLES; i++) {
-        if (!stages[i])
+    for (size_t i = ncmp_nroles; i-- > 0;) {
+        const ncmp_role *r = &ncmp_roles[i];
+        if (!started[i])
             continue;
-        if (ncmp_stage_join(stages[i], &err) != 0) {
-            log_error("main", "role %s failed: %s", all_roles[i].name, err.msg);
+        if (r->stop)
+            r->stop(handles[i]);
+        if (r->join && r->join(handles[i], &err) != 0) {
+            log_error("main", "role %s failed: %s", r->name, err.msg);
             rc = EXIT_FATAL;
         }
-        ncmp_stage_destroy(stages[i]);
+        r->destroy(handles[i]);
     }
-    if (sweep) {
-        if (modsync_sweep_join(sweep, &err) != 0) {
-            log_error("main", "module-sync sweep failed: %s", err.msg);
-            rc = EXIT_FATAL;
-        }
-        modsync_sweep_destroy(sweep);
-    }
-    modsync_shared_destroy(modsync_shared);
-    if (trust_wd) {
-        if (trust_watchdog_join(trust_wd, &err) != 0) {
-            log_error("main", "trust watchdog failed: %s", err.msg);
-            rc = EXIT_FATAL;
-        }
-        trust_watchdog_destroy(trust_wd);
-    }
-    for (size_t i = 0; i < NFORWARD; i++) {
-        if (!forwarders[i])
-            continue;
-        if (forward_join(forwarders[i], &err) != 0) {
-            log_error("main", "role %s failed: %s", forward_roles[i], err.msg);
-            rc = EXIT_FATAL;
-        }
-        forward_destroy(forwarders[i]);
-    }
-    /* the relay last: it publishes what the stages committed */
-    if (relay) {
-        if (lcm_relay_join(relay, &err) != 0) {
-            log_error("main", "lifecycle relay failed: %s", err.msg);
-            rc = EXIT_FATAL;
-        }
-        lcm_relay_destroy(relay);
-    }
-    ncmp_producer_destroy(producer);
+    ncmp_services_free(&svc);
     log_info("main", "stopped");
     return rc;
 }
@@ -405,7 +212,7 @@ int main(int argc, char **argv)
     format = ncmp_log_format_parse(cfg->log_format);
     ncmp_log_setup((ncmp_log_level)level, (ncmp_log_format)format, stderr);
     ncmp_yang_log_setup();
-    if (ncmp_fault_setup(cfg->debug_fault, &err) != 0 || roles_check(cfg->roles, &err) != 0) {
+    if (ncmp_fault_setup(cfg->debug_fault, &err) != 0 || ncmp_roles_check(cfg->roles, &err) != 0) {
         fprintf(stderr, "ncmpd: %s\n", err.msg);
         rc = EXIT_USAGE;
         goto out;

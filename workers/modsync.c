@@ -23,15 +23,11 @@
 #include "ncmp_time.h"
 #include "ncmp_yang.h"
 #include "outbox.h"
-#include "singleton.h"
+#include "ncmp_singleton.h"
 
 /* Storing sets takes this lock shared, the orphan cleanup exclusive: the
  * cleanup never deletes a source a set being stored is about to use. */
 #define CLEANUP_LOCK "ncmp-module-cleanup"
-
-typedef struct ms_shared {
-    ncmp_dmi *dmi;
-} ms_shared;
 
 /* One handle of the batch that needs a sync. */
 typedef struct ms_handle {
@@ -56,7 +52,7 @@ typedef struct ms_group {
 
 typedef struct ms_worker {
     const ncmp_config *cfg;
-    ms_shared *shared;
+    ncmp_dmi *dmi; /* the process's, shared */
     ncmp_db *db;
     ncmp_outbox outbox;
     ncmp_buf a[6];
@@ -156,35 +152,12 @@ static void arr_end(ncmp_buf *b)
 
 /* --- the role ------------------------------------------------------------ */
 
-int modsync_shared_new(void **shared, const ncmp_config *cfg, ncmp_err *err)
-{
-    ms_shared *s = ncmp_xcalloc(1, sizeof(*s));
-    ncmp_dmi_opts opts;
-
-    ncmp_dmi_opts_from_config(&opts, cfg);
-    if (ncmp_dmi_new(&s->dmi, &opts, err) != 0) {
-        free(s);
-        return -1;
-    }
-    *shared = s;
-    return 0;
-}
-
-void modsync_shared_destroy(void *shared)
-{
-    ms_shared *s = shared;
-    if (!s)
-        return;
-    ncmp_dmi_destroy(s->dmi);
-    free(s);
-}
-
 static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
 {
     ms_worker *w = ncmp_xcalloc(1, sizeof(*w));
 
     w->cfg = ctx->cfg;
-    w->shared = arg;
+    w->dmi = arg;
     w->db = ctx->db;
     ncmp_outbox_init(&w->outbox, ctx->db);
     ncmp_db_statement(ctx->db, "ms_read", SQL_READ);
@@ -291,7 +264,7 @@ static void fetch_references(ms_worker *w, ms_group **gs, size_t n)
         rq[i].body = bodies[i].data;
         rq[i].body_len = bodies[i].len;
     }
-    if (ncmp_dmi_call_many(w->shared->dmi, rq, n, rs, &err) != 0) {
+    if (ncmp_dmi_call_many(w->dmi, rq, n, rs, &err) != 0) {
         for (size_t i = 0; i < n; i++)
             if (!*gs[i]->error)
                 group_fail(gs[i], "module references: %s", err.msg);
@@ -391,7 +364,7 @@ static void fetch_sources(ms_worker *w, ms_group **gs, size_t n, char ***sums)
     next:
         free(missing);
     }
-    if (nask && ncmp_dmi_call_many(w->shared->dmi, rq, nask, rs, &err) != 0) {
+    if (nask && ncmp_dmi_call_many(w->dmi, rq, nask, rs, &err) != 0) {
         for (size_t i = 0; i < nask; i++)
             group_fail(ask[i], "module resources: %s", err.msg);
     } else {
@@ -841,8 +814,10 @@ done:
     return rc;
 }
 
-void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
+void modsync_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
 {
+    const ncmp_config *cfg = svc->cfg;
+
     topics[0] = cfg->module_sync_topic;
     role->name = "module-sync";
     role->topics = topics;
@@ -850,7 +825,7 @@ void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char
     role->workers = cfg->module_sync_workers;
     role->batch_size = cfg->module_sync_batch_size;
     role->batch_wait_ms = cfg->module_sync_batch_wait_ms;
-    role->arg = NULL; /* set by the caller: modsync_shared_new */
+    role->arg = svc->dmi;
     role->worker_init = ms_init;
     role->apply = ms_apply;
     role->worker_fini = ms_fini;
@@ -860,9 +835,9 @@ void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char
 
 struct modsync_sweep {
     const ncmp_config *cfg;
-    ncmp_producer *producer;
-    double next_cleanup; /* ncmp_now_ms() of the next orphan cleanup */
-    singleton *runner;
+    ncmp_producer *producer; /* the process's, shared */
+    double next_cleanup;     /* ncmp_now_ms() of the next orphan cleanup */
+    ncmp_singleton *runner;
 };
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
@@ -964,22 +939,21 @@ static int sweep_round(void *arg, ncmp_db *db, ncmp_err *err)
     return 0;
 }
 
-int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *err)
+int modsync_sweep_start(modsync_sweep **out, const ncmp_services *svc, ncmp_err *err)
 {
     modsync_sweep *s = ncmp_xcalloc(1, sizeof(*s));
-    singleton_task task = {"module-sync",
-                           "sweep",
-                           "ncmp-module-sweep",
-                           "this process sweeps for module sync",
-                           cfg->module_sync_sweep_interval_ms,
-                           sweep_round,
-                           s};
+    ncmp_singleton_task task = {.component = "module-sync",
+                                .what = "sweep",
+                                .lock = "ncmp-module-sweep",
+                                .leader_msg = "this process sweeps for module sync",
+                                .idle_ms = svc->cfg->module_sync_sweep_interval_ms,
+                                .round = sweep_round,
+                                .arg = s};
 
-    s->cfg = cfg;
-    s->next_cleanup = ncmp_now_ms() + cfg->module_sync_cleanup_interval_s * 1000.0;
-    if (ncmp_producer_new(&s->producer, cfg, "ncmpd-module-sweep", err) != 0 ||
-        singleton_start(&s->runner, cfg, &task, err) != 0) {
-        ncmp_producer_destroy(s->producer);
+    s->cfg = svc->cfg;
+    s->producer = svc->producer;
+    s->next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
+    if (ncmp_singleton_start(&s->runner, s->cfg, &task, err) != 0) {
         free(s);
         return -1;
     }
@@ -989,12 +963,13 @@ int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *e
 
 int modsync_sweep_join(modsync_sweep *s, ncmp_err *err)
 {
-    return singleton_join(s->runner, err);
+    return ncmp_singleton_join(s->runner, err);
 }
 
 void modsync_sweep_destroy(modsync_sweep *s)
 {
-    singleton_destroy(s->runner);
-    ncmp_producer_destroy(s->producer);
+    if (!s)
+        return;
+    ncmp_singleton_destroy(s->runner);
     free(s);
 }

@@ -31,21 +31,20 @@
 #ifndef NCMPD_MODSYNC_H
 #define NCMPD_MODSYNC_H
 
-#include "ncmp_config.h"
 #include "ncmp_err.h"
 #include "ncmp_stage.h"
+#include "role.h"
 
-void modsync_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+/* Fill *role; `topics` must hold 1 entry and outlive the role. The
+ * workers share the process's DMI client. */
+void modsync_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
 
-/* The shared state of the role (the DMI client); call before starting the
- * stage, destroy after it ended. */
-int modsync_shared_new(void **shared, const ncmp_config *cfg, ncmp_err *err);
-void modsync_shared_destroy(void *shared);
-
-/* The sweep thread. */
+/* The sweep: a singleton task (lib/ncmp_singleton.h) that sends with the
+ * process's producer. */
 typedef struct modsync_sweep modsync_sweep;
-int modsync_sweep_start(modsync_sweep **s, const ncmp_config *cfg, ncmp_err *err);
+int modsync_sweep_start(modsync_sweep **s, const ncmp_services *svc, ncmp_err *err);
 int modsync_sweep_join(modsync_sweep *s, ncmp_err *err);
+/* Accepts NULL. */
 void modsync_sweep_destroy(modsync_sweep *s);
 
 #endif

@@ -9,12 +9,9 @@
 #define NCMPD_REGISTRATION_H
 
 #include "ncmp_stage.h"
+#include "role.h"
 
 /* Fill *role for `cfg`; `topics` must hold 1 entry and outlive the role. */
-void registration_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
-
-/* NCMP's check of a CM-handle id: none of =!" #$%&'()*+,./\:;<>?@[]^`{|}~
- * and not empty. */
-int registration_id_valid(const char *id);
+void registration_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
 
 #endif

@@ -25,6 +25,7 @@ struct rest {
     ncmp_http_server *server;
     health *health;
     data *data;
+    int stopped;
 };
 
 #define HANDLE_COLUMNS REST_HANDLE_COLUMNS
@@ -302,9 +303,10 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
 }
 
-int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
+int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
 {
     rest *r = ncmp_xcalloc(1, sizeof(*r));
+    const ncmp_config *cfg = svc->cfg;
     ncmp_http_options o = {0};
 
     r->cfg = cfg;
@@ -319,29 +321,41 @@ int rest_start(rest **out, const ncmp_config *cfg, ncmp_err *err)
     if (rest_pool_new(&r->pool, cfg, err) != 0 ||
         rest_registration_start(&r->registration, cfg, err) != 0 ||
         ncmp_http_server_new(&r->server, &o, err) != 0 ||
-        health_start(&r->health, cfg, r->server, r->pool, err) != 0)
+        health_start(&r->health, svc, r->server, r->pool, err) != 0)
         goto fail;
     routes_add(r);
-    if (data_start(&r->data, cfg, r->server, r->pool, err) != 0 ||
+    if (data_start(&r->data, svc, r->server, r->pool, err) != 0 ||
         ncmp_http_server_start(r->server, err) != 0)
         goto fail;
     *out = r;
     return 0;
 fail:
     rest_stop(r);
+    rest_destroy(r);
     return -1;
 }
 
 void rest_stop(rest *r)
 {
-    if (!r)
+    if (!r || r->stopped)
         return;
+    r->stopped = 1;
     /* waiting registrations first (the handler then refuses new ones),
-     * then the server, which answers whatever else is suspended */
+     * then the DMI calls in flight, then the server, which answers
+     * whatever else is suspended */
     rest_registration_stop(r->registration);
     data_stop(r->data);
     ncmp_http_server_destroy(r->server);
+    r->server = NULL;
     health_stop(r->health);
+    r->health = NULL;
+}
+
+void rest_destroy(rest *r)
+{
+    if (!r)
+        return;
+    rest_stop(r);
     data_destroy(r->data);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);

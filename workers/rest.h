@@ -14,18 +14,22 @@
 #ifndef NCMPD_REST_H
 #define NCMPD_REST_H
 
-#include "ncmp_config.h"
 #include "ncmp_err.h"
+#include "role.h"
 
 typedef struct rest rest;
 
 /* Open the database pool, start the registration side (its producer and
- * outcome consumer) and the HTTP server on http.host:http.port. On
- * success *r is owned by the caller (rest_stop). */
-int rest_start(rest **r, const ncmp_config *cfg, ncmp_err *err);
+ * outcome consumer) and the HTTP server on http.host:http.port; data
+ * access uses the process's DMI client and producer (`svc`, borrowed). On
+ * success *r is owned by the caller (rest_stop, then rest_destroy). */
+int rest_start(rest **r, const ncmp_services *svc, ncmp_err *err);
 
-/* Stop serving: waiting registrations are answered 503, the server closes,
- * the pool is closed. Accepts NULL. */
+/* Stop serving: waiting registrations are answered 503, the DMI calls in
+ * flight are answered, the server closes. Accepts NULL; once is enough. */
 void rest_stop(rest *r);
+
+/* Stop if not yet stopped, close the pool, free. Accepts NULL. */
+void rest_destroy(rest *r);
 
 #endif

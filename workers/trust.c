@@ -18,7 +18,7 @@
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
-#include "singleton.h"
+#include "ncmp_singleton.h"
 
 /* The DMI plugin a handle's trust depends on: NCMP's DATA service. Written
  * exactly as in migration 0005's index. */
@@ -439,8 +439,10 @@ done:
     return rc;
 }
 
-void trust_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics)
+void trust_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
 {
+    const ncmp_config *cfg = svc->cfg;
+
     topics[0] = cfg->trust_heartbeat_topic;
     role->name = "trust";
     role->topics = topics;
@@ -460,7 +462,7 @@ struct trust_watchdog {
     const ncmp_config *cfg;
     ncmp_dmi *dmi;
     ncmp_producer *producer;
-    singleton *runner;
+    ncmp_singleton *runner;
 };
 
 /* Every DMI plugin that has handles. */
@@ -494,7 +496,7 @@ static const char SQL_WD_CHECKED[] =
     "UPDATE dmi_plugin SET checked_at = now() WHERE name = ANY($1::text[])";
 
 /* GET {dmi}/actuator/health of each plugin, in parallel; up[i] says. */
-static void wd_check_health(ncmp_dmi *dmi, PGresult *plugins, int *up)
+static void wd_check_health(ncmp_dmi *dmi, long timeout_ms, PGresult *plugins, int *up)
 {
     int n = PQntuples(plugins);
     ncmp_dmi_request *rq = ncmp_xcalloc((size_t)n + 1, sizeof(*rq));
@@ -506,6 +508,7 @@ static void wd_check_health(ncmp_dmi *dmi, PGresult *plugins, int *up)
         ncmp_dmi_url_health(&urls[i], PQgetvalue(plugins, i, 0));
         rq[i].method = "GET";
         rq[i].url = urls[i].data;
+        rq[i].timeout_ms = timeout_ms;
         up[i] = 0;
     }
     if (ncmp_dmi_call_many(dmi, rq, (size_t)n, rs, &err) != 0) {
@@ -592,7 +595,7 @@ static int wd_round(const ncmp_config *cfg, ncmp_db *db, ncmp_dmi *dmi, ncmp_pro
         goto done;
     n = PQntuples(plugins);
     up = ncmp_xcalloc((size_t)n + 1, sizeof(*up));
-    wd_check_health(dmi, plugins, up);
+    wd_check_health(dmi, cfg->trust_dmi_check_timeout_ms, plugins, up);
     arr_begin(&all);
     arr_begin(&names);
     arr_begin(&levels);
@@ -645,41 +648,27 @@ done:
     return rc;
 }
 
-static int wd_clients(trust_watchdog *w, ncmp_dmi **dmi, ncmp_producer **p, ncmp_err *err)
-{
-    ncmp_dmi_opts opts;
-
-    ncmp_dmi_opts_from_config(&opts, w->cfg);
-    opts.response_timeout_ms = w->cfg->trust_dmi_check_timeout_ms;
-    if (opts.connect_timeout_ms > opts.response_timeout_ms)
-        opts.connect_timeout_ms = opts.response_timeout_ms;
-    if (ncmp_dmi_new(dmi, &opts, err) != 0)
-        return -1;
-    return ncmp_producer_new(p, w->cfg, "ncmpd-trust-watchdog", err);
-}
-
 static int wd_check(void *arg, ncmp_db *db, ncmp_err *err)
 {
     trust_watchdog *w = arg;
     return wd_round(w->cfg, db, w->dmi, w->producer, err);
 }
 
-int trust_watchdog_start(trust_watchdog **out, const ncmp_config *cfg, ncmp_err *err)
+int trust_watchdog_start(trust_watchdog **out, const ncmp_services *svc, ncmp_err *err)
 {
     trust_watchdog *w = ncmp_xcalloc(1, sizeof(*w));
-    singleton_task task = {"trust",
-                           "watchdog",
-                           WATCHDOG_LOCK,
-                           "this process checks the health of DMI plugins",
-                           cfg->trust_dmi_check_interval_ms,
-                           wd_check,
-                           w};
+    ncmp_singleton_task task = {.component = "trust",
+                                .what = "watchdog",
+                                .lock = WATCHDOG_LOCK,
+                                .leader_msg = "this process checks the health of DMI plugins",
+                                .idle_ms = svc->cfg->trust_dmi_check_interval_ms,
+                                .round = wd_check,
+                                .arg = w};
 
-    w->cfg = cfg;
-    if (wd_clients(w, &w->dmi, &w->producer, err) != 0 ||
-        singleton_start(&w->runner, cfg, &task, err) != 0) {
-        ncmp_dmi_destroy(w->dmi);
-        ncmp_producer_destroy(w->producer);
+    w->cfg = svc->cfg;
+    w->dmi = svc->dmi;
+    w->producer = svc->producer;
+    if (ncmp_singleton_start(&w->runner, w->cfg, &task, err) != 0) {
         free(w);
         return -1;
     }
@@ -689,13 +678,13 @@ int trust_watchdog_start(trust_watchdog **out, const ncmp_config *cfg, ncmp_err 
 
 int trust_watchdog_join(trust_watchdog *w, ncmp_err *err)
 {
-    return singleton_join(w->runner, err);
+    return ncmp_singleton_join(w->runner, err);
 }
 
 void trust_watchdog_destroy(trust_watchdog *w)
 {
-    singleton_destroy(w->runner);
-    ncmp_dmi_destroy(w->dmi);
-    ncmp_producer_destroy(w->producer);
+    if (!w)
+        return;
+    ncmp_singleton_destroy(w->runner);
     free(w);
 }

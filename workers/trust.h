@@ -48,6 +48,7 @@
 #include "ncmp_err.h"
 #include "ncmp_kafka.h"
 #include "ncmp_stage.h"
+#include "role.h"
 
 #define TRUST_NONE     "NONE"
 #define TRUST_COMPLETE "COMPLETE"
@@ -76,14 +77,14 @@ int trust_avc_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, const 
  * a REJECT with the reason. */
 int trust_heartbeat_decode(const void *payload, size_t len, const char **level, ncmp_err *err);
 
-/* Fill *role for `cfg`; `topics` must hold 1 entry and outlive the role. */
-void trust_role_init(ncmp_stage_role *role, const ncmp_config *cfg, const char **topics);
+/* Fill *role; `topics` must hold 1 entry and outlive the role. */
+void trust_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
 
 /* The DMI health watchdog thread. */
 typedef struct trust_watchdog trust_watchdog;
 
 /* Start the thread. On success *w is owned by the caller. */
-int trust_watchdog_start(trust_watchdog **w, const ncmp_config *cfg, ncmp_err *err);
+int trust_watchdog_start(trust_watchdog **w, const ncmp_services *svc, ncmp_err *err);
 
 /* Wait for the thread (it ends when ncmp_stopping is set). Returns -1 with
  * the error that ended it, if it failed fatally. */

@@ -1,0 +1,102 @@
+/*
+ * role: the table of ncmpd's roles, and the services a process shares.
+ *
+ * A role is one row of one table. Every row has the same contract:
+ *
+ *   start    start the role's threads with the process's shared services;
+ *            returns once it runs (or failed: then nothing is left running)
+ *   stop     ask it to stop; does not block (NULL: ncmp_stopping is enough)
+ *   join     wait until its threads ended; -1 with the fatal error that
+ *            ended it, if one did
+ *   destroy  free it (accepts NULL)
+ *
+ * The process starts the selected rows in table order and stops them in
+ * the reverse order, so the order of the table is the order of shutdown
+ * read backwards: the REST API is last in the table, so it stops taking
+ * requests first; the lifecycle relay is first, so it stops last and
+ * publishes what the stages committed before them.
+ *
+ * Three kinds of rows, each built on an engine of lib/:
+ *   stage rows (ingest, registration, module-sync, trust): a consumer
+ *     group applying batches in PostgreSQL exactly once (ncmp_stage); the
+ *     row only names the role's init function, which fills the stage's
+ *     descriptor (apply(), batch size, topics);
+ *   singleton rows (lcm-relay, module-sync-sweep, trust-watchdog): one
+ *     process at a time, elected by an advisory lock (ncmp_singleton);
+ *   the others (rest, avc-forward, async-forward) with their own start.
+ * A row may be selected by another row's --roles name (`part_of`): the
+ * module-sync sweep runs wherever module-sync does.
+ *
+ * Adding a role: write its apply() (or its handler), add one row.
+ */
+#ifndef NCMPD_ROLE_H
+#define NCMPD_ROLE_H
+
+#include <stddef.h>
+
+#include "ncmp_config.h"
+#include "ncmp_dmi.h"
+#include "ncmp_err.h"
+#include "ncmp_kafka.h"
+#include "ncmp_stage.h"
+
+/* What the roles of one process share, built once by ncmp_services_new:
+ * one producer (idempotent, acks=all) and one DMI client, so that
+ * dmi.max-connections holds per process. Everything here outlives every
+ * role; the roles borrow it. */
+typedef struct ncmp_services {
+    const ncmp_config *cfg;
+    ncmp_producer *producer;
+    ncmp_dmi *dmi;
+} ncmp_services;
+
+int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err);
+
+/* Flushes the producer, stops the DMI client. Call after every role was
+ * joined. Accepts a zeroed struct. */
+void ncmp_services_free(ncmp_services *svc);
+
+/* The longest list of topics one row reports. */
+#define NCMP_ROLE_MAX_TOPICS 8
+
+typedef struct ncmp_role ncmp_role;
+
+struct ncmp_role {
+    const char *name;    /* as in --roles, in logs */
+    const char *part_of; /* NULL, or the --roles name that selects this row */
+    int needs_db;
+    /* stage rows: fills the stage's descriptor; `topics` has room for 4
+     * entries and lives as long as the role */
+    void (*stage_init)(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
+    /* the topics the row reads and writes that `create-topics` makes
+     * besides a stage's inputs and their dead-letter topics (known from
+     * stage_init): outputs, and a non-stage row's inputs; may be NULL */
+    size_t (*topics)(const ncmp_role *self, const ncmp_config *cfg, char (*names)[256], size_t max);
+    int (*start)(const ncmp_role *self, const ncmp_services *svc, void **handle, ncmp_err *err);
+    void (*stop)(void *handle);
+    int (*join)(void *handle, ncmp_err *err);
+    void (*destroy)(void *handle);
+};
+
+/* The table, in start order. */
+extern const ncmp_role ncmp_roles[];
+extern const size_t ncmp_nroles;
+
+/* Is row `r` selected by `roles` (comma-separated --roles names, or
+ * "all")? */
+int ncmp_role_selected(const ncmp_role *r, const char *roles);
+
+/* Fails (FATAL) on a name in `roles` that is no row's. */
+int ncmp_roles_check(const char *roles, ncmp_err *err);
+
+/* Does any selected row use the database? */
+int ncmp_roles_need_db(const char *roles);
+
+/* The topics of every row (selected or not), without duplicates, into
+ * names[0..max); returns how many. */
+size_t ncmp_roles_topics(const ncmp_config *cfg, char (*names)[256], size_t max);
+
+/* The --roles names, comma-separated, for help texts. */
+const char *ncmp_roles_names(void);
+
+#endif
