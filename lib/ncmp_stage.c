@@ -310,7 +310,7 @@ static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_mes
             for (size_t i = 0; i < ntodo; i++)
                 if (ncmp_stage_reject(ctx, todo[i], reject_reason, err) != 0)
                     goto done;
-        } else if (st->role->apply(state, ctx, todo, ntodo, err) != 0) {
+        } else if (st->role->ops.apply(state, ctx, todo, ntodo, err) != 0) {
             goto done;
         }
     }
@@ -426,7 +426,7 @@ static void *worker_main(void *arg)
             w->failed = 1;
         goto done;
     }
-    if (role->worker_init && role->worker_init(role->arg, &ctx, &state, &w->err) != 0) {
+    if (role->ops.worker_init && role->ops.worker_init(role->arg, &ctx, &state, &w->err) != 0) {
         w->failed = 1;
         goto done;
     }
@@ -473,8 +473,8 @@ done:
     worker_set_ready(w);
     worker_set_consumer(w, NULL);
     ncmp_consumer_close(consumer);
-    if (have_state && role->worker_fini)
-        role->worker_fini(state);
+    if (have_state && role->ops.worker_fini)
+        role->ops.worker_fini(state);
     ncmp_db_close(ctx.db);
     free(msgs);
     if (w->failed)

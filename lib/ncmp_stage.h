@@ -8,7 +8,7 @@
  *   BEGIN
  *   lock the batch's partitions in consumer_offsets and read next_offset
  *   drop records below next_offset (applied before a crash or rebalance)
- *   role->apply(...)                    role writes; may queue records
+ *   role->ops.apply(...)                role writes; may queue records
  *   next_offset = last + 1 per partition
  *   wait until every queued record (outputs, dead letters) is acknowledged
  *   COMMIT
@@ -49,6 +49,17 @@ typedef struct ncmp_stage_ctx {
     int worker;
 } ncmp_stage_ctx;
 
+/* What a role does; a role module exports one of these (static data). */
+typedef struct ncmp_stage_ops {
+    /* Per worker, after the database is connected (register statements).
+     * `arg` is the role's. */
+    int (*worker_init)(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err);
+    /* Apply records inside the open transaction. */
+    int (*apply)(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
+                 ncmp_err *err);
+    void (*worker_fini)(void *state);
+} ncmp_stage_ops;
+
 typedef struct ncmp_stage_role {
     const char *name; /* group <kafka.group.id>-<name>; fault points <name>.* */
     const char *const *topics;
@@ -57,12 +68,7 @@ typedef struct ncmp_stage_role {
     int batch_size;
     int batch_wait_ms;
     void *arg; /* shared by the workers, read-only */
-    /* Per worker, after the database is connected (register statements). */
-    int (*worker_init)(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err);
-    /* Apply records inside the open transaction. */
-    int (*apply)(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
-                 ncmp_err *err);
-    void (*worker_fini)(void *state);
+    ncmp_stage_ops ops;
 } ncmp_stage_role;
 
 /* Start the workers. `producer` is shared and stays owned by the caller;

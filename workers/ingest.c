@@ -82,19 +82,4 @@ static int ingest_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **m
     return 0;
 }
 
-void ingest_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
-{
-    const ncmp_config *cfg = svc->cfg;
-
-    topics[0] = cfg->ingest_topic;
-    role->name = "ingest";
-    role->topics = topics;
-    role->ntopics = 1;
-    role->workers = cfg->ingest_workers;
-    role->batch_size = cfg->ingest_batch_size;
-    role->batch_wait_ms = cfg->ingest_batch_wait_ms;
-    role->arg = NULL;
-    role->worker_init = ingest_init;
-    role->apply = ingest_apply;
-    role->worker_fini = ingest_fini;
-}
+const ncmp_stage_ops ingest_stage = {ingest_init, ingest_apply, ingest_fini};

@@ -9,7 +9,7 @@
 #include "ncmp_stage.h"
 #include "role.h"
 
-/* Fill *role for `cfg`; `topics` must hold 1 entry and outlive the role. */
-void ingest_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
+/* The stage row's functions (workers/role.c). */
+extern const ncmp_stage_ops ingest_stage;
 
 #endif

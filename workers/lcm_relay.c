@@ -26,7 +26,6 @@
 
 struct lcm_relay {
     const ncmp_config *cfg;
-    ncmp_singleton *runner;
     ncmp_db *db; /* the runner's connection, during a callback */
     rd_kafka_t *rk;
     /* delivery reports of the current round (served on the relay thread) */
@@ -382,45 +381,35 @@ static void relay_wait(void *arg, ncmp_db *db, int ms)
     wait_notify(r, ms);
 }
 
-int lcm_relay_start(lcm_relay **out, const ncmp_config *cfg, ncmp_err *err)
+int lcm_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err)
 {
     lcm_relay *r = ncmp_xcalloc(1, sizeof(*r));
-    /* 200 ms: the longest wait for a NOTIFY, and how often a process that
-     * does not relay asks whether the one that does is still there */
-    ncmp_singleton_task task = {.component = "lcm-relay",
-                                .what = "relay",
-                                .lock_key = RELAY_LOCK_KEY,
-                                .leader_msg = "this process relays lifecycle events",
-                                .idle_ms = 200,
-                                .lead = relay_lead,
-                                .round = relay_round,
-                                .wait = relay_wait,
-                                .arg = r};
 
-    r->cfg = cfg;
+    r->cfg = svc->cfg;
     if (producer_new(r, err) != 0) {
         free(r);
         return -1;
     }
-    if (ncmp_singleton_start(&r->runner, cfg, &task, err) != 0) {
-        rd_kafka_destroy(r->rk);
-        free(r);
-        return -1;
-    }
-    *out = r;
+    /* 200 ms: the longest wait for a NOTIFY, and how often a process that
+     * does not relay asks whether the one that does is still there */
+    *task = (ncmp_singleton_task){.component = "lcm-relay",
+                                  .what = "relay",
+                                  .lock_key = RELAY_LOCK_KEY,
+                                  .leader_msg = "this process relays lifecycle events",
+                                  .idle_ms = 200,
+                                  .lead = relay_lead,
+                                  .round = relay_round,
+                                  .wait = relay_wait,
+                                  .arg = r};
     return 0;
 }
 
-int lcm_relay_join(lcm_relay *r, ncmp_err *err)
+void lcm_relay_free(void *arg)
 {
-    return ncmp_singleton_join(r->runner, err);
-}
+    lcm_relay *r = arg;
 
-void lcm_relay_destroy(lcm_relay *r)
-{
     if (!r)
         return;
-    ncmp_singleton_destroy(r->runner);
     if (r->rk) {
         rd_kafka_flush(r->rk, 10000);
         rd_kafka_destroy(r->rk);

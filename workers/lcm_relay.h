@@ -17,18 +17,16 @@
 #ifndef NCMPD_LCM_RELAY_H
 #define NCMPD_LCM_RELAY_H
 
-#include "ncmp_config.h"
 #include "ncmp_err.h"
+#include "ncmp_singleton.h"
+#include "role.h"
 
 typedef struct lcm_relay lcm_relay;
 
-/* Start the relay thread. On success *r is owned by the caller. */
-int lcm_relay_start(lcm_relay **r, const ncmp_config *cfg, ncmp_err *err);
-
-/* Wait for the thread (it ends when ncmp_stopping is set). Returns -1 with
- * the error that ended it, if it failed. */
-int lcm_relay_join(lcm_relay *r, ncmp_err *err);
-
-void lcm_relay_destroy(lcm_relay *r);
+/* The relay as a singleton task (lib/ncmp_singleton.h), with a producer of
+ * its own (keyed as NCMP's Java clients key: murmur2). Fills *task; its arg
+ * is flushed and freed by lcm_relay_free once the task ended. */
+int lcm_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+void lcm_relay_free(void *arg);
 
 #endif

@@ -157,7 +157,7 @@ static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     ms_worker *w = ncmp_xcalloc(1, sizeof(*w));
 
     w->cfg = ctx->cfg;
-    w->dmi = arg;
+    w->dmi = ((const ncmp_services *)arg)->dmi;
     w->db = ctx->db;
     ncmp_outbox_init(&w->outbox, ctx->db);
     ncmp_db_statement(ctx->db, "ms_read", SQL_READ);
@@ -814,22 +814,7 @@ done:
     return rc;
 }
 
-void modsync_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
-{
-    const ncmp_config *cfg = svc->cfg;
-
-    topics[0] = cfg->module_sync_topic;
-    role->name = "module-sync";
-    role->topics = topics;
-    role->ntopics = 1;
-    role->workers = cfg->module_sync_workers;
-    role->batch_size = cfg->module_sync_batch_size;
-    role->batch_wait_ms = cfg->module_sync_batch_wait_ms;
-    role->arg = svc->dmi;
-    role->worker_init = ms_init;
-    role->apply = ms_apply;
-    role->worker_fini = ms_fini;
-}
+const ncmp_stage_ops modsync_stage = {ms_init, ms_apply, ms_fini};
 
 /* --- the sweep ------------------------------------------------------------ */
 
@@ -837,7 +822,6 @@ struct modsync_sweep {
     const ncmp_config *cfg;
     ncmp_producer *producer; /* the process's, shared */
     double next_cleanup;     /* ncmp_now_ms() of the next orphan cleanup */
-    ncmp_singleton *runner;
 };
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
@@ -939,37 +923,24 @@ static int sweep_round(void *arg, ncmp_db *db, ncmp_err *err)
     return 0;
 }
 
-int modsync_sweep_start(modsync_sweep **out, const ncmp_services *svc, ncmp_err *err)
+int modsync_sweep_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err)
 {
     modsync_sweep *s = ncmp_xcalloc(1, sizeof(*s));
-    ncmp_singleton_task task = {.component = "module-sync",
-                                .what = "sweep",
-                                .lock = "ncmp-module-sweep",
-                                .leader_msg = "this process sweeps for module sync",
-                                .idle_ms = svc->cfg->module_sync_sweep_interval_ms,
-                                .round = sweep_round,
-                                .arg = s};
 
     s->cfg = svc->cfg;
     s->producer = svc->producer;
     s->next_cleanup = ncmp_now_ms() + s->cfg->module_sync_cleanup_interval_s * 1000.0;
-    if (ncmp_singleton_start(&s->runner, s->cfg, &task, err) != 0) {
-        free(s);
-        return -1;
-    }
-    *out = s;
+    *task = (ncmp_singleton_task){.component = "module-sync",
+                                  .what = "sweep",
+                                  .lock = "ncmp-module-sweep",
+                                  .leader_msg = "this process sweeps for module sync",
+                                  .idle_ms = s->cfg->module_sync_sweep_interval_ms,
+                                  .round = sweep_round,
+                                  .arg = s};
     return 0;
 }
 
-int modsync_sweep_join(modsync_sweep *s, ncmp_err *err)
+void modsync_sweep_free(void *arg)
 {
-    return ncmp_singleton_join(s->runner, err);
-}
-
-void modsync_sweep_destroy(modsync_sweep *s)
-{
-    if (!s)
-        return;
-    ncmp_singleton_destroy(s->runner);
-    free(s);
+    free(arg);
 }

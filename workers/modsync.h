@@ -33,18 +33,17 @@
 
 #include "ncmp_err.h"
 #include "ncmp_stage.h"
+#include "ncmp_singleton.h"
 #include "role.h"
 
-/* Fill *role; `topics` must hold 1 entry and outlive the role. The
- * workers share the process's DMI client. */
-void modsync_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
+/* The stage row's functions (workers/role.c). */
+extern const ncmp_stage_ops modsync_stage;
 
 /* The sweep: a singleton task (lib/ncmp_singleton.h) that sends with the
- * process's producer. */
+ * process's producer. Fills *task; its arg is freed by modsync_sweep_free
+ * once the task ended. */
 typedef struct modsync_sweep modsync_sweep;
-int modsync_sweep_start(modsync_sweep **s, const ncmp_services *svc, ncmp_err *err);
-int modsync_sweep_join(modsync_sweep *s, ncmp_err *err);
-/* Accepts NULL. */
-void modsync_sweep_destroy(modsync_sweep *s);
+int modsync_sweep_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+void modsync_sweep_free(void *arg);
 
 #endif

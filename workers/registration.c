@@ -861,19 +861,4 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
     return rc;
 }
 
-void registration_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
-{
-    const ncmp_config *cfg = svc->cfg;
-
-    topics[0] = cfg->registration_topic;
-    role->name = "registration";
-    role->topics = topics;
-    role->ntopics = 1;
-    role->workers = cfg->registration_workers;
-    role->batch_size = cfg->registration_batch_size;
-    role->batch_wait_ms = cfg->registration_batch_wait_ms;
-    role->arg = NULL;
-    role->worker_init = reg_init;
-    role->apply = reg_apply;
-    role->worker_fini = reg_fini;
-}
+const ncmp_stage_ops registration_stage = {reg_init, reg_apply, reg_fini};

@@ -1,5 +1,6 @@
 #include "role.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,18 @@ void ncmp_services_free(ncmp_services *svc)
     svc->producer = NULL;
 }
 
-/* --- stage rows: ncmp_stage with the row's descriptor --------------------- */
+/* --- stage rows: ncmp_stage ----------------------------------------------- */
+
+#define CFG_AT(cfg, type, at) (*(const type *)((const char *)(cfg) + (at)))
+
+const char *ncmp_role_stage_topic(const ncmp_role *r, const ncmp_config *cfg)
+{
+    return CFG_AT(cfg, char *, r->topic_at);
+}
 
 typedef struct stage_row {
     ncmp_stage_role role;
-    const char *topics[4];
+    const char *topics[1];
     ncmp_stage *stage;
 } stage_row;
 
@@ -52,7 +60,15 @@ static int stage_row_start(const ncmp_role *self, const ncmp_services *svc, void
 {
     stage_row *h = ncmp_xcalloc(1, sizeof(*h));
 
-    self->stage_init(&h->role, svc, h->topics);
+    h->topics[0] = ncmp_role_stage_topic(self, svc->cfg);
+    h->role = (ncmp_stage_role){.name = self->name,
+                                .topics = h->topics,
+                                .ntopics = 1,
+                                .workers = CFG_AT(svc->cfg, int, self->workers_at),
+                                .batch_size = CFG_AT(svc->cfg, int, self->batch_size_at),
+                                .batch_wait_ms = CFG_AT(svc->cfg, int, self->batch_wait_at),
+                                .arg = (void *)svc,
+                                .ops = *self->stage};
     if (ncmp_stage_start(&h->stage, svc->cfg, &h->role, svc->producer, err) != 0) {
         free(h);
         return -1;
@@ -76,55 +92,52 @@ static void stage_row_destroy(void *handle)
     free(h);
 }
 
-/* --- the other rows: adapters to their modules ---------------------------- */
+/* --- singleton rows: ncmp_singleton --------------------------------------- */
 
-static int relay_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
-                       ncmp_err *err)
+typedef struct singleton_row {
+    const ncmp_role *self;
+    void *arg;
+    ncmp_singleton *runner;
+} singleton_row;
+
+static int singleton_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
+                               ncmp_err *err)
 {
-    return lcm_relay_start((lcm_relay **)handle, svc->cfg, err);
+    singleton_row *h = ncmp_xcalloc(1, sizeof(*h));
+    ncmp_singleton_task task;
+
+    h->self = self;
+    if (self->task(svc, &task, err) != 0) {
+        free(h);
+        return -1;
+    }
+    h->arg = task.arg;
+    if (ncmp_singleton_start(&h->runner, svc->cfg, &task, err) != 0) {
+        self->task_free(h->arg);
+        free(h);
+        return -1;
+    }
+    *handle = h;
+    return 0;
 }
 
-static int relay_join(void *handle, ncmp_err *err)
+static int singleton_row_join(void *handle, ncmp_err *err)
 {
-    return lcm_relay_join(handle, err);
+    singleton_row *h = handle;
+    return ncmp_singleton_join(h->runner, err);
 }
 
-static void relay_destroy(void *handle)
+static void singleton_row_destroy(void *handle)
 {
-    lcm_relay_destroy(handle);
+    singleton_row *h = handle;
+    if (!h)
+        return;
+    ncmp_singleton_destroy(h->runner);
+    h->self->task_free(h->arg);
+    free(h);
 }
 
-static int sweep_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
-                       ncmp_err *err)
-{
-    return modsync_sweep_start((modsync_sweep **)handle, svc, err);
-}
-
-static int sweep_join(void *handle, ncmp_err *err)
-{
-    return modsync_sweep_join(handle, err);
-}
-
-static void sweep_destroy(void *handle)
-{
-    modsync_sweep_destroy(handle);
-}
-
-static int watchdog_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
-                          ncmp_err *err)
-{
-    return trust_watchdog_start((trust_watchdog **)handle, svc, err);
-}
-
-static int watchdog_join(void *handle, ncmp_err *err)
-{
-    return trust_watchdog_join(handle, err);
-}
-
-static void watchdog_destroy(void *handle)
-{
-    trust_watchdog_destroy(handle);
-}
+/* --- the others ----------------------------------------------------------- */
 
 static int rest_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
                           ncmp_err *err)
@@ -209,46 +222,40 @@ static size_t forward_row_topics(const ncmp_role *self, const ncmp_config *cfg, 
 
 /* --- the table ------------------------------------------------------------ */
 
-#define STAGE_ROW(row_name, init, outputs)                                                         \
+#define STAGE_ROW(row_name, ops, topic, prefix, outputs)                                           \
     {                                                                                              \
-        .name = row_name, .needs_db = 1, .stage_init = init, .topics = outputs,                    \
+        .name = row_name, .needs_db = 1, .stage = &ops, .topic_at = offsetof(ncmp_config, topic),  \
+        .workers_at = offsetof(ncmp_config, prefix##_workers),                                     \
+        .batch_size_at = offsetof(ncmp_config, prefix##_batch_size),                               \
+        .batch_wait_at = offsetof(ncmp_config, prefix##_batch_wait_ms), .topics = outputs,         \
         .start = stage_row_start, .join = stage_row_join, .destroy = stage_row_destroy             \
+    }
+
+#define SINGLETON_ROW(row_name, parent, fill, release, outputs)                                    \
+    {                                                                                              \
+        .name = row_name, .part_of = parent, .needs_db = 1, .task = fill, .task_free = release,    \
+        .topics = outputs, .start = singleton_row_start, .join = singleton_row_join,               \
+        .destroy = singleton_row_destroy                                                           \
+    }
+
+#define FORWARD_ROW(row_name)                                                                      \
+    {                                                                                              \
+        .name = row_name, .topics = forward_row_topics, .start = forward_row_start,                \
+        .join = forward_row_join, .destroy = forward_row_destroy                                   \
     }
 
 /* Start order; the stop order is the reverse (see role.h). */
 const ncmp_role ncmp_roles[] = {
-    {.name = "lcm-relay",
-     .needs_db = 1,
-     .topics = relay_topics,
-     .start = relay_start,
-     .join = relay_join,
-     .destroy = relay_destroy},
-    STAGE_ROW("ingest", ingest_role_init, NULL),
-    STAGE_ROW("registration", registration_role_init, registration_topics),
-    STAGE_ROW("module-sync", modsync_role_init, NULL),
-    {.name = "module-sync-sweep",
-     .part_of = "module-sync",
-     .needs_db = 1,
-     .start = sweep_start,
-     .join = sweep_join,
-     .destroy = sweep_destroy},
-    STAGE_ROW("trust", trust_role_init, trust_topics),
-    {.name = "trust-watchdog",
-     .part_of = "trust",
-     .needs_db = 1,
-     .start = watchdog_start,
-     .join = watchdog_join,
-     .destroy = watchdog_destroy},
-    {.name = FORWARD_AVC_ROLE,
-     .topics = forward_row_topics,
-     .start = forward_row_start,
-     .join = forward_row_join,
-     .destroy = forward_row_destroy},
-    {.name = FORWARD_ASYNC_ROLE,
-     .topics = forward_row_topics,
-     .start = forward_row_start,
-     .join = forward_row_join,
-     .destroy = forward_row_destroy},
+    SINGLETON_ROW("lcm-relay", NULL, lcm_relay_task, lcm_relay_free, relay_topics),
+    STAGE_ROW("ingest", ingest_stage, ingest_topic, ingest, NULL),
+    STAGE_ROW("registration", registration_stage, registration_topic, registration,
+              registration_topics),
+    STAGE_ROW("module-sync", modsync_stage, module_sync_topic, module_sync, NULL),
+    SINGLETON_ROW("module-sync-sweep", "module-sync", modsync_sweep_task, modsync_sweep_free, NULL),
+    STAGE_ROW("trust", trust_stage, trust_heartbeat_topic, trust, trust_topics),
+    SINGLETON_ROW("trust-watchdog", "trust", trust_watchdog_task, trust_watchdog_free, NULL),
+    FORWARD_ROW(FORWARD_AVC_ROLE),
+    FORWARD_ROW(FORWARD_ASYNC_ROLE),
     {.name = "rest",
      .needs_db = 1,
      .topics = rest_topics,
@@ -331,24 +338,18 @@ static size_t add_unique(char (*names)[256], size_t n, size_t max, const char *t
 
 size_t ncmp_roles_topics(const ncmp_config *cfg, char (*names)[256], size_t max)
 {
-    ncmp_services svc = {.cfg = cfg};
     char row[NCMP_ROLE_MAX_TOPICS][256];
     size_t n = 0;
 
     for (size_t i = 0; i < ncmp_nroles; i++) {
         const ncmp_role *r = &ncmp_roles[i];
         size_t k = 0;
-        if (r->stage_init) {
-            ncmp_stage_role role;
-            const char *topics[4] = {0};
-            memset(&role, 0, sizeof(role));
-            r->stage_init(&role, &svc, topics);
-            for (size_t t = 0; t < role.ntopics; t++) {
-                char dlq[256];
-                snprintf(dlq, sizeof(dlq), "%s-dlq", role.topics[t]);
-                n = add_unique(names, n, max, role.topics[t]);
-                n = add_unique(names, n, max, dlq);
-            }
+        if (r->stage) {
+            const char *topic = ncmp_role_stage_topic(r, cfg);
+            char dlq[256];
+            snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
+            n = add_unique(names, n, max, topic);
+            n = add_unique(names, n, max, dlq);
         }
         if (r->topics)
             k = r->topics(r, cfg, row, NCMP_ROLE_MAX_TOPICS);

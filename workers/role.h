@@ -16,13 +16,14 @@
  * requests first; the lifecycle relay is first, so it stops last and
  * publishes what the stages committed before them.
  *
- * Three kinds of rows, each built on an engine of lib/:
+ * Kinds of rows, each built on an engine of lib/:
  *   stage rows (ingest, registration, module-sync, trust): a consumer
  *     group applying batches in PostgreSQL exactly once (ncmp_stage); the
- *     row only names the role's init function, which fills the stage's
- *     descriptor (apply(), batch size, topics);
+ *     row names the module's ncmp_stage_ops (apply() and a worker's state)
+ *     and where its settings are;
  *   singleton rows (lcm-relay, module-sync-sweep, trust-watchdog): one
- *     process at a time, elected by an advisory lock (ncmp_singleton);
+ *     process at a time, elected by an advisory lock (ncmp_singleton); the
+ *     row names the function that fills the task;
  *   the others (rest, avc-forward, async-forward) with their own start.
  * A row may be selected by another row's --roles name (`part_of`): the
  * module-sync sweep runs wherever module-sync does.
@@ -38,6 +39,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_err.h"
 #include "ncmp_kafka.h"
+#include "ncmp_singleton.h"
 #include "ncmp_stage.h"
 
 /* What the roles of one process share, built once by ncmp_services_new:
@@ -65,18 +67,28 @@ struct ncmp_role {
     const char *name;    /* as in --roles, in logs */
     const char *part_of; /* NULL, or the --roles name that selects this row */
     int needs_db;
-    /* stage rows: fills the stage's descriptor; `topics` has room for 4
-     * entries and lives as long as the role */
-    void (*stage_init)(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
-    /* the topics the row reads and writes that `create-topics` makes
-     * besides a stage's inputs and their dead-letter topics (known from
-     * stage_init): outputs, and a non-stage row's inputs; may be NULL */
+    /* stage rows: the module's functions, and where the row's settings
+     * are in ncmp_config (offsetof: its topic, workers, batch-size,
+     * batch-wait-ms); the workers' `arg` is the process's ncmp_services */
+    const ncmp_stage_ops *stage;
+    size_t topic_at, workers_at, batch_size_at, batch_wait_at;
+    /* singleton rows: fill the task (allocating its arg), and free that
+     * arg once the task ended */
+    int (*task)(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+    void (*task_free)(void *arg);
+    /* the topics besides a stage's input (and its dead-letter topic) that
+     * `create-topics` makes: outputs, and the inputs of other rows; may be
+     * NULL */
     size_t (*topics)(const ncmp_role *self, const ncmp_config *cfg, char (*names)[256], size_t max);
+    /* the contract; stage and singleton rows get the engines' own */
     int (*start)(const ncmp_role *self, const ncmp_services *svc, void **handle, ncmp_err *err);
     void (*stop)(void *handle);
     int (*join)(void *handle, ncmp_err *err);
     void (*destroy)(void *handle);
 };
+
+/* A stage row's input topic, from the configuration. */
+const char *ncmp_role_stage_topic(const ncmp_role *r, const ncmp_config *cfg);
 
 /* The table, in start order. */
 extern const ncmp_role ncmp_roles[];

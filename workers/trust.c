@@ -439,22 +439,7 @@ done:
     return rc;
 }
 
-void trust_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics)
-{
-    const ncmp_config *cfg = svc->cfg;
-
-    topics[0] = cfg->trust_heartbeat_topic;
-    role->name = "trust";
-    role->topics = topics;
-    role->ntopics = 1;
-    role->workers = cfg->trust_workers;
-    role->batch_size = cfg->trust_batch_size;
-    role->batch_wait_ms = cfg->trust_batch_wait_ms;
-    role->arg = NULL;
-    role->worker_init = tr_init;
-    role->apply = tr_apply;
-    role->worker_fini = tr_fini;
-}
+const ncmp_stage_ops trust_stage = {tr_init, tr_apply, tr_fini};
 
 /* --- the DMI health watchdog --------------------------------------------- */
 
@@ -462,7 +447,6 @@ struct trust_watchdog {
     const ncmp_config *cfg;
     ncmp_dmi *dmi;
     ncmp_producer *producer;
-    ncmp_singleton *runner;
 };
 
 /* Every DMI plugin that has handles. */
@@ -654,37 +638,24 @@ static int wd_check(void *arg, ncmp_db *db, ncmp_err *err)
     return wd_round(w->cfg, db, w->dmi, w->producer, err);
 }
 
-int trust_watchdog_start(trust_watchdog **out, const ncmp_services *svc, ncmp_err *err)
+int trust_watchdog_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err)
 {
     trust_watchdog *w = ncmp_xcalloc(1, sizeof(*w));
-    ncmp_singleton_task task = {.component = "trust",
-                                .what = "watchdog",
-                                .lock = WATCHDOG_LOCK,
-                                .leader_msg = "this process checks the health of DMI plugins",
-                                .idle_ms = svc->cfg->trust_dmi_check_interval_ms,
-                                .round = wd_check,
-                                .arg = w};
 
     w->cfg = svc->cfg;
     w->dmi = svc->dmi;
     w->producer = svc->producer;
-    if (ncmp_singleton_start(&w->runner, w->cfg, &task, err) != 0) {
-        free(w);
-        return -1;
-    }
-    *out = w;
+    *task = (ncmp_singleton_task){.component = "trust",
+                                  .what = "watchdog",
+                                  .lock = WATCHDOG_LOCK,
+                                  .leader_msg = "this process checks the health of DMI plugins",
+                                  .idle_ms = w->cfg->trust_dmi_check_interval_ms,
+                                  .round = wd_check,
+                                  .arg = w};
     return 0;
 }
 
-int trust_watchdog_join(trust_watchdog *w, ncmp_err *err)
+void trust_watchdog_free(void *arg)
 {
-    return ncmp_singleton_join(w->runner, err);
-}
-
-void trust_watchdog_destroy(trust_watchdog *w)
-{
-    if (!w)
-        return;
-    ncmp_singleton_destroy(w->runner);
-    free(w);
+    free(arg);
 }

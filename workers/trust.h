@@ -48,6 +48,7 @@
 #include "ncmp_err.h"
 #include "ncmp_kafka.h"
 #include "ncmp_stage.h"
+#include "ncmp_singleton.h"
 #include "role.h"
 
 #define TRUST_NONE     "NONE"
@@ -77,20 +78,14 @@ int trust_avc_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, const 
  * a REJECT with the reason. */
 int trust_heartbeat_decode(const void *payload, size_t len, const char **level, ncmp_err *err);
 
-/* Fill *role; `topics` must hold 1 entry and outlive the role. */
-void trust_role_init(ncmp_stage_role *role, const ncmp_services *svc, const char **topics);
+/* The stage row's functions (workers/role.c). */
+extern const ncmp_stage_ops trust_stage;
 
-/* The DMI health watchdog thread. */
+/* The DMI health watchdog: a singleton task (lib/ncmp_singleton.h) on the
+ * process's DMI client and producer. Fills *task; its arg is freed by
+ * trust_watchdog_free once the task ended. */
 typedef struct trust_watchdog trust_watchdog;
-
-/* Start the thread. On success *w is owned by the caller. */
-int trust_watchdog_start(trust_watchdog **w, const ncmp_services *svc, ncmp_err *err);
-
-/* Wait for the thread (it ends when ncmp_stopping is set). Returns -1 with
- * the error that ended it, if it failed fatally. */
-int trust_watchdog_join(trust_watchdog *w, ncmp_err *err);
-
-/* Accepts NULL. */
-void trust_watchdog_destroy(trust_watchdog *w);
+int trust_watchdog_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+void trust_watchdog_free(void *arg);
 
 #endif

@@ -144,7 +144,7 @@ Test(metrics, stage_counts_consumed_dead_letters_retries_lag_and_statements, .ti
     role.workers = 2;
     role.batch_size = 20;
     role.batch_wait_ms = 20;
-    role.apply = probe_apply;
+    role.ops.apply = probe_apply;
     atomic_store(&gate_open, 0);
     atomic_store(&retries_left, 1);
     cr_assert_eq(ncmp_producer_new(&producer, cfg, "metrics-test", &err), 0, "%s", err.msg);
