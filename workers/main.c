@@ -26,6 +26,7 @@
 #include "trust.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
+#include "ncmp_dlq.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
@@ -195,7 +196,7 @@ static int cmd_create_topics(const ncmp_config *cfg)
     topics[n++] = cfg->trust_inventory_events_topic;
     if (*cfg->data_request_topic) {
         topics[n++] = cfg->data_request_topic;
-        snprintf(data_dlq, sizeof(data_dlq), "%s-dlq", cfg->data_request_topic);
+        ncmp_dlq_topic(data_dlq, sizeof(data_dlq), cfg->data_request_topic);
         topics[n++] = data_dlq;
     }
     for (size_t i = 0; i < NROLES; i++) {
@@ -204,7 +205,7 @@ static int cmd_create_topics(const ncmp_config *cfg)
         all_roles[i].init(&role, cfg, role_topics);
         for (size_t t = 0; t < role.ntopics && t < 1; t++) {
             topics[n++] = role.topics[t];
-            snprintf(dlq[i], sizeof(dlq[i]), "%s-dlq", role.topics[t]);
+            ncmp_dlq_topic(dlq[i], sizeof(dlq[i]), role.topics[t]);
             topics[n++] = dlq[i];
         }
     }

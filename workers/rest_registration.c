@@ -413,7 +413,7 @@ int rest_registration_start(rest_registration **out, const ncmp_config *cfg, ncm
     rest_registration *rr = ncmp_xcalloc(1, sizeof(*rr));
 
     rr->cfg = cfg;
-    snprintf(rr->group, sizeof(rr->group), "%s-registration", cfg->kafka_group_id);
+    ncmp_kafka_group_name(rr->group, sizeof(rr->group), cfg->kafka_group_id, "registration");
     pthread_mutex_init(&rr->lock, NULL);
     if (ncmp_db_open(&rr->db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0 ||
         producer_new(rr, err) != 0 || consumer_new(rr, err) != 0) {
