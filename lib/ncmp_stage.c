@@ -11,6 +11,7 @@
 #include "ncmp_fault.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 
@@ -170,19 +171,16 @@ static const char SQL_SAVE_OFFSETS[] =
 /* Postgres array literal of the parts' topics, partitions or offsets. */
 static void array_literal(ncmp_buf *b, const part_state *ps, size_t n, int what)
 {
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
+    ncmp_pgarray_begin(b);
     for (size_t i = 0; i < n; i++) {
-        if (i)
-            ncmp_buf_append_char(b, ',');
         if (what == 0)
-            ncmp_buf_append_json_string(b, ps[i].topic); /* "..." is valid in arrays */
+            ncmp_pgarray_add_text(b, ps[i].topic);
         else if (what == 1)
-            ncmp_buf_appendf(b, "%d", (int)ps[i].partition);
+            ncmp_pgarray_add_int(b, ps[i].partition);
         else
-            ncmp_buf_appendf(b, "%lld", (long long)(ps[i].last + 1));
+            ncmp_pgarray_add_int(b, ps[i].last + 1);
     }
-    ncmp_buf_append_char(b, '}');
+    ncmp_pgarray_end(b);
 }
 
 static size_t collect_parts(rd_kafka_message_t **msgs, size_t n, part_state *ps)

@@ -11,6 +11,7 @@
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "modsync_queue.h"
 #include "outbox.h"
 #include "trust.h"
@@ -425,35 +426,6 @@ static void reg_fini(void *state)
     free(w);
 }
 
-/* Postgres array literals, built element by element. */
-static void arr_begin(ncmp_buf *b)
-{
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
-}
-
-static void arr_add(ncmp_buf *b, const char *s)
-{
-    if (b->len > 1)
-        ncmp_buf_append_char(b, ',');
-    if (!s) {
-        ncmp_buf_append_str(b, "NULL");
-        return;
-    }
-    ncmp_buf_append_char(b, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ncmp_buf_append_char(b, '\\');
-        ncmp_buf_append_char(b, *p);
-    }
-    ncmp_buf_append_char(b, '"');
-}
-
-static void arr_end(ncmp_buf *b)
-{
-    ncmp_buf_append_char(b, '}');
-}
-
 /* A sorted set of strings for membership tests. */
 typedef struct str_index {
     const char **v;
@@ -507,10 +479,10 @@ static int apply_removed(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
         free(valid);
         return 0;
     }
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < nvalid; i++)
-        arr_add(&w->a[0], valid[i]);
-    arr_end(&w->a[0]);
+        ncmp_pgarray_add_text(&w->a[0], valid[i]);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_delete", 1, params, &res, err) != 0)
         goto done;
@@ -710,11 +682,11 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
 
     if (!r->nupdated)
         return 0;
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < r->nupdated; i++)
         if (registration_id_valid(r->updated[i].id))
-            arr_add(&w->a[0], r->updated[i].id);
-    arr_end(&w->a[0]);
+            ncmp_pgarray_add_text(&w->a[0], r->updated[i].id);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
         goto done;
@@ -724,11 +696,11 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     index_build(&found, ids, (size_t)PQntuples(cur));
     free(ids);
     /* alternate ids that would be newly set: are they taken? */
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < r->nupdated; i++)
         if (r->updated[i].alternate_id)
-            arr_add(&w->a[1], r->updated[i].alternate_id);
-    arr_end(&w->a[1]);
+            ncmp_pgarray_add_text(&w->a[1], r->updated[i].alternate_id);
+    ncmp_pgarray_end(&w->a[1]);
     params[0] = w->a[1].data;
     if (ncmp_db_run(ctx->db, "reg_taken", 1, params, &taken, err) != 0)
         goto done;
@@ -740,7 +712,7 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
 
     claimed_alts = ncmp_xcalloc(r->nupdated, sizeof(*claimed_alts));
     for (int k = 0; k < 7; k++)
-        arr_begin(&w->a[k]);
+        ncmp_pgarray_begin(&w->a[k]);
     for (size_t i = 0; i < r->nupdated; i++) {
         reg_handle *h = &r->updated[i];
         int row = -1;
@@ -794,18 +766,18 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
             ev.force_update = 1;
             ncmp_outbox_add(&w->outbox, &ev);
         }
-        arr_add(&w->a[0], h->id);
-        arr_add(&w->a[1], set_alt);
-        arr_add(&w->a[2], set_dpi);
-        arr_add(&w->a[3], h->additional_set ? h->additional_set : "{}");
-        arr_add(&w->a[4], h->additional_del ? h->additional_del : "[]");
-        arr_add(&w->a[5], h->public_set ? h->public_set : "{}");
-        arr_add(&w->a[6], h->public_del ? h->public_del : "[]");
+        ncmp_pgarray_add_text(&w->a[0], h->id);
+        ncmp_pgarray_add_text(&w->a[1], set_alt);
+        ncmp_pgarray_add_text(&w->a[2], set_dpi);
+        ncmp_pgarray_add_text(&w->a[3], h->additional_set ? h->additional_set : "{}");
+        ncmp_pgarray_add_text(&w->a[4], h->additional_del ? h->additional_del : "[]");
+        ncmp_pgarray_add_text(&w->a[5], h->public_set ? h->public_set : "{}");
+        ncmp_pgarray_add_text(&w->a[6], h->public_del ? h->public_del : "[]");
         nupd++;
     }
     if (nupd) {
         for (int k = 0; k < 7; k++) {
-            arr_end(&w->a[k]);
+            ncmp_pgarray_end(&w->a[k]);
             params[k] = w->a[k].data;
         }
         if (ncmp_db_run(ctx->db, "reg_update", 7, params, NULL, err) != 0)
@@ -830,15 +802,15 @@ static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, nc
 
     if (!r->nupgraded)
         return 0;
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < r->nupgraded; i++)
         if (registration_id_valid(r->upgraded[i]))
-            arr_add(&w->a[0], r->upgraded[i]);
-    arr_end(&w->a[0]);
+            ncmp_pgarray_add_text(&w->a[0], r->upgraded[i]);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
         goto done;
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < r->nupgraded; i++) {
         const char *id = r->upgraded[i];
         int row = -1;
@@ -862,10 +834,10 @@ static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, nc
         }
         if (*r->upgrade_tag && strcmp(PQgetvalue(cur, row, 4), r->upgrade_tag) == 0)
             continue; /* already on that tag: success, nothing to do */
-        arr_add(&w->a[1], id);
+        ncmp_pgarray_add_text(&w->a[1], id);
         nlock++;
     }
-    arr_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[1]);
     if (nlock) {
         snprintf(details, sizeof(details), "Upgrade to ModuleSetTag: %s", r->upgrade_tag);
         params[0] = w->a[1].data;

@@ -16,6 +16,7 @@
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 #include "singleton.h"
@@ -142,32 +143,6 @@ int trust_heartbeat_decode(const void *payload, size_t len, const char **level, 
 done:
     json_object_put(root);
     return rc;
-}
-
-/* --- Postgres array literals --------------------------------------------- */
-
-static void arr_begin(ncmp_buf *b)
-{
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
-}
-
-static void arr_add(ncmp_buf *b, const char *s)
-{
-    if (b->len > 1)
-        ncmp_buf_append_char(b, ',');
-    ncmp_buf_append_char(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            ncmp_buf_append_char(b, '\\');
-        ncmp_buf_append_char(b, *s);
-    }
-    ncmp_buf_append_char(b, '"');
-}
-
-static void arr_end(ncmp_buf *b)
-{
-    ncmp_buf_append_char(b, '}');
 }
 
 /* --- device heartbeats: the role ----------------------------------------- */
@@ -325,10 +300,10 @@ static int hb_known(tr_worker *w, ncmp_stage_ctx *ctx, const hb_entry *e, size_t
 {
     const char *params[1];
 
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < n; i++)
-        arr_add(&w->a[0], e[i].id);
-    arr_end(&w->a[0]);
+        ncmp_pgarray_add_text(&w->a[0], e[i].id);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     /* the plugins first, then the handles: the watchdog locks in the same
      * order (its plugins, then their handles) */
@@ -362,17 +337,17 @@ static int hb_apply_round(tr_worker *w, ncmp_stage_ctx *ctx, const hb_entry *e, 
     size_t count = 0;
     int rc = -1;
 
-    arr_begin(&w->a[0]);
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < n; i++) {
         if (e[i].round != round || !hb_find(known, nknown, e[i].id))
             continue;
-        arr_add(&w->a[0], e[i].id);
-        arr_add(&w->a[1], e[i].level);
+        ncmp_pgarray_add_text(&w->a[0], e[i].id);
+        ncmp_pgarray_add_text(&w->a[1], e[i].level);
         count++;
     }
-    arr_end(&w->a[0]);
-    arr_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[0]);
+    ncmp_pgarray_end(&w->a[1]);
     if (!count)
         return 0;
     params[0] = w->a[0].data;
@@ -593,17 +568,17 @@ static int wd_round(const ncmp_config *cfg, ncmp_db *db, ncmp_dmi *dmi, ncmp_pro
     n = PQntuples(plugins);
     up = ncmp_xcalloc((size_t)n + 1, sizeof(*up));
     wd_check_health(dmi, plugins, up);
-    arr_begin(&all);
-    arr_begin(&names);
-    arr_begin(&levels);
+    ncmp_pgarray_begin(&all);
+    ncmp_pgarray_begin(&names);
+    ncmp_pgarray_begin(&levels);
     for (int i = 0; i < n; i++) {
         const char *name = PQgetvalue(plugins, i, 0);
         int was = stored_none(stored, name);
-        arr_add(&all, name);
+        ncmp_pgarray_add_text(&all, name);
         if (was == !up[i])
             continue;
-        arr_add(&names, name);
-        arr_add(&levels, up[i] ? TRUST_COMPLETE : TRUST_NONE);
+        ncmp_pgarray_add_text(&names, name);
+        ncmp_pgarray_add_text(&levels, up[i] ? TRUST_COMPLETE : TRUST_NONE);
         log_info("trust", "dmi=%s trust %s -> %s", name,
                  was < 0 ? "(new)"
                  : was   ? TRUST_NONE
@@ -611,9 +586,9 @@ static int wd_round(const ncmp_config *cfg, ncmp_db *db, ncmp_dmi *dmi, ncmp_pro
                  up[i] ? TRUST_COMPLETE : TRUST_NONE);
         nchanged++;
     }
-    arr_end(&all);
-    arr_end(&names);
-    arr_end(&levels);
+    ncmp_pgarray_end(&all);
+    ncmp_pgarray_end(&names);
+    ncmp_pgarray_end(&levels);
     ncmp_delivery_init(&d);
     if (ncmp_db_begin(db, err) != 0)
         goto done;
