@@ -11,6 +11,7 @@
 
 #include "handle_cache.h"
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_dlq.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
@@ -57,17 +58,6 @@ int data_topic_valid(const char *topic, const char *async_m2m_topic)
 {
     return topic && ncmp_kafka_topic_name_valid(topic, strlen(topic)) &&
            strcmp(topic, async_m2m_topic) != 0;
-}
-
-static void rfc3339_now(char out[32])
-{
-    struct timeval tv;
-    struct tm tm;
-
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
 }
 
 static void append_field(ncmp_buf *b, const char *name, const char *value)
@@ -171,21 +161,15 @@ static void response_status(ncmp_buf *b, const char *code, const char *message)
 static void event_send(data *d, const char *topic, const char *request_id, const char *responses)
 {
     ncmp_buf v = NCMP_BUF_INIT;
-    rd_kafka_headers_t *h = rd_kafka_headers_new(9);
-    char id[37], now[32];
+    const ncmp_cloudevent ce = {.source = "NCMP",
+                                .type = EVENT_TYPE,
+                                .dataschema = EVENT_SCHEMA,
+                                .correlation_id = request_id,
+                                .destination = topic,
+                                .content_type = "application/json"};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
     ncmp_err err;
 
-    ncmp_uuid4(id);
-    rfc3339_now(now);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "NCMP", -1);
-    rd_kafka_header_add(h, "ce_type", -1, EVENT_TYPE, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1, EVENT_SCHEMA, -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, request_id, -1);
-    rd_kafka_header_add(h, "ce_destination", -1, topic, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     ncmp_buf_append_str(&v, "{\"data\":{\"responses\":[");
     ncmp_buf_append_str(&v, responses);
     ncmp_buf_append_str(&v, "]}}");

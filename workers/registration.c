@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
@@ -869,20 +870,14 @@ done:
 static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_id,
                         const char *error_message, ncmp_err *err)
 {
-    char event_id[37], now[32];
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    const ncmp_cloudevent ce = {.source = "NCMP",
+                                .type = "org.onap.ncmp.dmi-plugin-registration-response",
+                                .correlation_id = request_id,
+                                .content_type = "application/json"};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
 
-    ncmp_uuid4(event_id);
-    ncmp_event_time_now(now);
     ncmp_buf_reset(&w->body);
     outcome_json(&w->body, &w->outcome, error_message);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, event_id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "NCMP", -1);
-    rd_kafka_header_add(h, "ce_type", -1, "org.onap.ncmp.dmi-plugin-registration-response", -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, request_id, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     return ncmp_producer_send(ctx->producer, &ctx->delivery, w->cfg->registration_response_topic,
                               RD_KAFKA_PARTITION_UA, request_id, strlen(request_id), w->body.data,
                               w->body.len, h, err);

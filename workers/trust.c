@@ -14,7 +14,7 @@
 #include "ncmp_db.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
-#include "ncmp_lcm.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_log.h"
 #include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
@@ -44,36 +44,18 @@ void trust_avc_json(ncmp_buf *out, const char *old_level, const char *new_level)
     ncmp_buf_append_str(out, "}]}}");
 }
 
-/* Now as RFC 3339 in UTC with milliseconds, as a CloudEvent's time. */
-static void rfc3339_now(char out[32])
-{
-    struct timeval tv;
-    struct tm tm;
-
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
-}
-
 int trust_avc_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, const char *cm_handle_id,
                    const char *old_level, const char *new_level, ncmp_err *err)
 {
     ncmp_buf body = NCMP_BUF_INIT;
-    char ce_id[37], now[32];
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    const ncmp_cloudevent ce = {.source = TRUST_AVC_SOURCE,
+                                .type = TRUST_AVC_TYPE,
+                                .dataschema = TRUST_AVC_DATASCHEMA,
+                                .correlation_id = cm_handle_id};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
     int rc;
 
-    ncmp_uuid4(ce_id);
-    rfc3339_now(now);
     trust_avc_json(&body, old_level, new_level);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, ce_id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, TRUST_AVC_SOURCE, -1);
-    rd_kafka_header_add(h, "ce_type", -1, TRUST_AVC_TYPE, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1, TRUST_AVC_DATASCHEMA, -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, cm_handle_id, -1);
     rc = ncmp_producer_send(p, d, topic, RD_KAFKA_PARTITION_UA, cm_handle_id, strlen(cm_handle_id),
                             body.data, body.len, h, err);
     ncmp_buf_free(&body);
