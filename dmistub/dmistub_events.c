@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_config.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
@@ -141,19 +142,6 @@ static void uuid_v4(uint64_t *rng, char out[37])
              (unsigned long long)(lo & 0xFFFFFFFFFFFFULL));
 }
 
-/* Now in RFC 3339 UTC with milliseconds: 2025-06-01T12:00:05.123Z. */
-static void time_now(char out[32])
-{
-    struct timespec ts;
-    struct tm tm;
-    char base[24];
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(out, 32, "%s.%03ldZ", base, ts.tv_nsec / 1000000);
-}
-
 static void append_field(ncmp_buf *b, json_object *op, const char *key)
 {
     json_object *v;
@@ -187,21 +175,18 @@ static void event_value(dmistub_events *ev, const dmistub_job *job, json_object 
 
 static rd_kafka_headers_t *event_headers(dmistub_events *ev, const dmistub_job *job)
 {
-    rd_kafka_headers_t *h = rd_kafka_headers_new(9);
-    char id[37], when[32];
+    char id[37];
+    ncmp_cloudevent ce = {.id = id,
+                          .source = "DMI",
+                          .type = EVENT_TYPE,
+                          .dataschema = EVENT_SCHEMA,
+                          .correlation_id = job->correlation_id,
+                          .destination = job->destination,
+                          .content_type = "application/json"};
 
+    /* its own generator: a getrandom call per event would cost at load */
     uuid_v4(&ev->rng, id);
-    time_now(when);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "DMI", -1);
-    rd_kafka_header_add(h, "ce_type", -1, EVENT_TYPE, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1, EVENT_SCHEMA, -1);
-    rd_kafka_header_add(h, "ce_time", -1, when, -1);
-    rd_kafka_header_add(h, "ce_destination", -1, job->destination, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, job->correlation_id, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
-    return h;
+    return ncmp_cloudevent_headers(&ce);
 }
 
 static void publish_one(dmistub_events *ev, const dmistub_job *job, json_object *op,

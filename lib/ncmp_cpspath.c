@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncmp_utf8.h"
+
 /*
  * Three parts: a tokenizer over the path text, a recursive-descent parser
  * that builds a small fixed-size AST (the grammar has no brackets inside
@@ -130,52 +132,6 @@ static int cp_fail(const char *src, size_t at, ncmp_err *err, const char *fmt, .
     va_end(ap);
     return ncmp_err_set(err, NCMP_ERR_REJECT, "Invalid CPS path at position %zu: %s",
                         cp_char_pos(src, at), what);
-}
-
-/* Byte offset of the first byte that is not UTF-8 (RFC 3629: no overlong
- * forms, surrogates or code points above U+10FFFF), or `len`. PostgreSQL
- * would refuse such a parameter later; refuse it here with a position. */
-static size_t cp_utf8_invalid_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char c = s[i], lo = 0x80, hi = 0xbf;
-        size_t n;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 1;
-        } else if (c == 0xe0) {
-            n = 2;
-            lo = 0xa0;
-        } else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) {
-            n = 2;
-        } else if (c == 0xed) {
-            n = 2;
-            hi = 0x9f;
-        } else if (c == 0xf0) {
-            n = 3;
-            lo = 0x90;
-        } else if (c >= 0xf1 && c <= 0xf3) {
-            n = 3;
-        } else if (c == 0xf4) {
-            n = 3;
-            hi = 0x8f;
-        } else {
-            return i;
-        }
-        if (i + n >= len || s[i + 1] < lo || s[i + 1] > hi)
-            return i;
-        for (size_t k = 2; k <= n; k++)
-            if ((s[i + k] & 0xc0) != 0x80)
-                return i;
-        i += n + 1;
-    }
-    return len;
 }
 
 static int cp_is_name_start(char c)
@@ -611,7 +567,7 @@ static int cp_parse(const char *src, cp_path **out, ncmp_err *err)
         return cp_fail(src, CP_MAX_LEN, err, "path longer than %d bytes", CP_MAX_LEN);
     if (len == 0)
         return cp_fail("", 0, err, "empty path");
-    bad = cp_utf8_invalid_at((const unsigned char *)src, len);
+    bad = ncmp_utf8_invalid_at(src, len);
     if (bad < len)
         return cp_fail(src, bad, err, "invalid UTF-8");
     memset(&p, 0, sizeof(p));

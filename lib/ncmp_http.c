@@ -11,6 +11,7 @@
 
 #include "ncmp_log.h"
 #include "ncmp_time.h"
+#include "ncmp_utf8.h"
 
 #define MAX_PARAMS         8
 #define MAX_QUERY          32
@@ -131,41 +132,6 @@ static int hexval(char c)
     return -1;
 }
 
-/* RFC 3629 UTF-8: no overlongs, no surrogates, nothing above U+10FFFF. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        unsigned c = s[i];
-        size_t len;
-        unsigned cp, min;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if ((c & 0xE0) == 0xC0)
-            len = 2, cp = c & 0x1F, min = 0x80;
-        else if ((c & 0xF0) == 0xE0)
-            len = 3, cp = c & 0x0F, min = 0x800;
-        else if ((c & 0xF8) == 0xF0)
-            len = 4, cp = c & 0x07, min = 0x10000;
-        else
-            return 0;
-        if (i + len > n)
-            return 0;
-        for (size_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (s[i + k] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-            return 0;
-        i += len;
-    }
-    return 1;
-}
-
 char *ncmp_http_decode(const char *s, size_t len, int plus_is_space)
 {
     char *out = ncmp_xmalloc(len + 1);
@@ -191,7 +157,7 @@ char *ncmp_http_decode(const char *s, size_t len, int plus_is_space)
         out[n++] = c;
     }
     out[n] = '\0';
-    if (!utf8_valid((const unsigned char *)out, n))
+    if (!ncmp_utf8_valid(out, n))
         goto bad;
     return out;
 bad:

@@ -3,52 +3,7 @@
 #include <ctype.h>
 #include <string.h>
 
-/* Offset of the first byte that is not RFC 3629 UTF-8 (overlong forms,
- * surrogates and code points above U+10FFFF included), or -1. json-c's
- * own check lets those through, and PostgreSQL refuses them later. */
-static long utf8_invalid_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        unsigned char c = s[i];
-        size_t n;
-        unsigned char lo = 0x80, hi = 0xbf;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xc2 && c <= 0xdf) {
-            n = 1;
-        } else if (c == 0xe0) {
-            n = 2;
-            lo = 0xa0;
-        } else if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef) {
-            n = 2;
-        } else if (c == 0xed) {
-            n = 2;
-            hi = 0x9f;
-        } else if (c == 0xf0) {
-            n = 3;
-            lo = 0x90;
-        } else if (c >= 0xf1 && c <= 0xf3) {
-            n = 3;
-        } else if (c == 0xf4) {
-            n = 3;
-            hi = 0x8f;
-        } else {
-            return (long)i;
-        }
-        if (i + n >= len || s[i + 1] < lo || s[i + 1] > hi)
-            return (long)i;
-        for (size_t k = 2; k <= n; k++)
-            if ((s[i + k] & 0xc0) != 0x80)
-                return (long)i;
-        i += n + 1;
-    }
-    return -1;
-}
+#include "ncmp_utf8.h"
 
 /* Length of a JSON number at s (RFC 8259: -?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?),
  * or 0 when what starts there is not one. */
@@ -145,6 +100,7 @@ int ncmp_json_parse(const char *buf, size_t len, json_object **out, ncmp_err *er
     json_object *obj;
     enum json_tokener_error jerr;
     size_t end;
+    size_t utf8_bad;
     long bad;
     const char *why = NULL;
 
@@ -152,9 +108,10 @@ int ncmp_json_parse(const char *buf, size_t len, json_object **out, ncmp_err *er
         return ncmp_err_set(err, NCMP_ERR_REJECT, "JSON document too large (%zu bytes)", len);
     if (len == 0)
         return ncmp_err_set(err, NCMP_ERR_REJECT, "empty document, JSON expected");
-    bad = utf8_invalid_at((const unsigned char *)buf, len);
-    if (bad >= 0)
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "invalid JSON at byte %ld: invalid UTF-8", bad);
+    utf8_bad = ncmp_utf8_invalid_at(buf, len);
+    if (utf8_bad < len)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "invalid JSON at byte %zu: invalid UTF-8",
+                            utf8_bad);
     tok = json_tokener_new_ex(64);
     if (!tok)
         return ncmp_err_set(err, NCMP_ERR_RETRY, "out of memory");

@@ -501,3 +501,26 @@ done:
     rd_kafka_destroy(rk);
     return rc;
 }
+
+int ncmp_kafka_topic_name_valid(const void *name, size_t len)
+{
+    const unsigned char *s = name;
+
+    if (!s || len < 1 || len > NCMP_KAFKA_TOPIC_NAME_MAX)
+        return 0;
+    if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return 0;
+    }
+    return 1;
+}
+
+char *ncmp_kafka_group_name(char *out, size_t outlen, const char *group_id, const char *role)
+{
+    snprintf(out, outlen, "%s-%s", group_id, role);
+    return out;
+}

@@ -105,4 +105,18 @@ int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms
 int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, size_t ntopics,
                              int partitions, int timeout_ms, ncmp_err *err);
 
+/* The longest topic name Kafka accepts. */
+#define NCMP_KAFKA_TOPIC_NAME_MAX 249
+
+/* Kafka's rule for a topic name, the one NCMP applies to client topics:
+ * 1 to 249 bytes of [a-zA-Z0-9._-], and not "." or "..". `name` need not
+ * be NUL-terminated (a header value); NULL is not valid. */
+int ncmp_kafka_topic_name_valid(const void *name, size_t len);
+
+/* The consumer group of one role: "<group_id>-<role>", group_id being
+ * kafka.group-id, the deployment's prefix. Other code finds a role's
+ * offsets by this name (consumer_offsets.group_id), so it is made here
+ * only. Cut to fit outlen. Returns out. */
+char *ncmp_kafka_group_name(char *out, size_t outlen, const char *group_id, const char *role);
+
 #endif

@@ -1,10 +1,8 @@
 #include "ncmp_lcm.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -157,34 +155,6 @@ rd_kafka_headers_t *ncmp_lcm_headers(const char *cm_handle_id, const char *event
     header_add(h, "eventSchema", NCMP_LCM_EVENT_SCHEMA, java_serialized);
     header_add(h, "eventSchemaVersion", NCMP_LCM_EVENT_SCHEMA_VERSION, java_serialized);
     return h;
-}
-
-void ncmp_uuid4(char out[37])
-{
-    static const char hex[] = "0123456789abcdef";
-    unsigned char b[16];
-    size_t got = 0;
-    int o = 0;
-
-    while (got < sizeof(b)) {
-        ssize_t n = getrandom(b + got, sizeof(b) - got, 0);
-        if (n > 0) {
-            got += (size_t)n;
-        } else if (errno != EINTR) {
-            /* no kernel randomness: ids would not be unique; stop */
-            fprintf(stderr, "ncmpd: getrandom failed: %s\n", strerror(errno));
-            abort();
-        }
-    }
-    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-    for (int i = 0; i < 16; i++) {
-        if (i == 4 || i == 6 || i == 8 || i == 10)
-            out[o++] = '-';
-        out[o++] = hex[b[i] >> 4];
-        out[o++] = hex[b[i] & 0xf];
-    }
-    out[o] = '\0';
 }
 
 void ncmp_event_time_now(char out[32])

@@ -67,10 +67,9 @@ rd_kafka_headers_t *ncmp_lcm_headers(const char *cm_handle_id, const char *event
                                      const char *event_id, const char *event_time,
                                      int java_serialized);
 
-/* A random (version 4) UUID, 36 characters and a NUL. */
-void ncmp_uuid4(char out[37]);
-
-/* Now in NCMP's event time format, e.g. 2025-06-01T12:00:00.123+0000. */
+/* Now in NCMP's event time format, e.g. 2025-06-01T12:00:00.123+0000: the
+ * eventTime of this legacy event only. A CloudEvent's ce_time is RFC 3339
+ * (ncmp_cloudevent_time_now). (ncmp_uuid4 is in ncmp_cloudevent.h.) */
 void ncmp_event_time_now(char out[32]);
 
 #endif

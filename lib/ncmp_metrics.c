@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncmp_utf8.h"
+
 /* One series. Counters keep an integer, gauges the bits of a double;
  * histograms keep a count per bucket (not cumulative: observe touches one)
  * plus the overflow bucket, and the sum's bits. The count is the sum of
@@ -118,45 +120,18 @@ static int name_ok(const char *s, int colon)
     return 1;
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0. */
-static size_t utf8_seq(const unsigned char *s)
-{
-    size_t n;
-    uint32_t cp;
-
-    if (s[0] < 0x80)
-        return 1;
-    if (s[0] >= 0xc2 && s[0] <= 0xdf)
-        n = 2, cp = s[0] & 0x1f;
-    else if (s[0] >= 0xe0 && s[0] <= 0xef)
-        n = 3, cp = s[0] & 0x0f;
-    else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-        n = 4, cp = s[0] & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-        return 0;
-    return n;
-}
-
 /* A copy of a label value that is valid UTF-8. */
 static char *value_dup(const char *s)
 {
     char *out = ncmp_xstrdup(s ? s : "");
-    unsigned char *p = (unsigned char *)out;
+    size_t len = strlen(out), i = 0;
 
-    while (*p) {
-        size_t n = utf8_seq(p);
+    while (i < len) {
+        size_t n = ncmp_utf8_char_len(out + i, len - i);
         if (n == 0) {
-            *p++ = '?';
+            out[i++] = '?';
         } else {
-            p += n;
+            i += n;
         }
     }
     return out;
@@ -359,19 +334,6 @@ static void series_link(ncmp_metric *m, series *s)
     m->nseries++;
 }
 
-static int utf8_valid(const char *s)
-{
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    size_t n;
-
-    while (*p) {
-        if ((n = utf8_seq(p)) == 0)
-            return 0;
-        p += n;
-    }
-    return 1;
-}
-
 /* Label values as stored: NULL becomes "" and bad UTF-8 is replaced, so a
  * bad value finds the series made for it the first time. Copies (rare) go
  * to `copies`, to be freed by the caller. */
@@ -383,7 +345,7 @@ static const char *const *values_clean(const ncmp_metric *m, const char *const *
     for (size_t i = 0; i < m->nlabels; i++) {
         copies[i] = NULL;
         clean[i] = values[i] ? values[i] : "";
-        if (!utf8_valid(clean[i])) {
+        if (!ncmp_utf8_valid(clean[i], strlen(clean[i]))) {
             copies[i] = value_dup(clean[i]);
             clean[i] = copies[i];
             dirty = 1;

@@ -7,15 +7,15 @@
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_dlq.h"
 #include "ncmp_fault.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 
 #define DELIVERY_TIMEOUT_MS 60000
-/* room for the headers a dead letter carries besides the value */
-#define DLQ_HEADROOM 65536
 
 typedef struct stage_worker {
     ncmp_stage *st;
@@ -177,19 +177,16 @@ static const char SQL_SAVE_OFFSETS[] =
 /* Postgres array literal of the parts' topics, partitions or offsets. */
 static void array_literal(ncmp_buf *b, const part_state *ps, size_t n, int what)
 {
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
+    ncmp_pgarray_begin(b);
     for (size_t i = 0; i < n; i++) {
-        if (i)
-            ncmp_buf_append_char(b, ',');
         if (what == 0)
-            ncmp_buf_append_json_string(b, ps[i].topic); /* "..." is valid in arrays */
+            ncmp_pgarray_add_text(b, ps[i].topic);
         else if (what == 1)
-            ncmp_buf_appendf(b, "%d", (int)ps[i].partition);
+            ncmp_pgarray_add_int(b, ps[i].partition);
         else
-            ncmp_buf_appendf(b, "%lld", (long long)(ps[i].last + 1));
+            ncmp_pgarray_add_int(b, ps[i].last + 1);
     }
-    ncmp_buf_append_char(b, '}');
+    ncmp_pgarray_end(b);
 }
 
 static size_t collect_parts(rd_kafka_message_t **msgs, size_t n, part_state *ps)
@@ -218,40 +215,13 @@ static size_t collect_parts(rd_kafka_message_t **msgs, size_t n, part_state *ps)
 int ncmp_stage_reject(ncmp_stage_ctx *ctx, const rd_kafka_message_t *m, const char *reason,
                       ncmp_err *err)
 {
-    char dlq[512];
-    char num[32];
-    rd_kafka_headers_t *orig = NULL;
-    rd_kafka_headers_t *hdrs;
-    const char *topic = rd_kafka_topic_name(m->rkt);
+    ncmp_dlq_record rec;
 
-    const char *labels[2] = {ctx->role, topic};
-
-    log_warn(ctx->role, "rejected record topic=%s partition=%d offset=%lld: %s", topic,
-             m->partition, (long long)m->offset, reason);
-    ncmp_counter_add(ncmp_counter_get(ncmp_metrics_lib_get()->dead_letters, labels), 1);
-    snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
-    if (rd_kafka_message_headers(m, &orig) == RD_KAFKA_RESP_ERR_NO_ERROR && orig)
-        hdrs = rd_kafka_headers_copy(orig);
-    else
-        hdrs = rd_kafka_headers_new(6);
-    rd_kafka_header_add(hdrs, "dlq_reason", -1, reason, -1);
-    rd_kafka_header_add(hdrs, "dlq_topic", -1, topic, -1);
-    snprintf(num, sizeof(num), "%d", m->partition);
-    rd_kafka_header_add(hdrs, "dlq_partition", -1, num, -1);
-    snprintf(num, sizeof(num), "%lld", (long long)m->offset);
-    rd_kafka_header_add(hdrs, "dlq_offset", -1, num, -1);
-    rd_kafka_header_add(hdrs, "dlq_role", -1, ctx->role, -1);
-    /* A record too big for our producer (the reason it was rejected, often)
-     * is dead-lettered without its value: it must not block its partition. */
-    if (m->len + DLQ_HEADROOM > (size_t)ctx->cfg->kafka_max_message_bytes) {
-        snprintf(num, sizeof(num), "%zu", m->len);
-        rd_kafka_header_add(hdrs, "dlq_original_size", -1, num, -1);
-        rd_kafka_header_add(hdrs, "dlq_value_truncated", -1, "true", -1);
-        return ncmp_producer_send(ctx->producer, &ctx->delivery, dlq, RD_KAFKA_PARTITION_UA, m->key,
-                                  m->key_len, NULL, 0, hdrs, err);
-    }
-    return ncmp_producer_send(ctx->producer, &ctx->delivery, dlq, RD_KAFKA_PARTITION_UA, m->key,
-                              m->key_len, m->payload, m->len, hdrs, err);
+    ncmp_dlq_record_init(&rec, m, ctx->role, reason, (size_t)ctx->cfg->kafka_max_message_bytes, 0,
+                         NULL);
+    /* ncmp_producer_send takes the headers over in every case */
+    return ncmp_producer_send(ctx->producer, &ctx->delivery, rec.topic, RD_KAFKA_PARTITION_UA,
+                              rec.key, rec.key_len, rec.value, rec.len, rec.headers, err);
 }
 
 /* One transaction over msgs. With `reject_reason`, the records are
@@ -490,7 +460,7 @@ int ncmp_stage_start(ncmp_stage **out, const ncmp_config *cfg, const ncmp_stage_
     st->cfg = cfg;
     st->role = role;
     st->producer = producer;
-    snprintf(st->group, sizeof(st->group), "%s-%s", cfg->kafka_group_id, role->name);
+    ncmp_kafka_group_name(st->group, sizeof(st->group), cfg->kafka_group_id, role->name);
     snprintf(st->point_before, sizeof(st->point_before), "%s.before-commit", role->name);
     snprintf(st->point_after, sizeof(st->point_after), "%s.after-commit", role->name);
     st->nworkers = role->workers > 0 ? role->workers : 1;

@@ -29,7 +29,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_config.h"
 #include "ncmp_kafka.h"
-#include "ncmp_lcm.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_log.h"
 
 #define PROG "ncmp-loadgen"
@@ -294,17 +294,12 @@ static void loadgen_body_deregister(ncmp_buf *body, const char *dmi, long first,
  * result (ncmp_producer_send takes it over). */
 static rd_kafka_headers_t *loadgen_headers_new(const char *ce_id)
 {
-    rd_kafka_headers_t *hdrs = rd_kafka_headers_new(6);
-    char ce_time[32];
+    const ncmp_cloudevent ce = {.id = ce_id,
+                                .source = PROG,
+                                .type = "org.onap.ncmp.dmi-plugin-registration",
+                                .content_type = "application/json"};
 
-    ncmp_event_time_now(ce_time);
-    rd_kafka_header_add(hdrs, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(hdrs, "ce_id", -1, ce_id, -1);
-    rd_kafka_header_add(hdrs, "ce_source", -1, PROG, -1);
-    rd_kafka_header_add(hdrs, "ce_type", -1, "org.onap.ncmp.dmi-plugin-registration", -1);
-    rd_kafka_header_add(hdrs, "ce_time", -1, ce_time, -1);
-    rd_kafka_header_add(hdrs, "content-type", -1, "application/json", -1);
-    return hdrs;
+    return ncmp_cloudevent_headers(&ce);
 }
 
 /* Handles of the requests acknowledged so far. All records share one key,

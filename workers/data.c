@@ -9,9 +9,10 @@
 #include <sys/time.h>
 #include <time.h>
 
-#include "forward.h"
 #include "handle_cache.h"
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
+#include "ncmp_dlq.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
@@ -60,19 +61,8 @@ struct data {
 
 int data_topic_valid(const char *topic, const char *async_m2m_topic)
 {
-    return topic && forward_topic_name_valid(topic, strlen(topic)) &&
+    return topic && ncmp_kafka_topic_name_valid(topic, strlen(topic)) &&
            strcmp(topic, async_m2m_topic) != 0;
-}
-
-static void rfc3339_now(char out[32])
-{
-    struct timeval tv;
-    struct tm tm;
-
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
 }
 
 static void append_field(ncmp_buf *b, const char *name, const char *value)
@@ -176,21 +166,15 @@ static void response_status(ncmp_buf *b, const char *code, const char *message)
 static void event_send(data *d, const char *topic, const char *request_id, const char *responses)
 {
     ncmp_buf v = NCMP_BUF_INIT;
-    rd_kafka_headers_t *h = rd_kafka_headers_new(9);
-    char id[37], now[32];
+    const ncmp_cloudevent ce = {.source = "NCMP",
+                                .type = EVENT_TYPE,
+                                .dataschema = EVENT_SCHEMA,
+                                .correlation_id = request_id,
+                                .destination = topic,
+                                .content_type = "application/json"};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
     ncmp_err err;
 
-    ncmp_uuid4(id);
-    rfc3339_now(now);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "NCMP", -1);
-    rd_kafka_header_add(h, "ce_type", -1, EVENT_TYPE, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1, EVENT_SCHEMA, -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, request_id, -1);
-    rd_kafka_header_add(h, "ce_destination", -1, topic, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     ncmp_buf_append_str(&v, "{\"data\":{\"responses\":[");
     ncmp_buf_append_str(&v, responses);
     ncmp_buf_append_str(&v, "]}}");
@@ -929,29 +913,17 @@ static void h_batch(ncmp_http_request *req, void *arg)
 
 /* --- batch read from Kafka ----------------------------------------------- */
 
+/* The request topic is read by the rest role: dlq_role is "rest". */
 static void dead_letter(data *d, const rd_kafka_message_t *m, const char *reason)
 {
-    char dlq[300], num[32];
-    rd_kafka_headers_t *h = NULL;
+    ncmp_dlq_record rec;
     ncmp_err err;
 
-    snprintf(dlq, sizeof(dlq), "%s-dlq", d->cfg->data_request_topic);
-    if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h)
-        h = rd_kafka_headers_copy(h);
-    else
-        h = rd_kafka_headers_new(6);
-    rd_kafka_header_add(h, "dlq_reason", -1, reason, -1);
-    rd_kafka_header_add(h, "dlq_topic", -1, d->cfg->data_request_topic, -1);
-    snprintf(num, sizeof(num), "%d", (int)m->partition);
-    rd_kafka_header_add(h, "dlq_partition", -1, num, -1);
-    snprintf(num, sizeof(num), "%lld", (long long)m->offset);
-    rd_kafka_header_add(h, "dlq_offset", -1, num, -1);
-    rd_kafka_header_add(h, "dlq_role", -1, "rest", -1);
-    log_warn("data", "request topic partition=%d offset=%lld dead-lettered: %s", (int)m->partition,
-             (long long)m->offset, reason);
-    if (ncmp_producer_send(d->producer, NULL, dlq, RD_KAFKA_PARTITION_UA, m->key, m->key_len,
-                           m->payload, m->len, h, &err) != 0)
-        log_error("data", "dead letter to %s lost: %s", dlq, err.msg);
+    ncmp_dlq_record_init(&rec, m, "rest", reason, (size_t)d->cfg->kafka_max_message_bytes, 0, NULL);
+    /* ncmp_producer_send takes the headers over in every case */
+    if (ncmp_producer_send(d->producer, NULL, rec.topic, RD_KAFKA_PARTITION_UA, rec.key,
+                           rec.key_len, rec.value, rec.len, rec.headers, &err) != 0)
+        log_error("data", "dead letter to %s lost: %s", rec.topic, err.msg);
 }
 
 static void request_record(data *d, const rd_kafka_message_t *m)
@@ -1012,12 +984,12 @@ static int requests_start(data *d, ncmp_err *err)
         return 0;
     /* not a topic of `ncmpd create-topics`' roles: made here when missing,
      * so that the subscription does not wait on a topic nobody created */
-    snprintf(dlq, sizeof(dlq), "%s-dlq", topics[0]);
+    ncmp_dlq_topic(dlq, sizeof(dlq), topics[0]);
     topics[1] = dlq;
     if (ncmp_kafka_create_topics(d->cfg, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
         0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
-    snprintf(group, sizeof(group), "%s-data-requests", d->cfg->kafka_group_id);
+    ncmp_kafka_group_name(group, sizeof(group), d->cfg->kafka_group_id, "data-requests");
     if (ncmp_consumer_new(&d->requests, d->cfg, group, NULL, topics, 1, err) != 0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     if (pthread_create(&d->requests_thread, NULL, requests_thread, d) != 0)

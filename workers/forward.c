@@ -8,18 +8,16 @@
 #include <string.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_dlq.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 
-/* room for the headers a dead letter carries besides the value (as in
- * ncmp_stage) */
-#define DLQ_HEADROOM   65536
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 5000
-#define TOPIC_NAME_MAX 249
+#define TOPIC_NAME_MAX NCMP_KAFKA_TOPIC_NAME_MAX
 #define REASON_MAX     512
 
 /* What became of one record of the batch. */
@@ -33,7 +31,7 @@ typedef enum slot_state {
 
 typedef struct fwd_slot {
     slot_state state;
-    int truncate;                /* dead-letter without the value */
+    int truncate;                /* dead-letter without the value, whatever its size */
     char *reason;                /* owned; why it is dead-lettered or retried */
     rd_kafka_headers_t *headers; /* owned; the original headers once handed over */
 } fwd_slot;
@@ -97,23 +95,6 @@ struct forward {
     pthread_cond_t ready_cond;
 };
 
-int forward_topic_name_valid(const void *name, size_t len)
-{
-    const unsigned char *s = name;
-
-    if (!s || len < 1 || len > TOPIC_NAME_MAX)
-        return 0;
-    if ((len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-'))
-            return 0;
-    }
-    return 1;
-}
-
 /* --- routes -------------------------------------------------------------- */
 
 static route_kind route_avc(const forward *f, const rd_kafka_message_t *m,
@@ -170,7 +151,7 @@ static route_kind route_async(const forward *f, const rd_kafka_message_t *m,
         snprintf(r->reason, sizeof(r->reason), "no ce_destination header");
         return ROUTE_REJECT;
     }
-    if (!forward_topic_name_valid(value, len)) {
+    if (!ncmp_kafka_topic_name_valid(value, len)) {
         printable(shown, sizeof(shown), value, len);
         snprintf(r->reason, sizeof(r->reason),
                  "ce_destination '%s' (%zu bytes) is not a valid topic name "
@@ -314,7 +295,6 @@ static void forward_one(fwd_worker *w, rd_kafka_message_t *m, fwd_slot *s)
         s->state = SLOT_DONE;
         return;
     case ROUTE_REJECT:
-        s->truncate = m->len + DLQ_HEADROOM > (size_t)f->cfg->kafka_max_message_bytes;
         slot_set(s, SLOT_DEAD, "%s", r.reason);
         return;
     case ROUTE_FORWARD:
@@ -330,50 +310,28 @@ static void forward_one(fwd_worker *w, rd_kafka_message_t *m, fwd_slot *s)
         return;
     s->headers = headers; /* not queued: still ours */
     if (err_is_permanent(f, e)) {
-        s->truncate =
-            err_is_size(e) || m->len + DLQ_HEADROOM > (size_t)f->cfg->kafka_max_message_bytes;
+        s->truncate = err_is_size(e);
         slot_set(s, SLOT_DEAD, "produce to %s: %s", r.topic, rd_kafka_err2str(e));
     } else {
         slot_set(s, SLOT_RETRY, "produce to %s: %s", r.topic, rd_kafka_err2str(e));
     }
 }
 
-/* The dead letter of m: its key, value (unless too large) and headers,
- * plus the dlq_* headers that ncmp_stage writes. */
+/* The dead letter of m (ncmp_dlq), with the original headers the slot
+ * may hold already. */
 static void dead_letter(fwd_worker *w, rd_kafka_message_t *m, fwd_slot *s)
 {
     forward *f = w->f;
-    rd_kafka_headers_t *orig = NULL, *h;
-    char num[32];
+    ncmp_dlq_record rec;
     rd_kafka_resp_err_t e;
 
-    log_warn(f->role.name, "rejected record topic=%s partition=%d offset=%lld: %s", f->role.input,
-             m->partition, (long long)m->offset, s->reason);
-    if (s->headers) {
-        h = s->headers;
-        s->headers = NULL;
-    } else if (rd_kafka_message_headers(m, &orig) == RD_KAFKA_RESP_ERR_NO_ERROR && orig) {
-        h = rd_kafka_headers_copy(orig);
-    } else {
-        h = rd_kafka_headers_new(8);
-    }
-    rd_kafka_header_add(h, "dlq_reason", -1, s->reason, -1);
-    rd_kafka_header_add(h, "dlq_topic", -1, f->role.input, -1);
-    snprintf(num, sizeof(num), "%d", m->partition);
-    rd_kafka_header_add(h, "dlq_partition", -1, num, -1);
-    snprintf(num, sizeof(num), "%lld", (long long)m->offset);
-    rd_kafka_header_add(h, "dlq_offset", -1, num, -1);
-    rd_kafka_header_add(h, "dlq_role", -1, f->role.name, -1);
-    if (s->truncate) {
-        snprintf(num, sizeof(num), "%zu", m->len);
-        rd_kafka_header_add(h, "dlq_original_size", -1, num, -1);
-        rd_kafka_header_add(h, "dlq_value_truncated", -1, "true", -1);
-    }
+    ncmp_dlq_record_init(&rec, m, f->role.name, s->reason, (size_t)f->cfg->kafka_max_message_bytes,
+                         s->truncate, s->headers);
+    s->headers = NULL; /* the record's now */
     s->state = SLOT_DEAD_SENT;
-    e = produce(w, f->dlq, m->key, m->key ? m->key_len : 0, s->truncate ? NULL : m->payload,
-                s->truncate ? 0 : m->len, h, s);
+    e = produce(w, rec.topic, rec.key, rec.key_len, rec.value, rec.len, rec.headers, s);
     if (e) {
-        rd_kafka_headers_destroy(h);
+        ncmp_dlq_record_clear(&rec); /* not queued: still ours */
         slot_set(s, SLOT_RETRY, "dead letter to %s: %s", f->dlq, rd_kafka_err2str(e));
     }
 }
@@ -766,8 +724,8 @@ static int role_init(fwd_role *role, const ncmp_config *cfg, const char *name, n
                            cfg->avc_forward_batch_wait_ms,
                            0,
                            route_avc};
-        if (!forward_topic_name_valid(cfg->avc_forward_output_topic,
-                                      strlen(cfg->avc_forward_output_topic)) ||
+        if (!ncmp_kafka_topic_name_valid(cfg->avc_forward_output_topic,
+                                         strlen(cfg->avc_forward_output_topic)) ||
             strcmp(cfg->avc_forward_output_topic, role->input) == 0)
             return ncmp_err_set(err, NCMP_ERR_FATAL,
                                 "avc-forward.output-topic '%s' must be a valid topic name other "
@@ -784,7 +742,7 @@ static int role_init(fwd_role *role, const ncmp_config *cfg, const char *name, n
     } else {
         return ncmp_err_set(err, NCMP_ERR_FATAL, "no forwarder role '%s'", name);
     }
-    if (!forward_topic_name_valid(role->input, strlen(role->input)) ||
+    if (!ncmp_kafka_topic_name_valid(role->input, strlen(role->input)) ||
         strlen(role->input) + 4 > TOPIC_NAME_MAX)
         return ncmp_err_set(err, NCMP_ERR_FATAL,
                             "%s.input-topic '%s' must be a valid topic name of at most %d bytes",
@@ -803,7 +761,7 @@ size_t forward_topics(const ncmp_config *cfg, const char *role, char (*names)[25
     if (n < max)
         snprintf(names[n++], 256, "%s", r.input);
     if (n < max)
-        snprintf(names[n++], 256, "%s-dlq", r.input);
+        ncmp_dlq_topic(names[n++], 256, r.input);
     if (strcmp(role, FORWARD_AVC_ROLE) == 0 && n < max)
         snprintf(names[n++], 256, "%s", cfg->avc_forward_output_topic);
     return n;
@@ -818,8 +776,8 @@ int forward_start(forward **out, const ncmp_config *cfg, const char *role, ncmp_
         return -1;
     }
     f->cfg = cfg;
-    snprintf(f->group, sizeof(f->group), "%s-%s", cfg->kafka_group_id, f->role.name);
-    snprintf(f->dlq, sizeof(f->dlq), "%s-dlq", f->role.input);
+    ncmp_kafka_group_name(f->group, sizeof(f->group), cfg->kafka_group_id, f->role.name);
+    ncmp_dlq_topic(f->dlq, sizeof(f->dlq), f->role.input);
     snprintf(f->point_before, sizeof(f->point_before), "%s.before-commit", f->role.name);
     snprintf(f->point_after, sizeof(f->point_after), "%s.after-commit", f->role.name);
     f->nworkers = f->role.workers > 0 ? f->role.workers : 1;

@@ -28,7 +28,7 @@
  * itself, never precede an earlier record). A record that can never be
  * delivered (too large for the output topic, a bad or missing destination,
  * an unknown topic for async-forward) goes to `<input-topic>-dlq` with the
- * dead-letter headers of ncmp_stage (dlq_reason, dlq_topic, dlq_partition,
+ * dead-letter headers of ncmp_dlq (dlq_reason, dlq_topic, dlq_partition,
  * dlq_offset, dlq_role), and the partition moves on.
  *
  * Stop: when ncmp_stopping is set, a worker finishes the batch in flight,
@@ -67,9 +67,5 @@ void forward_destroy(forward *f);
  * avc-forward), for `ncmpd create-topics`. Writes up to `max` names into
  * `names` and returns how many (0 for an unknown role or bad options). */
 size_t forward_topics(const ncmp_config *cfg, const char *role, char (*names)[256], size_t max);
-
-/* Kafka's rule for a topic name, the one NCMP applies to client topics:
- * 1 to 249 bytes of [a-zA-Z0-9._-], and not "." or "..". */
-int forward_topic_name_valid(const void *name, size_t len);
 
 #endif

@@ -12,10 +12,10 @@
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 #include "rest_json.h"
-#include "search.h"
 
 #define LOAD_BLOCK_ROWS 10000
 #define POLL_BATCH      2000
@@ -293,7 +293,7 @@ int handle_cache_fetch(handle_cache *hc, ncmp_db *db, const char *const *refs, s
     pthread_rwlock_rdlock(&hc->lock);
     deletes = hc->deletes;
     pthread_rwlock_unlock(&hc->lock);
-    search_pg_array(&arr, refs, n);
+    ncmp_pgarray_text(&arr, refs, n);
     params[0] = arr.data;
     rc = ncmp_db_query(db, SQL_FETCH, 1, params, &res, err);
     ncmp_buf_free(&arr);
@@ -484,7 +484,7 @@ static void complete_from_db(handle_cache *hc, char **ids, size_t n)
     PGresult *res = NULL;
     ncmp_err err;
 
-    search_pg_array(&arr, (const char *const *)ids, n);
+    ncmp_pgarray_text(&arr, (const char *const *)ids, n);
     params[0] = arr.data;
     if (ncmp_db_query(hc->db, SQL_FETCH, 1, params, &res, &err) != 0) {
         /* left incomplete: requests for them fall back to the database */

@@ -14,6 +14,7 @@
 #include "ncmp_kafka.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_singleton.h"
 #include "outbox.h"
@@ -134,11 +135,8 @@ static int scan_partition(lcm_relay *r, int32_t p, int64_t from, ncmp_buf *seqs,
             goto done;
         }
         *end = m->offset + 1;
-        if (ncmp_kafka_header(m, SEQ_HEADER, seq, sizeof(seq))) {
-            if (seqs->len > 1) /* after the opening brace */
-                ncmp_buf_append_char(seqs, ',');
-            ncmp_buf_append_str(seqs, seq);
-        }
+        if (ncmp_kafka_header(m, SEQ_HEADER, seq, sizeof(seq)))
+            ncmp_pgarray_add_text(seqs, seq);
         rd_kafka_message_destroy(m);
     }
     rc = 0;
@@ -176,7 +174,7 @@ static int recover(lcm_relay *r, ncmp_err *err)
     }
     PQclear(res);
     res = NULL; /* freed again on the way out if the scan fails */
-    ncmp_buf_append_char(&seqs, '{');
+    ncmp_pgarray_begin(&seqs);
     for (int p = 0; p < nparts; p++) {
         if (scan_partition(r, p, checkpoint[p], &seqs, &high[p], err) != 0)
             goto done;
@@ -184,15 +182,15 @@ static int recover(lcm_relay *r, ncmp_err *err)
             log_info("lcm-relay", "recovery read %s [%d] offsets %lld..%lld", r->cfg->lcm_topic, p,
                      (long long)checkpoint[p], (long long)high[p] - 1);
     }
-    ncmp_buf_append_char(&seqs, '}');
-    ncmp_buf_append_char(&parts, '{');
-    ncmp_buf_append_char(&offs, '{');
+    ncmp_pgarray_end(&seqs);
+    ncmp_pgarray_begin(&parts);
+    ncmp_pgarray_begin(&offs);
     for (int p = 0; p < nparts; p++) {
-        ncmp_buf_appendf(&parts, "%s%d", p ? "," : "", p);
-        ncmp_buf_appendf(&offs, "%s%lld", p ? "," : "", (long long)high[p]);
+        ncmp_pgarray_add_int(&parts, p);
+        ncmp_pgarray_add_int(&offs, high[p]);
     }
-    ncmp_buf_append_char(&parts, '}');
-    ncmp_buf_append_char(&offs, '}');
+    ncmp_pgarray_end(&parts);
+    ncmp_pgarray_end(&offs);
     params[0] = seqs.data;
     params[1] = r->cfg->lcm_topic;
     params[2] = parts.data;
@@ -247,7 +245,6 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     PGresult *res = NULL;
     ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
     long n;
-    int nparts_out = 0;
     double t0 = ncmp_now_ms(), t_read, t_acked;
 
     snprintf(limit, sizeof(limit), "%d", r->cfg->lcm_relay_batch_size);
@@ -266,7 +263,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     for (int p = 0; p < MAX_PARTITIONS; p++)
         r->next_offset[p] = -1;
     r->failed_records = 0;
-    ncmp_buf_append_char(&seqs, '{');
+    ncmp_pgarray_begin(&seqs);
     for (long i = 0; i < n; i++) {
         const char *seq = PQgetvalue(res, (int)i, 0);
         const char *key = PQgetvalue(res, (int)i, 1);
@@ -293,7 +290,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
             n = -1;
             break;
         }
-        ncmp_buf_appendf(&seqs, "%s%s", i ? "," : "", seq);
+        ncmp_pgarray_add_text(&seqs, seq);
     }
     PQclear(res);
     while (r->pending > 0)
@@ -308,18 +305,17 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
         goto done;
     }
     ncmp_fault_point("lcm-relay.after-publish");
-    ncmp_buf_append_char(&seqs, '}');
-    ncmp_buf_append_char(&parts, '{');
-    ncmp_buf_append_char(&offs, '{');
+    ncmp_pgarray_end(&seqs);
+    ncmp_pgarray_begin(&parts);
+    ncmp_pgarray_begin(&offs);
     for (int p = 0; p < MAX_PARTITIONS; p++) {
         if (r->next_offset[p] < 0)
             continue;
-        ncmp_buf_appendf(&parts, "%s%d", nparts_out ? "," : "", p);
-        ncmp_buf_appendf(&offs, "%s%lld", nparts_out ? "," : "", (long long)r->next_offset[p]);
-        nparts_out++;
+        ncmp_pgarray_add_int(&parts, p);
+        ncmp_pgarray_add_int(&offs, r->next_offset[p]);
     }
-    ncmp_buf_append_char(&parts, '}');
-    ncmp_buf_append_char(&offs, '}');
+    ncmp_pgarray_end(&parts);
+    ncmp_pgarray_end(&offs);
     params[0] = seqs.data;
     params[1] = r->cfg->lcm_topic;
     params[2] = parts.data;

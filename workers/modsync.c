@@ -18,6 +18,7 @@
 #include "ncmp_kafka.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_sha256.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -123,32 +124,6 @@ static const char SQL_LOCKED[] =
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"
     " AS v(id, reason, details, delay_ms) "
     "WHERE h.id = v.id";
-
-/* --- Postgres array literals ------------------------------------------- */
-
-static void arr_begin(ncmp_buf *b)
-{
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
-}
-
-static void arr_add(ncmp_buf *b, const char *s)
-{
-    if (b->len > 1)
-        ncmp_buf_append_char(b, ',');
-    ncmp_buf_append_char(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            ncmp_buf_append_char(b, '\\');
-        ncmp_buf_append_char(b, *s);
-    }
-    ncmp_buf_append_char(b, '"');
-}
-
-static void arr_end(ncmp_buf *b)
-{
-    ncmp_buf_append_char(b, '}');
-}
 
 /* --- the role ------------------------------------------------------------ */
 
@@ -298,14 +273,14 @@ static int known_checksums(ms_worker *w, const ncmp_dmi_module_list *refs, char 
     const char *params[2];
 
     *sums = ncmp_xcalloc(refs->len + 1, sizeof(**sums));
-    arr_begin(&w->a[0]);
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < refs->len; i++) {
-        arr_add(&w->a[0], refs->items[i].name);
-        arr_add(&w->a[1], refs->items[i].revision);
+        ncmp_pgarray_add_text(&w->a[0], refs->items[i].name);
+        ncmp_pgarray_add_text(&w->a[1], refs->items[i].revision);
     }
-    arr_end(&w->a[0]);
-    arr_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[0]);
+    ncmp_pgarray_end(&w->a[1]);
     params[0] = w->a[0].data;
     params[1] = w->a[1].data;
     if (ncmp_db_run(w->db, "ms_known", 2, params, &res, err) != 0)
@@ -476,22 +451,22 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
     PQclear(res);
     res = NULL;
     /* members: every reference, stored before or now */
-    arr_begin(&w->a[0]);
-    arr_begin(&w->a[1]);
-    arr_begin(&w->a[2]);
+    ncmp_pgarray_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[2]);
     for (size_t k = 0; k < g->refs.len; k++) {
         const char *sum = sums[k];
         for (size_t s = 0; s < nsrc && !sum; s++)
             if (strcmp(src[s].name, g->refs.items[k].name) == 0 &&
                 strcmp(src[s].revision, g->refs.items[k].revision) == 0)
                 sum = hex[s];
-        arr_add(&w->a[0], sum);
-        arr_add(&w->a[1], g->refs.items[k].name);
-        arr_add(&w->a[2], g->refs.items[k].revision);
+        ncmp_pgarray_add_text(&w->a[0], sum);
+        ncmp_pgarray_add_text(&w->a[1], g->refs.items[k].name);
+        ncmp_pgarray_add_text(&w->a[2], g->refs.items[k].revision);
     }
-    arr_end(&w->a[0]);
-    arr_end(&w->a[1]);
-    arr_end(&w->a[2]);
+    ncmp_pgarray_end(&w->a[0]);
+    ncmp_pgarray_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[2]);
     {
         char id[32];
         snprintf(id, sizeof(id), "%lld", g->set_id);
@@ -598,25 +573,25 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
     char num[32], details[NCMP_ERR_MSG_MAX + 128];
 
     for (int i = 0; i < 4; i++)
-        arr_begin(&w->a[i]);
+        ncmp_pgarray_begin(&w->a[i]);
     for (size_t i = 0; i < n; i++) {
         if (*hs[i].group->error)
             continue;
         snprintf(num, sizeof(num), "%lld", hs[i].group->set_id);
-        arr_add(&w->a[0], hs[i].id);
-        arr_add(&w->a[1], num);
-        arr_add(&w->a[2], hs[i].target);
+        ncmp_pgarray_add_text(&w->a[0], hs[i].id);
+        ncmp_pgarray_add_text(&w->a[1], num);
+        ncmp_pgarray_add_text(&w->a[2], hs[i].target);
         event_ready(w, &hs[i]);
         nready++;
     }
     for (int i = 0; i < 3; i++) {
-        arr_end(&w->a[i]);
+        ncmp_pgarray_end(&w->a[i]);
         params[i] = w->a[i].data;
     }
     if (nready && ncmp_db_run(w->db, "ms_ready", 3, params, NULL, err) != 0)
         return -1;
     for (int i = 0; i < 4; i++)
-        arr_begin(&w->a[i]);
+        ncmp_pgarray_begin(&w->a[i]);
     for (size_t i = 0; i < n; i++) {
         const ms_handle *h = &hs[i];
         if (!*h->group->error)
@@ -631,16 +606,17 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
         snprintf(num, sizeof(num), "%lld",
                  h->group->busy ? (long long)w->cfg->module_sync_retry_initial_ms
                                 : backoff_ms(w->cfg, h->attempts));
-        arr_add(&w->a[0], h->id);
-        arr_add(&w->a[1], h->upgrade ? "MODULE_UPGRADE_FAILED" : "MODULE_SYNC_FAILED");
-        arr_add(&w->a[2], details);
-        arr_add(&w->a[3], num);
+        ncmp_pgarray_add_text(&w->a[0], h->id);
+        ncmp_pgarray_add_text(&w->a[1],
+                              h->upgrade ? "MODULE_UPGRADE_FAILED" : "MODULE_SYNC_FAILED");
+        ncmp_pgarray_add_text(&w->a[2], details);
+        ncmp_pgarray_add_text(&w->a[3], num);
         if (h->old_state != NCMP_STATE_LOCKED)
             event_locked(w, h);
         nlocked++;
     }
     for (int i = 0; i < 4; i++) {
-        arr_end(&w->a[i]);
+        ncmp_pgarray_end(&w->a[i]);
         params[i] = w->a[i].data;
     }
     if (nlocked && ncmp_db_run(w->db, "ms_locked", 4, params, NULL, err) != 0)
@@ -660,14 +636,14 @@ static int resolve_groups(ms_worker *w, ms_group *groups, size_t ngroups, ncmp_e
     int rc = -1;
 
     for (int pass = 0; pass < 2; pass++) {
-        arr_begin(&w->a[0]);
+        ncmp_pgarray_begin(&w->a[0]);
         ntags = 0;
         for (size_t i = 0; i < ngroups; i++)
             if (*groups[i].tag && !groups[i].set_id) {
-                arr_add(&w->a[0], groups[i].tag);
+                ncmp_pgarray_add_text(&w->a[0], groups[i].tag);
                 ntags++;
             }
-        arr_end(&w->a[0]);
+        ncmp_pgarray_end(&w->a[0]);
         if (!ntags)
             break;
         params[0] = w->a[0].data;
@@ -752,10 +728,10 @@ static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs,
     params[0] = w->slots.data;
     if (ncmp_db_run(w->db, "ms_handover_barrier", 1, params, NULL, err) != 0)
         goto done;
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < nids; i++)
-        arr_add(&w->a[0], ids[i]);
-    arr_end(&w->a[0]);
+        ncmp_pgarray_add_text(&w->a[0], ids[i]);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(w->db, "ms_read", 1, params, &res, err) != 0)
         goto done;
@@ -868,14 +844,14 @@ static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err 
     }
     ncmp_delivery_init(&d);
     qr.retry = 1;
-    arr_begin(&ids);
+    ncmp_pgarray_begin(&ids);
     for (int r = 0; r < PQntuples(res); r++) {
         int retry = strcmp(PQgetvalue(res, r, 2), "t") == 0;
         modsync_queue_add(retry ? &qr : &q, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
         if (retry)
-            arr_add(&ids, PQgetvalue(res, r, 1));
+            ncmp_pgarray_add_text(&ids, PQgetvalue(res, r, 1));
     }
-    arr_end(&ids);
+    ncmp_pgarray_end(&ids);
     log_info("module-sync", "sweep: %zu handles due for a retry, %zu handed over again", qr.n, q.n);
     params[0] = ids.data;
     params[1] = grace;

@@ -7,6 +7,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
+#include "ncmp_pgarray.h"
 
 void modsync_queue_add(modsync_queue *q, const char *tag, const char *id)
 {
@@ -50,19 +51,14 @@ int modsync_barrier_slot(const char *tag)
 void modsync_queue_slots(const modsync_queue *q, ncmp_buf *out)
 {
     unsigned char seen[MODSYNC_BARRIER_SLOTS] = {0};
-    int first = 1;
 
-    ncmp_buf_reset(out);
     for (size_t i = 0; i < q->n; i++)
         seen[modsync_barrier_slot(q->pairs[i].tag)] = 1;
-    ncmp_buf_append_char(out, '{');
-    for (int s = 0; s < MODSYNC_BARRIER_SLOTS; s++) {
-        if (!seen[s])
-            continue;
-        ncmp_buf_appendf(out, first ? "%d" : ",%d", s);
-        first = 0;
-    }
-    ncmp_buf_append_char(out, '}');
+    ncmp_pgarray_begin(out);
+    for (int s = 0; s < MODSYNC_BARRIER_SLOTS; s++)
+        if (seen[s])
+            ncmp_pgarray_add_int(out, s);
+    ncmp_pgarray_end(out);
 }
 
 static int pair_cmp(const void *a, const void *b)

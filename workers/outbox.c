@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "ncmp_cloudevent.h"
+
 void ncmp_outbox_init(ncmp_outbox *ob, ncmp_db *db)
 {
     memset(ob, 0, sizeof(*ob));

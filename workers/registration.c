@@ -7,10 +7,12 @@
 #include <time.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "modsync_queue.h"
 #include "outbox.h"
 #include "registration_decode.h"
@@ -168,35 +170,6 @@ static void reg_fini(void *state)
     free(w);
 }
 
-/* Postgres array literals, built element by element. */
-static void arr_begin(ncmp_buf *b)
-{
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
-}
-
-static void arr_add(ncmp_buf *b, const char *s)
-{
-    if (b->len > 1)
-        ncmp_buf_append_char(b, ',');
-    if (!s) {
-        ncmp_buf_append_str(b, "NULL");
-        return;
-    }
-    ncmp_buf_append_char(b, '"');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ncmp_buf_append_char(b, '\\');
-        ncmp_buf_append_char(b, *p);
-    }
-    ncmp_buf_append_char(b, '"');
-}
-
-static void arr_end(ncmp_buf *b)
-{
-    ncmp_buf_append_char(b, '}');
-}
-
 /* A sorted set of strings for membership tests. */
 typedef struct str_index {
     const char **v;
@@ -250,10 +223,10 @@ static int apply_removed(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
         free(valid);
         return 0;
     }
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < nvalid; i++)
-        arr_add(&w->a[0], valid[i]);
-    arr_end(&w->a[0]);
+        ncmp_pgarray_add_text(&w->a[0], valid[i]);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_delete", 1, params, &res, err) != 0)
         goto done;
@@ -453,11 +426,11 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
 
     if (!r->nupdated)
         return 0;
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < r->nupdated; i++)
         if (registration_id_valid(r->updated[i].id))
-            arr_add(&w->a[0], r->updated[i].id);
-    arr_end(&w->a[0]);
+            ncmp_pgarray_add_text(&w->a[0], r->updated[i].id);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
         goto done;
@@ -467,11 +440,11 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     index_build(&found, ids, (size_t)PQntuples(cur));
     free(ids);
     /* alternate ids that would be newly set: are they taken? */
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < r->nupdated; i++)
         if (r->updated[i].alternate_id)
-            arr_add(&w->a[1], r->updated[i].alternate_id);
-    arr_end(&w->a[1]);
+            ncmp_pgarray_add_text(&w->a[1], r->updated[i].alternate_id);
+    ncmp_pgarray_end(&w->a[1]);
     params[0] = w->a[1].data;
     if (ncmp_db_run(ctx->db, "reg_taken", 1, params, &taken, err) != 0)
         goto done;
@@ -483,7 +456,7 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
 
     claimed_alts = ncmp_xcalloc(r->nupdated, sizeof(*claimed_alts));
     for (int k = 0; k < 7; k++)
-        arr_begin(&w->a[k]);
+        ncmp_pgarray_begin(&w->a[k]);
     for (size_t i = 0; i < r->nupdated; i++) {
         reg_handle *h = &r->updated[i];
         int row = -1;
@@ -537,18 +510,18 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
             ev.force_update = 1;
             ncmp_outbox_add(&w->outbox, &ev);
         }
-        arr_add(&w->a[0], h->id);
-        arr_add(&w->a[1], set_alt);
-        arr_add(&w->a[2], set_dpi);
-        arr_add(&w->a[3], h->additional_set ? h->additional_set : "{}");
-        arr_add(&w->a[4], h->additional_del ? h->additional_del : "[]");
-        arr_add(&w->a[5], h->public_set ? h->public_set : "{}");
-        arr_add(&w->a[6], h->public_del ? h->public_del : "[]");
+        ncmp_pgarray_add_text(&w->a[0], h->id);
+        ncmp_pgarray_add_text(&w->a[1], set_alt);
+        ncmp_pgarray_add_text(&w->a[2], set_dpi);
+        ncmp_pgarray_add_text(&w->a[3], h->additional_set ? h->additional_set : "{}");
+        ncmp_pgarray_add_text(&w->a[4], h->additional_del ? h->additional_del : "[]");
+        ncmp_pgarray_add_text(&w->a[5], h->public_set ? h->public_set : "{}");
+        ncmp_pgarray_add_text(&w->a[6], h->public_del ? h->public_del : "[]");
         nupd++;
     }
     if (nupd) {
         for (int k = 0; k < 7; k++) {
-            arr_end(&w->a[k]);
+            ncmp_pgarray_end(&w->a[k]);
             params[k] = w->a[k].data;
         }
         if (ncmp_db_run(ctx->db, "reg_update", 7, params, NULL, err) != 0)
@@ -573,15 +546,15 @@ static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, nc
 
     if (!r->nupgraded)
         return 0;
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < r->nupgraded; i++)
         if (registration_id_valid(r->upgraded[i]))
-            arr_add(&w->a[0], r->upgraded[i]);
-    arr_end(&w->a[0]);
+            ncmp_pgarray_add_text(&w->a[0], r->upgraded[i]);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     if (ncmp_db_run(ctx->db, "reg_lock_for_update", 1, params, &cur, err) != 0)
         goto done;
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < r->nupgraded; i++) {
         const char *id = r->upgraded[i];
         int row = -1;
@@ -605,10 +578,10 @@ static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, nc
         }
         if (*r->upgrade_tag && strcmp(PQgetvalue(cur, row, 4), r->upgrade_tag) == 0)
             continue; /* already on that tag: success, nothing to do */
-        arr_add(&w->a[1], id);
+        ncmp_pgarray_add_text(&w->a[1], id);
         nlock++;
     }
-    arr_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[1]);
     if (nlock) {
         snprintf(details, sizeof(details), "Upgrade to ModuleSetTag: %s", r->upgrade_tag);
         params[0] = w->a[1].data;
@@ -640,20 +613,14 @@ done:
 static int send_outcome(reg_worker *w, ncmp_stage_ctx *ctx, const char *request_id,
                         const char *error_message, ncmp_err *err)
 {
-    char event_id[37], now[32];
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    const ncmp_cloudevent ce = {.source = "NCMP",
+                                .type = "org.onap.ncmp.dmi-plugin-registration-response",
+                                .correlation_id = request_id,
+                                .content_type = "application/json"};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
 
-    ncmp_uuid4(event_id);
-    ncmp_event_time_now(now);
     ncmp_buf_reset(&w->body);
     outcome_json(&w->body, &w->outcome, error_message);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, event_id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "NCMP", -1);
-    rd_kafka_header_add(h, "ce_type", -1, "org.onap.ncmp.dmi-plugin-registration-response", -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, request_id, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     return ncmp_producer_send(ctx->producer, &ctx->delivery, w->cfg->registration_response_topic,
                               RD_KAFKA_PARTITION_UA, request_id, strlen(request_id), w->body.data,
                               w->body.len, h, err);

@@ -10,7 +10,7 @@
 #include "ncmp_db.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
-#include "ncmp_lcm.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -413,7 +413,7 @@ int rest_registration_start(rest_registration **out, const ncmp_config *cfg, ncm
     rest_registration *rr = ncmp_xcalloc(1, sizeof(*rr));
 
     rr->cfg = cfg;
-    snprintf(rr->group, sizeof(rr->group), "%s-registration", cfg->kafka_group_id);
+    ncmp_kafka_group_name(rr->group, sizeof(rr->group), cfg->kafka_group_id, "registration");
     pthread_mutex_init(&rr->lock, NULL);
     if (ncmp_db_open(&rr->db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0 ||
         producer_new(rr, err) != 0 || consumer_new(rr, err) != 0) {
@@ -491,18 +491,14 @@ static void registration_key(const char *body, size_t len, char **key)
 
 static int publish(rest_registration *rr, waiter *w, const char *body, size_t len, ncmp_err *err)
 {
-    char now[32];
+    const ncmp_cloudevent ce = {.id = w->ce_id,
+                                .source = "ncmpd-rest",
+                                .type = REQUEST_TYPE,
+                                .content_type = "application/json"};
     char *key = NULL;
-    rd_kafka_headers_t *h = rd_kafka_headers_new(6);
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
     rd_kafka_resp_err_t e;
 
-    ncmp_event_time_now(now);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, w->ce_id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, "ncmpd-rest", -1);
-    rd_kafka_header_add(h, "ce_type", -1, REQUEST_TYPE, -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "content-type", -1, "application/json", -1);
     registration_key(body, len, &key);
     e = rd_kafka_producev(rr->producer, RD_KAFKA_V_TOPIC(rr->cfg->registration_topic),
                           RD_KAFKA_V_KEY(key, key ? strlen(key) : 0),

@@ -10,6 +10,7 @@
 #include "lcm_relay.h"
 #include "modsync.h"
 #include "ncmp_buf.h"
+#include "ncmp_dlq.h"
 #include "ncmp_log.h"
 #include "registration.h"
 #include "rest.h"
@@ -207,7 +208,7 @@ static size_t rest_topics(const ncmp_role *self, const ncmp_config *cfg, char (*
 
     if (*cfg->data_request_topic) {
         char dlq[256];
-        snprintf(dlq, sizeof(dlq), "%s-dlq", cfg->data_request_topic);
+        ncmp_dlq_topic(dlq, sizeof(dlq), cfg->data_request_topic);
         n = add_topic(names, n, max, cfg->data_request_topic);
         n = add_topic(names, n, max, dlq);
     }
@@ -347,7 +348,7 @@ size_t ncmp_roles_topics(const ncmp_config *cfg, char (*names)[256], size_t max)
         if (r->stage) {
             const char *topic = ncmp_role_stage_topic(r, cfg);
             char dlq[256];
-            snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
+            ncmp_dlq_topic(dlq, sizeof(dlq), topic);
             n = add_unique(names, n, max, topic);
             n = add_unique(names, n, max, dlq);
         }

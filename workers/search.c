@@ -8,6 +8,7 @@
 
 #include "ncmp_cpspath.h"
 #include "ncmp_json.h"
+#include "ncmp_pgarray.h"
 
 #define INVALID_QUERY "Invalid Query Parameter."
 
@@ -48,23 +49,6 @@ static int param_add(search_query *q, char *value)
     q->params = ncmp_xrealloc(q->params, (size_t)(q->nparams + 1) * sizeof(*q->params));
     q->params[q->nparams++] = value;
     return q->nparams;
-}
-
-void search_pg_array(ncmp_buf *out, const char *const *values, size_t n)
-{
-    ncmp_buf_append_char(out, '{');
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            ncmp_buf_append_char(out, ',');
-        ncmp_buf_append_char(out, '"');
-        for (const char *p = values[i]; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                ncmp_buf_append_char(out, '\\');
-            ncmp_buf_append_char(out, *p);
-        }
-        ncmp_buf_append_char(out, '"');
-    }
-    ncmp_buf_append_char(out, '}');
 }
 
 /* --- validation (NCMP's CmHandleQueryParametersValidator) ---------------- */
@@ -156,7 +140,7 @@ static void sql_modules(search_query *q, json_object *params)
         free(names);
         return;
     }
-    search_pg_array(&arr, names, n);
+    ncmp_pgarray_text(&arr, names, n);
     free(names);
     k = param_add(q, arr.data);
     ncmp_buf_appendf(&q->where,

@@ -44,8 +44,4 @@ int search_parse(const char *body, size_t len, search_side side, int legacy, sea
 
 void search_query_free(search_query *q);
 
-/* Append `values` as a PostgreSQL array literal ({"a","b"}), each quoted
- * and escaped. */
-void search_pg_array(ncmp_buf *out, const char *const *values, size_t n);
-
 #endif

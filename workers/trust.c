@@ -14,8 +14,9 @@
 #include "ncmp_db.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
-#include "ncmp_lcm.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_log.h"
+#include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
 #include "ncmp_singleton.h"
@@ -43,36 +44,18 @@ void trust_avc_json(ncmp_buf *out, const char *old_level, const char *new_level)
     ncmp_buf_append_str(out, "}]}}");
 }
 
-/* Now as RFC 3339 in UTC with milliseconds, as a CloudEvent's time. */
-static void rfc3339_now(char out[32])
-{
-    struct timeval tv;
-    struct tm tm;
-
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    snprintf(out, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(tv.tv_usec / 1000));
-}
-
 int trust_avc_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, const char *cm_handle_id,
                    const char *old_level, const char *new_level, ncmp_err *err)
 {
     ncmp_buf body = NCMP_BUF_INIT;
-    char ce_id[37], now[32];
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+    const ncmp_cloudevent ce = {.source = TRUST_AVC_SOURCE,
+                                .type = TRUST_AVC_TYPE,
+                                .dataschema = TRUST_AVC_DATASCHEMA,
+                                .correlation_id = cm_handle_id};
+    rd_kafka_headers_t *h = ncmp_cloudevent_headers(&ce);
     int rc;
 
-    ncmp_uuid4(ce_id);
-    rfc3339_now(now);
     trust_avc_json(&body, old_level, new_level);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_id", -1, ce_id, -1);
-    rd_kafka_header_add(h, "ce_source", -1, TRUST_AVC_SOURCE, -1);
-    rd_kafka_header_add(h, "ce_type", -1, TRUST_AVC_TYPE, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1, TRUST_AVC_DATASCHEMA, -1);
-    rd_kafka_header_add(h, "ce_time", -1, now, -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, cm_handle_id, -1);
     rc = ncmp_producer_send(p, d, topic, RD_KAFKA_PARTITION_UA, cm_handle_id, strlen(cm_handle_id),
                             body.data, body.len, h, err);
     ncmp_buf_free(&body);
@@ -142,32 +125,6 @@ int trust_heartbeat_decode(const void *payload, size_t len, const char **level, 
 done:
     json_object_put(root);
     return rc;
-}
-
-/* --- Postgres array literals --------------------------------------------- */
-
-static void arr_begin(ncmp_buf *b)
-{
-    ncmp_buf_reset(b);
-    ncmp_buf_append_char(b, '{');
-}
-
-static void arr_add(ncmp_buf *b, const char *s)
-{
-    if (b->len > 1)
-        ncmp_buf_append_char(b, ',');
-    ncmp_buf_append_char(b, '"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            ncmp_buf_append_char(b, '\\');
-        ncmp_buf_append_char(b, *s);
-    }
-    ncmp_buf_append_char(b, '"');
-}
-
-static void arr_end(ncmp_buf *b)
-{
-    ncmp_buf_append_char(b, '}');
 }
 
 /* --- device heartbeats: the role ----------------------------------------- */
@@ -325,10 +282,10 @@ static int hb_known(tr_worker *w, ncmp_stage_ctx *ctx, const hb_entry *e, size_t
 {
     const char *params[1];
 
-    arr_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[0]);
     for (size_t i = 0; i < n; i++)
-        arr_add(&w->a[0], e[i].id);
-    arr_end(&w->a[0]);
+        ncmp_pgarray_add_text(&w->a[0], e[i].id);
+    ncmp_pgarray_end(&w->a[0]);
     params[0] = w->a[0].data;
     /* the plugins first, then the handles: the watchdog locks in the same
      * order (its plugins, then their handles) */
@@ -362,17 +319,17 @@ static int hb_apply_round(tr_worker *w, ncmp_stage_ctx *ctx, const hb_entry *e, 
     size_t count = 0;
     int rc = -1;
 
-    arr_begin(&w->a[0]);
-    arr_begin(&w->a[1]);
+    ncmp_pgarray_begin(&w->a[0]);
+    ncmp_pgarray_begin(&w->a[1]);
     for (size_t i = 0; i < n; i++) {
         if (e[i].round != round || !hb_find(known, nknown, e[i].id))
             continue;
-        arr_add(&w->a[0], e[i].id);
-        arr_add(&w->a[1], e[i].level);
+        ncmp_pgarray_add_text(&w->a[0], e[i].id);
+        ncmp_pgarray_add_text(&w->a[1], e[i].level);
         count++;
     }
-    arr_end(&w->a[0]);
-    arr_end(&w->a[1]);
+    ncmp_pgarray_end(&w->a[0]);
+    ncmp_pgarray_end(&w->a[1]);
     if (!count)
         return 0;
     params[0] = w->a[0].data;
@@ -580,17 +537,17 @@ static int wd_round(const ncmp_config *cfg, ncmp_db *db, ncmp_dmi *dmi, ncmp_pro
     n = PQntuples(plugins);
     up = ncmp_xcalloc((size_t)n + 1, sizeof(*up));
     wd_check_health(dmi, cfg->trust_dmi_check_timeout_ms, plugins, up);
-    arr_begin(&all);
-    arr_begin(&names);
-    arr_begin(&levels);
+    ncmp_pgarray_begin(&all);
+    ncmp_pgarray_begin(&names);
+    ncmp_pgarray_begin(&levels);
     for (int i = 0; i < n; i++) {
         const char *name = PQgetvalue(plugins, i, 0);
         int was = stored_none(stored, name);
-        arr_add(&all, name);
+        ncmp_pgarray_add_text(&all, name);
         if (was == !up[i])
             continue;
-        arr_add(&names, name);
-        arr_add(&levels, up[i] ? TRUST_COMPLETE : TRUST_NONE);
+        ncmp_pgarray_add_text(&names, name);
+        ncmp_pgarray_add_text(&levels, up[i] ? TRUST_COMPLETE : TRUST_NONE);
         log_info("trust", "dmi=%s trust %s -> %s", name,
                  was < 0 ? "(new)"
                  : was   ? TRUST_NONE
@@ -598,9 +555,9 @@ static int wd_round(const ncmp_config *cfg, ncmp_db *db, ncmp_dmi *dmi, ncmp_pro
                  up[i] ? TRUST_COMPLETE : TRUST_NONE);
         nchanged++;
     }
-    arr_end(&all);
-    arr_end(&names);
-    arr_end(&levels);
+    ncmp_pgarray_end(&all);
+    ncmp_pgarray_end(&names);
+    ncmp_pgarray_end(&levels);
     ncmp_delivery_init(&d);
     if (ncmp_db_begin(db, err) != 0)
         goto done;

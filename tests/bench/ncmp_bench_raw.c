@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_kafka.h"
@@ -200,24 +201,18 @@ static int read_file(const char *path, ncmp_buf *out)
 /* The CloudEvent headers of one call of NCMP's AVC background load. */
 static rd_kafka_headers_t *avc_headers(long call)
 {
-    rd_kafka_headers_t *h = rd_kafka_headers_new(8);
-    char id[64], when[64];
-    time_t now = time(NULL);
-    struct tm tm;
+    char id[64];
+    const ncmp_cloudevent ce = {
+        .id = id,
+        .source = "DMI",
+        .type = "org.onap.cps.ncmp.events.avc1_0_0.AvcEvent",
+        .dataschema = "urn:cps:org.onap.cps.ncmp.events.avc1_0_0.AvcEvent:1.0.0",
+        .correlation_id = id,
+        .destination = "dmi-cm-events",
+    };
 
-    gmtime_r(&now, &tm);
-    strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
     snprintf(id, sizeof(id), "00000000-0000-4000-8000-%012ld", call);
-    rd_kafka_header_add(h, "ce_type", -1, "org.onap.cps.ncmp.events.avc1_0_0.AvcEvent", -1);
-    rd_kafka_header_add(h, "ce_source", -1, "DMI", -1);
-    rd_kafka_header_add(h, "ce_destination", -1, "dmi-cm-events", -1);
-    rd_kafka_header_add(h, "ce_specversion", -1, "1.0", -1);
-    rd_kafka_header_add(h, "ce_time", -1, when, -1);
-    rd_kafka_header_add(h, "ce_id", -1, id, -1);
-    rd_kafka_header_add(h, "ce_dataschema", -1,
-                        "urn:cps:org.onap.cps.ncmp.events.avc1_0_0.AvcEvent:1.0.0", -1);
-    rd_kafka_header_add(h, "ce_correlationid", -1, id, -1);
-    return h;
+    return ncmp_cloudevent_headers(&ce);
 }
 
 static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n)

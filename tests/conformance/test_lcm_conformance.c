@@ -14,6 +14,7 @@
 #include "conformance_leak.h"
 #include "jschema.h"
 #include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_json.h"
 #include "ncmp_lcm.h"
 

@@ -259,3 +259,36 @@ Test(ncmp_kafka, header_value_of_a_consumed_record)
     ncmp_producer_destroy(p);
     ncmp_config_destroy(cfg);
 }
+
+Test(ncmp_kafka, topic_name_rule)
+{
+    char longest[NCMP_KAFKA_TOPIC_NAME_MAX + 1];
+    static const char *const valid[] = {"a", "cm-events", "ncmp.async_m2m-1", "...", ".a", "Z9"};
+    static const char *const invalid[] = {".",   "..",  "a b", "a/b", "caf\xc3\xa9",
+                                          "a\n", "a,b", "a:b", "{}"};
+
+    for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+        cr_assert(ncmp_kafka_topic_name_valid(valid[i], strlen(valid[i])), "'%s'", valid[i]);
+    for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++)
+        cr_assert_not(ncmp_kafka_topic_name_valid(invalid[i], strlen(invalid[i])), "'%s'",
+                      invalid[i]);
+    cr_assert_not(ncmp_kafka_topic_name_valid("", 0));
+    cr_assert_not(ncmp_kafka_topic_name_valid(NULL, 3));
+    /* a header value is not NUL-terminated: only len bytes count */
+    cr_assert(ncmp_kafka_topic_name_valid("ab cd", 2));
+    cr_assert_not(ncmp_kafka_topic_name_valid("a\0b", 3));
+    memset(longest, 'x', sizeof(longest));
+    cr_assert(ncmp_kafka_topic_name_valid(longest, NCMP_KAFKA_TOPIC_NAME_MAX));
+    cr_assert_not(ncmp_kafka_topic_name_valid(longest, NCMP_KAFKA_TOPIC_NAME_MAX + 1));
+}
+
+Test(ncmp_kafka, group_name_is_the_prefix_and_the_role)
+{
+    char out[64];
+
+    cr_assert_str_eq(ncmp_kafka_group_name(out, sizeof(out), "ncmpd", "registration"),
+                     "ncmpd-registration");
+    cr_assert_eq(ncmp_kafka_group_name(out, sizeof(out), "g", "r"), out, "returns out");
+    cr_assert_str_eq(ncmp_kafka_group_name(out, 8, "ncmpd", "registration"), "ncmpd-r",
+                     "cut to fit");
+}
