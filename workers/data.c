@@ -15,6 +15,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
@@ -967,6 +968,7 @@ static int requests_start(data *d, ncmp_err *err)
 {
     const char *topics[2] = {d->cfg->data_request_topic, NULL};
     char group[300], dlq[300];
+    ncmp_kafka_opts kopts;
 
     if (!*d->cfg->data_request_topic)
         return 0;
@@ -974,11 +976,12 @@ static int requests_start(data *d, ncmp_err *err)
      * so that the subscription does not wait on a topic nobody created */
     snprintf(dlq, sizeof(dlq), "%s-dlq", topics[0]);
     topics[1] = dlq;
-    if (ncmp_kafka_create_topics(d->cfg, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
+    ncmp_kafka_opts_from_config(&kopts, d->cfg);
+    if (ncmp_kafka_create_topics(&kopts, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
         0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     snprintf(group, sizeof(group), "%s-data-requests", d->cfg->kafka_group_id);
-    if (ncmp_consumer_new(&d->requests, d->cfg, group, NULL, topics, 1, err) != 0)
+    if (ncmp_consumer_new(&d->requests, &kopts, group, NULL, topics, 1, err) != 0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     if (pthread_create(&d->requests_thread, NULL, requests_thread, d) != 0)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "data: cannot start the request thread");
@@ -1002,13 +1005,15 @@ int data_start(data **out, const ncmp_config *cfg, ncmp_http_server *srv, rest_p
 {
     data *d = ncmp_xcalloc(1, sizeof(*d));
     ncmp_dmi_opts o;
+    ncmp_kafka_opts kopts;
 
     d->cfg = cfg;
     d->pool = pool;
     pthread_rwlock_init(&d->gate, NULL);
     ncmp_dmi_opts_from_config(&o, cfg);
+    ncmp_kafka_opts_from_config(&kopts, cfg);
     if (handle_cache_start(&d->cache, cfg, err) != 0 || ncmp_dmi_new(&d->dmi, &o, err) != 0 ||
-        ncmp_producer_new(&d->producer, cfg, "ncmpd-data", err) != 0 ||
+        ncmp_producer_new(&d->producer, &kopts, NCMP_PRODUCER_DEFAULT, "ncmpd-data", err) != 0 ||
         requests_start(d, err) != 0) {
         data_stop(d);
         data_destroy(d);

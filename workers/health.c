@@ -6,6 +6,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
 
@@ -129,7 +130,10 @@ int health_start(health **out, const ncmp_config *cfg, ncmp_http_server *server,
     health *h = ncmp_xcalloc(1, sizeof(*h));
 
     h->pool = pool;
-    if (ncmp_producer_new(&h->probe, cfg, "ncmpd-health", err) != 0) {
+    ncmp_kafka_opts kopts;
+
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_producer_new(&h->probe, &kopts, NCMP_PRODUCER_DEFAULT, "ncmpd-health", err) != 0) {
         free(h);
         return -1;
     }

@@ -28,6 +28,7 @@
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_migrate.h"
 #include "ncmp_signal.h"
@@ -188,6 +189,7 @@ static int cmd_create_topics(const ncmp_config *cfg)
     char fwd[3 * NFORWARD][256];
     size_t nfwd = 0;
     size_t n = 0;
+    ncmp_kafka_opts kopts;
     ncmp_err err;
 
     topics[n++] = cfg->registration_response_topic;
@@ -212,7 +214,9 @@ static int cmd_create_topics(const ncmp_config *cfg)
         nfwd += forward_topics(cfg, forward_roles[i], fwd + nfwd, 3 * NFORWARD - nfwd);
     for (size_t i = 0; i < nfwd; i++)
         topics[n++] = fwd[i];
-    if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_kafka_create_topics(&kopts, topics, n, cfg->kafka_topic_partitions, 30000, &err) !=
+        0) {
         log_error("kafka", "%s", err.msg);
         return EXIT_FATAL;
     }
@@ -233,6 +237,7 @@ static void *shutdown_watchdog(void *arg)
 static int cmd_run(const ncmp_config *cfg)
 {
     ncmp_producer *producer = NULL;
+    ncmp_kafka_opts kopts;
     ncmp_stage *stages[NROLES] = {0};
     ncmp_stage_role roles[NROLES];
     const char *role_topics[NROLES][4];
@@ -253,7 +258,8 @@ static int cmd_run(const ncmp_config *cfg)
         if (rc != 0 || ncmp_stopping)
             return rc;
     }
-    if (ncmp_producer_new(&producer, cfg, "ncmpd", &err) != 0) {
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_producer_new(&producer, &kopts, NCMP_PRODUCER_DEFAULT, "ncmpd", &err) != 0) {
         log_error("main", "%s", err.msg);
         return EXIT_FATAL;
     }

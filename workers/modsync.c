@@ -16,6 +16,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_sha256.h"
@@ -955,6 +956,7 @@ static int sweep_round(void *arg, ncmp_db *db, ncmp_err *err)
 int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *err)
 {
     modsync_sweep *s = ncmp_xcalloc(1, sizeof(*s));
+    ncmp_kafka_opts kopts;
     singleton_task task = {"module-sync",
                            "sweep",
                            "ncmp-module-sweep",
@@ -965,7 +967,9 @@ int modsync_sweep_start(modsync_sweep **out, const ncmp_config *cfg, ncmp_err *e
 
     s->cfg = cfg;
     s->next_cleanup = ncmp_now_ms() + cfg->module_sync_cleanup_interval_s * 1000.0;
-    if (ncmp_producer_new(&s->producer, cfg, "ncmpd-module-sweep", err) != 0 ||
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_producer_new(&s->producer, &kopts, NCMP_PRODUCER_DEFAULT, "ncmpd-module-sweep", err) !=
+            0 ||
         singleton_start(&s->runner, cfg, &task, err) != 0) {
         ncmp_producer_destroy(s->producer);
         free(s);

@@ -14,6 +14,7 @@
 #include "ncmp_db.h"
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
@@ -648,6 +649,7 @@ done:
 static int wd_clients(trust_watchdog *w, ncmp_dmi **dmi, ncmp_producer **p, ncmp_err *err)
 {
     ncmp_dmi_opts opts;
+    ncmp_kafka_opts kopts;
 
     ncmp_dmi_opts_from_config(&opts, w->cfg);
     opts.response_timeout_ms = w->cfg->trust_dmi_check_timeout_ms;
@@ -655,7 +657,8 @@ static int wd_clients(trust_watchdog *w, ncmp_dmi **dmi, ncmp_producer **p, ncmp
         opts.connect_timeout_ms = opts.response_timeout_ms;
     if (ncmp_dmi_new(dmi, &opts, err) != 0)
         return -1;
-    return ncmp_producer_new(p, w->cfg, "ncmpd-trust-watchdog", err);
+    ncmp_kafka_opts_from_config(&kopts, w->cfg);
+    return ncmp_producer_new(p, &kopts, NCMP_PRODUCER_DEFAULT, "ncmpd-trust-watchdog", err);
 }
 
 static int wd_check(void *arg, ncmp_db *db, ncmp_err *err)

@@ -1,47 +1,47 @@
 /* Unit tests of lib/ncmp_kafka.c against librdkafka's mock cluster: the
- * pass-through property test.mock.num.brokers makes the producer start an
+ * pass-through property test.mock.num.brokers makes a client start an
  * in-process broker (bootstrap.servers is then ignored). Consumer groups
  * are not used: they stall on the mock cluster. To read records back, a
- * plain consumer is assigned the partition and pointed at the mock
+ * reader (assigned partitions, no group) is pointed at the producer's mock
  * cluster's address. */
 #include <criterion/criterion.h>
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "ncmp_config.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
+#include "ncmp_signal.h"
+#include "ncmp_time.h"
 #include "unit_leak.h"
 
 TestSuite(ncmp_kafka, .fini = unit_leak_check);
 
 #define TOPIC "ncmp-unit"
 
-/* A config for the mock cluster; `max_bytes` (if not NULL) sets
- * kafka.max-message-bytes. The caller destroys it. */
-static ncmp_config *mock_config(const char *max_bytes)
+/* Options for a client with a mock cluster of its own. `max_bytes` (0 for
+ * the default) is the largest record. The properties are static: the
+ * options stay valid for the whole test. */
+static ncmp_kafka_opts mock_opts(int max_bytes)
 {
-    ncmp_config *cfg = ncmp_config_new_defaults();
-    ncmp_err err = {0};
+    static ncmp_kv mock[] = {{"test.mock.num.brokers", "1"}};
+    ncmp_kafka_opts opts = {NULL, max_bytes, mock, 1};
 
     /* librdkafka's own logs would go to stderr; only errors matter here */
     ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    if (ncmp_config_set(cfg, "kafka.test.mock.num.brokers", "1", &err) != 0 ||
-        (max_bytes && ncmp_config_set(cfg, "kafka.max-message-bytes", max_bytes, &err) != 0))
-        cr_assert_fail("config: %s", err.msg);
-    return cfg;
+    return opts;
 }
 
 /* A producer on its own mock cluster, with TOPIC (one partition). */
-static ncmp_producer *mock_producer(const ncmp_config *cfg)
+static ncmp_producer *mock_producer(const ncmp_kafka_opts *opts)
 {
     ncmp_producer *p = NULL;
     ncmp_err err = {0};
     rd_kafka_mock_cluster_t *mcluster;
 
-    if (ncmp_producer_new(&p, cfg, "ncmp-unit-tests", &err) != 0)
+    if (ncmp_producer_new(&p, opts, NCMP_PRODUCER_DEFAULT, "ncmp-unit-tests", &err) != 0)
         cr_assert_fail("producer: %s", err.msg);
     mcluster = rd_kafka_handle_mock_cluster(ncmp_producer_rk(p));
     cr_assert_not_null(mcluster, "no mock cluster: is test.mock.num.brokers passed through?");
@@ -51,8 +51,8 @@ static ncmp_producer *mock_producer(const ncmp_config *cfg)
 
 Test(ncmp_kafka, producer_delivers_n_records)
 {
-    ncmp_config *cfg = mock_config(NULL);
-    ncmp_producer *p = mock_producer(cfg);
+    ncmp_kafka_opts opts = mock_opts(0);
+    ncmp_producer *p = mock_producer(&opts);
     ncmp_delivery d;
     ncmp_err err = {0};
     const int n = 200;
@@ -71,26 +71,24 @@ Test(ncmp_kafka, producer_delivers_n_records)
     cr_assert_eq(atomic_load(&d.failed), 0);
     cr_assert_str_eq(d.first_error, "");
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
 
 Test(ncmp_kafka, wait_with_nothing_pending_returns_at_once)
 {
-    ncmp_config *cfg = mock_config(NULL);
-    ncmp_producer *p = mock_producer(cfg);
+    ncmp_kafka_opts opts = mock_opts(0);
+    ncmp_producer *p = mock_producer(&opts);
     ncmp_delivery d;
     ncmp_err err = {0};
 
     ncmp_delivery_init(&d);
     cr_assert_eq(ncmp_producer_wait(p, &d, 0, &err), 0, "%s", err.msg);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
 
 Test(ncmp_kafka, wait_times_out_while_the_broker_is_down)
 {
-    ncmp_config *cfg = mock_config(NULL);
-    ncmp_producer *p = mock_producer(cfg);
+    ncmp_kafka_opts opts = mock_opts(0);
+    ncmp_producer *p = mock_producer(&opts);
     rd_kafka_t *rk = ncmp_producer_rk(p);
     FILE *quiet = fopen("/dev/null", "w");
     ncmp_delivery d;
@@ -118,15 +116,14 @@ Test(ncmp_kafka, wait_times_out_while_the_broker_is_down)
     cr_assert_eq(atomic_load(&d.pending), 0);
     cr_assert_eq(atomic_load(&d.failed), 0, "the tracker is ready for reuse");
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
     ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
     fclose(quiet);
 }
 
 Test(ncmp_kafka, record_bigger_than_max_message_bytes_is_rejected)
 {
-    ncmp_config *cfg = mock_config("2048");
-    ncmp_producer *p = mock_producer(cfg);
+    ncmp_kafka_opts opts = mock_opts(2048);
+    ncmp_producer *p = mock_producer(&opts);
     static char big[8192];
     rd_kafka_headers_t *headers = rd_kafka_headers_new(1);
     ncmp_delivery d;
@@ -145,21 +142,19 @@ Test(ncmp_kafka, record_bigger_than_max_message_bytes_is_rejected)
                  err.msg);
     cr_assert_eq(ncmp_producer_wait(p, &d, 10000, &err), 0, "%s", err.msg);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
 
 Test(ncmp_kafka, bad_passthrough_property_is_fatal)
 {
-    ncmp_config *cfg = ncmp_config_new_defaults();
+    ncmp_kv props[] = {{"no.such.property", "1"}};
+    ncmp_kafka_opts opts = {"127.0.0.1:9092", 0, props, 1};
     ncmp_producer *p = NULL;
     ncmp_err err = {0};
 
-    cr_assert_eq(ncmp_config_set(cfg, "kafka.no.such.property", "1", &err), 0);
-    cr_assert_eq(ncmp_producer_new(&p, cfg, "ncmp-unit-tests", &err), -1);
+    cr_assert_eq(ncmp_producer_new(&p, &opts, NCMP_PRODUCER_DEFAULT, "ncmp-unit-tests", &err), -1);
     cr_assert_null(p);
     cr_assert_eq(err.cls, NCMP_ERR_FATAL);
     cr_assert(strstr(err.msg, "kafka.no.such.property"), "%s", err.msg);
-    ncmp_config_destroy(cfg);
 }
 
 Test(ncmp_kafka, destroy_and_close_accept_null)
@@ -168,34 +163,33 @@ Test(ncmp_kafka, destroy_and_close_accept_null)
     ncmp_consumer_close(NULL);
 }
 
-/* A plain consumer reading TOPIC [0] from the producer's mock cluster. It
- * has a group.id, which rd_kafka_assign needs, but never joins the group
- * (no subscribe). */
+/* A reader of TOPIC [0] from its start, on the producer's mock cluster. */
 typedef struct reader {
     rd_kafka_t *rk;
     rd_kafka_message_t *m; /* the first record */
 } reader;
 
+/* The options of a client of `p`'s mock cluster (its address is static
+ * in the cluster, which lives as long as p). */
+static ncmp_kafka_opts cluster_opts(ncmp_producer *p)
+{
+    ncmp_kafka_opts opts = {NULL, 0, NULL, 0};
+
+    opts.bootstrap_servers =
+        rd_kafka_mock_cluster_bootstraps(rd_kafka_handle_mock_cluster(ncmp_producer_rk(p)));
+    return opts;
+}
+
 static void reader_open(reader *r, ncmp_producer *p)
 {
-    rd_kafka_mock_cluster_t *mcluster = rd_kafka_handle_mock_cluster(ncmp_producer_rk(p));
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    ncmp_kafka_opts opts = cluster_opts(p);
     rd_kafka_topic_partition_list_t *parts;
-    char errstr[512];
-    const char *const settings[][2] = {
-        {"bootstrap.servers", rd_kafka_mock_cluster_bootstraps(mcluster)},
-        {"group.id", "ncmp-unit-reader"},
-        {"enable.auto.commit", "false"},
-        {"fetch.wait.max.ms", "10"},
-    };
+    ncmp_err err = {0};
 
-    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++)
-        cr_assert_eq(
-            rd_kafka_conf_set(conf, settings[i][0], settings[i][1], errstr, sizeof(errstr)),
-            RD_KAFKA_CONF_OK, "%s", errstr);
     r->m = NULL;
-    r->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(r->rk, "%s", errstr);
+    r->rk = NULL;
+    cr_assert_eq(ncmp_kafka_reader_new(&r->rk, &opts, "ncmp-unit-reader", NULL, &err), 0, "%s",
+                 err.msg);
     parts = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(parts, TOPIC, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
     cr_assert_eq(rd_kafka_assign(r->rk, parts), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -214,15 +208,13 @@ static void reader_close(reader *r)
 {
     if (r->m)
         rd_kafka_message_destroy(r->m);
-    rd_kafka_assign(r->rk, NULL);
-    rd_kafka_consumer_close(r->rk);
-    rd_kafka_destroy(r->rk);
+    ncmp_kafka_reader_close(r->rk);
 }
 
 Test(ncmp_kafka, header_value_of_a_consumed_record)
 {
-    ncmp_config *cfg = mock_config(NULL);
-    ncmp_producer *p = mock_producer(cfg);
+    ncmp_kafka_opts opts = mock_opts(0);
+    ncmp_producer *p = mock_producer(&opts);
     rd_kafka_headers_t *headers = rd_kafka_headers_new(4);
     const rd_kafka_message_t *m;
     reader r;
@@ -257,5 +249,4 @@ Test(ncmp_kafka, header_value_of_a_consumed_record)
                      "cut to the buffer");
     reader_close(&r);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
