@@ -177,8 +177,9 @@ int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
     if (!conf)
         return -1;
     /* order within a partition across retries, and no duplicates from
-     * them; implies acks=all */
-    if (conf_set(conf, "enable.idempotence", "true", err) != 0) {
+     * them; idempotence needs acks=all, said here for whoever reads it */
+    if (conf_set(conf, "enable.idempotence", "true", err) != 0 ||
+        conf_set(conf, "acks", "all", err) != 0) {
         rd_kafka_conf_destroy(conf);
         return -1;
     }
