@@ -11,7 +11,6 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_cloudevent.h"
-#include "ncmp_config.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
 
@@ -274,42 +273,50 @@ static void *publisher_main(void *arg)
 
 /* Producer settings for tens of thousands of ~2 KB events per second;
  * --kafka-prop entries come after and win. */
-static int producer_config(const dmistub_opts *opts, ncmp_config **out, ncmp_err *err)
-{
-    static const char *const defaults[] = {"kafka.linger.ms",
-                                           "10",
-                                           "kafka.batch.size",
-                                           "1000000",
-                                           "kafka.compression.type",
-                                           "lz4",
-                                           NULL};
-    ncmp_config *cfg = ncmp_config_new_defaults();
-    char *props = ncmp_xstrdup(opts->kafka_props), *save = NULL;
-    int rc = ncmp_config_set(cfg, "kafka.bootstrap.servers", opts->kafka, err);
+static const char PRODUCER_PROPS[] = "linger.ms=10\nbatch.size=1000000\ncompression.type=lz4\n";
 
-    for (const char *const *d = defaults; rc == 0 && *d; d += 2)
-        rc = ncmp_config_set(cfg, d[0], d[1], err);
-    for (char *kv = strtok_r(props, "\n", &save); rc == 0 && kv; kv = strtok_r(NULL, "\n", &save)) {
-        char name[256];
+/* The "KEY=VALUE" lines of `text` (changed in place: it must outlive the
+ * result) as up to `max` properties; returns how many. The lines were
+ * checked when the options were parsed. */
+static size_t props_split(char *text, ncmp_kv *props, size_t max)
+{
+    char *save = NULL;
+    size_t n = 0;
+
+    for (char *kv = strtok_r(text, "\n", &save); kv && n < max; kv = strtok_r(NULL, "\n", &save)) {
         char *eq = strchr(kv, '=');
+        if (!eq)
+            continue;
         *eq = '\0';
-        snprintf(name, sizeof(name), "kafka.%s", kv);
-        rc = ncmp_config_set(cfg, name, eq + 1, err);
+        props[n].key = kv;
+        props[n].value = eq + 1;
+        n++;
     }
-    free(props);
-    if (rc != 0) {
-        ncmp_config_destroy(cfg);
-        return -1;
-    }
-    *out = cfg;
-    return 0;
+    return n;
+}
+
+static int producer_new(dmistub_events *ev, const dmistub_opts *opts, ncmp_err *err)
+{
+    ncmp_buf text = NCMP_BUF_INIT;
+    ncmp_kv props[64];
+    ncmp_kafka_opts kopts = {0};
+    int rc;
+
+    ncmp_buf_append_str(&text, PRODUCER_PROPS);
+    if (opts->kafka_props)
+        ncmp_buf_append_str(&text, opts->kafka_props);
+    kopts.bootstrap_servers = opts->kafka;
+    kopts.props = props;
+    kopts.nprops = props_split(text.data, props, sizeof(props) / sizeof(props[0]));
+    rc = ncmp_producer_new(&ev->producer, &kopts, NCMP_PRODUCER_DEFAULT, "ncmp-dmi-stub", err);
+    ncmp_buf_free(&text);
+    return rc;
 }
 
 int dmistub_events_start(dmistub_events **out, const dmistub_opts *opts, dmistub_models *models,
                          ncmp_err *err)
 {
     dmistub_events *ev = ncmp_xcalloc(1, sizeof(*ev));
-    ncmp_config *cfg = NULL;
     pthread_condattr_t attr;
     int rc;
 
@@ -318,13 +325,10 @@ int dmistub_events_start(dmistub_events **out, const dmistub_opts *opts, dmistub
     ncmp_delivery_init(&ev->delivery);
     if (getrandom(&ev->rng, sizeof(ev->rng), 0) != sizeof(ev->rng) || !ev->rng)
         ev->rng = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
-    if (producer_config(opts, &cfg, err) != 0 ||
-        ncmp_producer_new(&ev->producer, cfg, "ncmp-dmi-stub", err) != 0) {
-        ncmp_config_destroy(cfg);
+    if (producer_new(ev, opts, err) != 0) {
         free(ev);
         return -1;
     }
-    ncmp_config_destroy(cfg);
     pthread_mutex_init(&ev->lock, NULL);
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

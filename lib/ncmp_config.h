@@ -22,11 +22,7 @@
 #include <stdio.h>
 
 #include "ncmp_err.h"
-
-typedef struct ncmp_kv {
-    char *key;
-    char *value;
-} ncmp_kv;
+#include "ncmp_kv.h"
 
 typedef struct ncmp_config {
     /* database */

@@ -9,6 +9,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
+#include "ncmp_signal.h"
 #include "ncmp_time.h"
 
 struct ncmp_producer {
@@ -20,10 +21,49 @@ struct ncmp_consumer {
     rd_kafka_queue_t *queue;
 };
 
+/* --- what every client gets ---------------------------------------------- */
+
 static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
 {
     ncmp_log_level lvl = ncmp_log_level_from_syslog(level);
     NCMP_LOG(lvl, "rdkafka", "%s: %s: %s", rd_kafka_name(rk), fac, buf);
+}
+
+/* A fatal error: the client cannot keep its promises any more. Log it and
+ * stop the process in order; a new process starts from what the database
+ * and the committed offsets say. */
+static void fatal_stop(rd_kafka_t *rk)
+{
+    char why[512];
+    rd_kafka_resp_err_t e = rd_kafka_fatal_error(rk, why, sizeof(why));
+
+    log_error("kafka", "%s: fatal error %s: %s; stopping", rd_kafka_name(rk),
+              e ? rd_kafka_err2name(e) : "-", e ? why : "(no detail)");
+    ncmp_signal_request_stop();
+}
+
+/* Runs on the thread that polls the client. librdkafka reconnects and
+ * retries on its own: only what needs a person is an error. */
+static void error_cb(rd_kafka_t *rk, int e, const char *reason, void *opaque)
+{
+    (void)opaque;
+    switch (e) {
+    case RD_KAFKA_RESP_ERR__FATAL:
+        fatal_stop(rk);
+        break;
+    case RD_KAFKA_RESP_ERR__AUTHENTICATION:
+    case RD_KAFKA_RESP_ERR__SSL:
+    case RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED:
+    case RD_KAFKA_RESP_ERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        log_error("kafka", "%s: %s: %s", rd_kafka_name(rk), rd_kafka_err2name(e), reason);
+        break;
+    default: /* brokers away, connections closed, timeouts */
+        log_warn("kafka", "%s: %s: %s", rd_kafka_name(rk), rd_kafka_err2name(e), reason);
+        break;
+    }
 }
 
 static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, ncmp_err *err)
@@ -35,31 +75,115 @@ static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, n
     return 0;
 }
 
-/* Common settings: servers, then `defaults` (NULL-terminated key/value
- * pairs that the pass-through properties may override), then the
- * pass-through properties. */
-rd_kafka_conf_t *ncmp_kafka_conf_new(const ncmp_config *cfg, const char *client_id,
-                                     const char *const *defaults, ncmp_err *err)
+/* Every setting but the enforced ones: servers, client id, record size,
+ * then `defaults` (NULL-terminated key/value pairs: the profile's), then
+ * the pass-through properties, which may override them; the callbacks.
+ * Owned by the caller (or by rd_kafka_new once it succeeded). */
+static rd_kafka_conf_t *conf_new(const ncmp_kafka_opts *opts, const char *client_id,
+                                 const char *const *defaults, const ncmp_kafka_hooks *hooks,
+                                 ncmp_err *err)
 {
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     char bytes[32];
 
-    snprintf(bytes, sizeof(bytes), "%d", cfg->kafka_max_message_bytes);
-    if (conf_set(conf, "bootstrap.servers", cfg->kafka_bootstrap_servers, err) != 0 ||
+    snprintf(bytes, sizeof(bytes), "%d",
+             opts->max_message_bytes > 0 ? opts->max_message_bytes : NCMP_KAFKA_MAX_MESSAGE_BYTES);
+    if ((opts->bootstrap_servers && *opts->bootstrap_servers &&
+         conf_set(conf, "bootstrap.servers", opts->bootstrap_servers, err) != 0) ||
         conf_set(conf, "client.id", client_id, err) != 0 ||
         conf_set(conf, "message.max.bytes", bytes, err) != 0)
         goto fail;
     for (const char *const *d = defaults; d && *d; d += 2)
         if (conf_set(conf, d[0], d[1], err) != 0)
             goto fail;
-    for (size_t i = 0; i < cfg->kafka_props_len; i++)
-        if (conf_set(conf, cfg->kafka_props[i].key, cfg->kafka_props[i].value, err) != 0)
+    for (size_t i = 0; i < opts->nprops; i++)
+        if (conf_set(conf, opts->props[i].key, opts->props[i].value, err) != 0)
             goto fail;
     rd_kafka_conf_set_log_cb(conf, log_cb);
+    rd_kafka_conf_set_error_cb(conf, error_cb);
+    if (hooks) {
+        if (hooks->dr_msg_cb)
+            rd_kafka_conf_set_dr_msg_cb(conf, hooks->dr_msg_cb);
+        if (hooks->offset_commit_cb)
+            rd_kafka_conf_set_offset_commit_cb(conf, hooks->offset_commit_cb);
+        rd_kafka_conf_set_opaque(conf, hooks->opaque);
+    }
     return conf;
 fail:
     rd_kafka_conf_destroy(conf);
     return NULL;
+}
+
+/* The one call of rd_kafka_new. Takes `conf` over in every case. */
+static int client_new(rd_kafka_t **out, rd_kafka_type_t type, rd_kafka_conf_t *conf,
+                      const char *what, ncmp_err *err)
+{
+    char errstr[512];
+    rd_kafka_t *rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
+
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka %s: %s", what, errstr);
+    }
+    *out = rk;
+    return 0;
+}
+
+/* --- producer ------------------------------------------------------------ */
+
+/* Each profile's settings, which the pass-through properties may override. */
+static const char *const profile_default[] = {"linger.ms", "5", NULL};
+static const char *const profile_keyed[] = {"linger.ms", "5", "partitioner", "murmur2_random",
+                                            NULL};
+static const char *const profile_bulk[] = {"partitioner",
+                                           "murmur2_random",
+                                           "linger.ms",
+                                           "10",
+                                           "batch.num.messages",
+                                           "10000",
+                                           "queue.buffering.max.messages",
+                                           "1000000",
+                                           "compression.codec",
+                                           "none",
+                                           NULL};
+static const char *const profile_prompt[] = {"linger.ms", "1", NULL};
+
+static const struct {
+    const char *name;
+    const char *const *settings;
+} profiles[] = {
+    [NCMP_PRODUCER_DEFAULT] = {"default", profile_default},
+    [NCMP_PRODUCER_KEYED] = {"keyed", profile_keyed},
+    [NCMP_PRODUCER_BULK] = {"bulk", profile_bulk},
+    [NCMP_PRODUCER_PROMPT] = {"prompt", profile_prompt},
+};
+
+#define NPROFILES (sizeof(profiles) / sizeof(profiles[0]))
+
+const char *ncmp_producer_profile_name(ncmp_producer_profile profile)
+{
+    return (size_t)profile < NPROFILES ? profiles[profile].name : "?";
+}
+
+int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
+                            ncmp_producer_profile profile, const char *client_id,
+                            const ncmp_kafka_hooks *hooks, ncmp_err *err)
+{
+    rd_kafka_conf_t *conf;
+
+    if ((size_t)profile >= NPROFILES)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "no producer profile %d", (int)profile);
+    conf = conf_new(opts, client_id, profiles[profile].settings, hooks, err);
+    if (!conf)
+        return -1;
+    /* order within a partition across retries, and no duplicates from
+     * them; idempotence needs acks=all, said here for whoever reads it */
+    if (conf_set(conf, "enable.idempotence", "true", err) != 0 ||
+        conf_set(conf, "acks", "all", err) != 0) {
+        rd_kafka_conf_destroy(conf);
+        return -1;
+    }
+    return client_new(rk, RD_KAFKA_PRODUCER, conf, "producer", err);
 }
 
 void ncmp_delivery_init(ncmp_delivery *d)
@@ -119,28 +243,17 @@ static void dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     atomic_fetch_sub(&d->pending, 1);
 }
 
-int ncmp_producer_new(ncmp_producer **out, const ncmp_config *cfg, const char *client_id,
-                      ncmp_err *err)
+int ncmp_producer_new(ncmp_producer **out, const ncmp_kafka_opts *opts,
+                      ncmp_producer_profile profile, const char *client_id, ncmp_err *err)
 {
-    char errstr[512];
-    static const char *const defaults[] = {"linger.ms", "5", NULL};
-    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(cfg, client_id, defaults, err);
+    const ncmp_kafka_hooks hooks = {.dr_msg_cb = dr_msg_cb};
+    rd_kafka_t *rk = NULL;
     ncmp_producer *p;
 
-    if (!conf)
+    if (ncmp_kafka_producer_new(&rk, opts, profile, client_id, &hooks, err) != 0)
         return -1;
-    if (conf_set(conf, "enable.idempotence", "true", err) != 0) {
-        rd_kafka_conf_destroy(conf);
-        return -1;
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
     p = ncmp_xcalloc(1, sizeof(*p));
-    p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!p->rk) {
-        rd_kafka_conf_destroy(conf);
-        free(p);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka producer: %s", errstr);
-    }
+    p->rk = rk;
     *out = p;
     return 0;
 }
@@ -158,6 +271,19 @@ void ncmp_producer_destroy(ncmp_producer *p)
 rd_kafka_t *ncmp_producer_rk(ncmp_producer *p)
 {
     return p->rk;
+}
+
+/* The producer had a fatal error: serve the error callback (which logs it
+ * and asks the process to stop), make sure of the stop, and say so. */
+static int producer_fatal(ncmp_producer *p, ncmp_err *err)
+{
+    char why[256];
+    rd_kafka_resp_err_t e = rd_kafka_fatal_error(p->rk, why, sizeof(why));
+
+    rd_kafka_poll(p->rk, 0);
+    ncmp_signal_request_stop();
+    return ncmp_err_set(err, NCMP_ERR_FATAL, "producer %s failed: %s: %s", rd_kafka_name(p->rk),
+                        e ? rd_kafka_err2name(e) : "fatal error", e ? why : "");
 }
 
 int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, int32_t partition,
@@ -184,6 +310,8 @@ int ncmp_producer_send(ncmp_producer *p, ncmp_delivery *d, const char *topic, in
             rd_kafka_headers_destroy(headers);
         if (d)
             atomic_fetch_sub(&d->pending, 1);
+        if (e == RD_KAFKA_RESP_ERR__FATAL)
+            return producer_fatal(p, err);
         return ncmp_err_set(
             err, e == RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE ? NCMP_ERR_REJECT : NCMP_ERR_RETRY,
             "produce to %s: %s", topic, rd_kafka_err2str(e));
@@ -198,12 +326,18 @@ int ncmp_producer_wait(ncmp_producer *p, ncmp_delivery *d, int timeout_ms, ncmp_
     long failed;
 
     while (atomic_load(&d->pending) > 0) {
+        if (rd_kafka_fatal_error(p->rk, NULL, 0))
+            return producer_fatal(p, err);
         if (ncmp_now_ms() >= deadline)
             return ncmp_err_set(err, NCMP_ERR_RETRY, "%ld records not acknowledged within %d ms",
                                 (long)atomic_load(&d->pending), timeout_ms);
         rd_kafka_poll(p->rk, 5);
     }
     failed = atomic_load(&d->failed);
+    if (failed && rd_kafka_fatal_error(p->rk, NULL, 0)) {
+        ncmp_delivery_init(d);
+        return producer_fatal(p, err);
+    }
     if (failed) {
         ncmp_err_set(err, NCMP_ERR_RETRY, "%ld records failed, first: %s", failed, d->first_error);
         ncmp_delivery_init(d);
@@ -232,30 +366,30 @@ static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t e,
     }
 }
 
-int ncmp_consumer_new(ncmp_consumer **out, const ncmp_config *cfg, const char *group,
-                      const char *instance_id, const char *const *topics, size_t ntopics,
-                      ncmp_err *err)
+int ncmp_kafka_consumer_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const char *group,
+                            const char *instance_id, const char *const *topics, size_t ntopics,
+                            const ncmp_kafka_hooks *hooks, ncmp_err *err)
 {
     /* A dead member holds its partitions until its session times out:
      * 10 s instead of Kafka's 45 s bounds that pause after a crash. */
     static const char *const defaults[] = {"session.timeout.ms", "10000", "heartbeat.interval.ms",
                                            "2000", NULL};
-    char errstr[512];
-    char client_id[256];
+    char client_id[300];
     char fetch_bytes[32];
     rd_kafka_conf_t *conf;
     rd_kafka_topic_partition_list_t *subs;
-    ncmp_consumer *c;
+    rd_kafka_t *rk = NULL;
     rd_kafka_resp_err_t e;
+    int max_bytes =
+        opts->max_message_bytes > 0 ? opts->max_message_bytes : NCMP_KAFKA_MAX_MESSAGE_BYTES;
 
     snprintf(client_id, sizeof(client_id), "ncmpd-%s", group);
-    conf = ncmp_kafka_conf_new(cfg, client_id, defaults, err);
+    conf = conf_new(opts, client_id, defaults, hooks, err);
     if (!conf)
         return -1;
     /* room for a full fetch (librdkafka's default 50 MiB) plus one record
      * of the largest size we accept */
-    snprintf(fetch_bytes, sizeof(fetch_bytes), "%ld",
-             52428800L + (long)cfg->kafka_max_message_bytes + 65536L);
+    snprintf(fetch_bytes, sizeof(fetch_bytes), "%ld", 52428800L + (long)max_bytes + 65536L);
     if (conf_set(conf, "group.id", group, err) != 0 ||
         conf_set(conf, "enable.auto.commit", "false", err) != 0 ||
         conf_set(conf, "enable.auto.offset.store", "false", err) != 0 ||
@@ -268,24 +402,35 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_config *cfg, const char *g
         return -1;
     }
     rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
-    c = ncmp_xcalloc(1, sizeof(*c));
-    c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!c->rk) {
-        rd_kafka_conf_destroy(conf);
-        free(c);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka consumer: %s", errstr);
-    }
-    rd_kafka_poll_set_consumer(c->rk);
-    c->queue = rd_kafka_queue_get_consumer(c->rk);
+    if (client_new(&rk, RD_KAFKA_CONSUMER, conf, "consumer", err) != 0)
+        return -1;
+    rd_kafka_poll_set_consumer(rk);
     subs = rd_kafka_topic_partition_list_new((int)ntopics);
     for (size_t i = 0; i < ntopics; i++)
         rd_kafka_topic_partition_list_add(subs, topics[i], RD_KAFKA_PARTITION_UA);
-    e = rd_kafka_subscribe(c->rk, subs);
+    e = rd_kafka_subscribe(rk, subs);
     rd_kafka_topic_partition_list_destroy(subs);
     if (e) {
-        ncmp_consumer_close(c);
+        rd_kafka_consumer_close(rk);
+        rd_kafka_destroy(rk);
         return ncmp_err_set(err, NCMP_ERR_FATAL, "subscribe failed: %s", rd_kafka_err2str(e));
     }
+    *out = rk;
+    return 0;
+}
+
+int ncmp_consumer_new(ncmp_consumer **out, const ncmp_kafka_opts *opts, const char *group,
+                      const char *instance_id, const char *const *topics, size_t ntopics,
+                      ncmp_err *err)
+{
+    rd_kafka_t *rk = NULL;
+    ncmp_consumer *c;
+
+    if (ncmp_kafka_consumer_new(&rk, opts, group, instance_id, topics, ntopics, NULL, err) != 0)
+        return -1;
+    c = ncmp_xcalloc(1, sizeof(*c));
+    c->rk = rk;
+    c->queue = rd_kafka_queue_get_consumer(rk);
     *out = c;
     return 0;
 }
@@ -304,7 +449,11 @@ int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, 
     for (ssize_t i = 0; i < got; i++) {
         rd_kafka_message_t *m = msgs[i];
         if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+            /* a group member's fatal error (e.g. its static instance id
+             * taken over) comes as a consumer error */
+            if (m->err == RD_KAFKA_RESP_ERR__FATAL)
+                fatal_stop(c->rk);
+            else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
                 log_warn("kafka", "consumer error on %s [%d]: %s",
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
                          rd_kafka_message_errstr(m));
@@ -357,7 +506,206 @@ rd_kafka_t *ncmp_consumer_rk(ncmp_consumer *c)
     return c->rk;
 }
 
-/* --- helpers ------------------------------------------------------------- */
+/* --- readers ------------------------------------------------------------- */
+
+int ncmp_kafka_reader_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const char *client_id,
+                          const char *group, ncmp_err *err)
+{
+    /* fetch.wait.max.ms: a record that arrives while the broker holds an
+     * empty fetch is passed on within 10 ms */
+    static const char *const defaults[] = {"fetch.wait.max.ms", "10", NULL};
+    rd_kafka_conf_t *conf = conf_new(opts, client_id, defaults, NULL, err);
+    rd_kafka_t *rk = NULL;
+
+    if (!conf)
+        return -1;
+    /* assign-only: the group is never joined, nothing is committed */
+    if (conf_set(conf, "group.id", group ? group : client_id, err) != 0 ||
+        conf_set(conf, "enable.auto.commit", "false", err) != 0 ||
+        conf_set(conf, "enable.auto.offset.store", "false", err) != 0 ||
+        conf_set(conf, "auto.offset.reset", "earliest", err) != 0 ||
+        conf_set(conf, "enable.partition.eof", "true", err) != 0) {
+        rd_kafka_conf_destroy(conf);
+        return -1;
+    }
+    if (client_new(&rk, RD_KAFKA_CONSUMER, conf, "reader", err) != 0)
+        return -1;
+    rd_kafka_poll_set_consumer(rk);
+    *out = rk;
+    return 0;
+}
+
+/* The end (high watermark) of partition p of `topic`, asked of its leader
+ * now. rd_kafka_query_watermark_offsets is reliable against Kafka 4 with
+ * Debian's librdkafka 2.0.2, which sends ListOffsets v2 (Kafka 4 dropped
+ * only v0); tests/integration/test_kafka.c pins that. The partitions of a
+ * topic created a moment ago answer NOT_LEADER or UNKNOWN_PARTITION until
+ * their leaders are elected: that is retried until `deadline`. */
+static int high_watermark(rd_kafka_t *rk, const char *topic, int32_t p, double deadline,
+                          int64_t *high, ncmp_err *err)
+{
+    int64_t lo = 0, hi = 0;
+    rd_kafka_resp_err_t e;
+
+    for (;;) {
+        double left = deadline - ncmp_now_ms();
+        e = rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi,
+                                             left > 5000 ? 5000 : (left > 100 ? (int)left : 100));
+        if (!e || ncmp_now_ms() >= deadline || ncmp_stopping)
+            break;
+        ncmp_sleep_ms(200);
+    }
+    if (e)
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "end of %s [%d]: %s", topic, p,
+                            rd_kafka_err2str(e));
+    *high = hi;
+    return 0;
+}
+
+int ncmp_kafka_reader_assign_all(rd_kafka_t *rk, const char *topic, int64_t offset, int timeout_ms,
+                                 int *npartitions, ncmp_err *err)
+{
+    double deadline = ncmp_now_ms() + timeout_ms;
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    rd_kafka_resp_err_t e;
+    int count = 0;
+    int rc = -1;
+
+    if (ncmp_kafka_partition_count(rk, topic, timeout_ms, &count, err) != 0)
+        return -1;
+    parts = rd_kafka_topic_partition_list_new(count);
+    for (int p = 0; p < count; p++) {
+        int64_t at = offset;
+        if (offset == RD_KAFKA_OFFSET_END && high_watermark(rk, topic, p, deadline, &at, err) != 0)
+            goto cleanup;
+        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = at;
+    }
+    e = rd_kafka_assign(rk, parts);
+    if (e) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "assign %s: %s", topic, rd_kafka_err2str(e));
+        goto cleanup;
+    }
+    if (npartitions)
+        *npartitions = count;
+    rc = 0;
+cleanup:
+    rd_kafka_topic_partition_list_destroy(parts);
+    return rc;
+}
+
+int ncmp_kafka_tail_reader_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const char *client_id,
+                               const char *group, const char *topic, int timeout_ms, ncmp_err *err)
+{
+    rd_kafka_t *rk = NULL;
+
+    if (ncmp_kafka_reader_new(&rk, opts, client_id, group, err) != 0)
+        return -1;
+    if (ncmp_kafka_reader_assign_all(rk, topic, RD_KAFKA_OFFSET_END, timeout_ms, NULL, err) != 0) {
+        ncmp_kafka_reader_close(rk);
+        return -1;
+    }
+    *out = rk;
+    return 0;
+}
+
+void ncmp_kafka_reader_close(rd_kafka_t *rk)
+{
+    if (!rk)
+        return;
+    rd_kafka_assign(rk, NULL);
+    rd_kafka_consumer_close(rk);
+    rd_kafka_destroy(rk);
+}
+
+int ncmp_kafka_scan(const ncmp_kafka_opts *opts, const char *client_id, const char *topic,
+                    const int64_t *from, int npartitions, int idle_timeout_ms,
+                    ncmp_kafka_scan_fn fn, void *arg, int64_t *end, ncmp_err *err)
+{
+    rd_kafka_t *rk = NULL;
+    rd_kafka_topic_partition_list_t *parts;
+    rd_kafka_resp_err_t e;
+    int64_t *at = ncmp_xcalloc((size_t)(npartitions > 0 ? npartitions : 1), sizeof(*at));
+    unsigned char *done = ncmp_xcalloc((size_t)(npartitions > 0 ? npartitions : 1), 1);
+    int left = npartitions;
+    double idle_deadline;
+    int rc = -1;
+
+    if (npartitions <= 0) {
+        rc = 0;
+        goto cleanup;
+    }
+    if (ncmp_kafka_reader_new(&rk, opts, client_id, NULL, err) != 0)
+        goto cleanup;
+    parts = rd_kafka_topic_partition_list_new(npartitions);
+    for (int p = 0; p < npartitions; p++) {
+        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = from[p];
+        at[p] = from[p];
+    }
+    e = rd_kafka_assign(rk, parts);
+    rd_kafka_topic_partition_list_destroy(parts);
+    if (e) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "scan of %s: assign: %s", topic, rd_kafka_err2str(e));
+        goto cleanup;
+    }
+    idle_deadline = ncmp_now_ms() + idle_timeout_ms;
+    while (left > 0) {
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 200);
+        int32_t p;
+        if (!m) {
+            if (ncmp_now_ms() > idle_deadline || ncmp_stopping) {
+                ncmp_err_set(err, NCMP_ERR_RETRY,
+                             "scan of %s stalled: %d of %d partitions not read to the end", topic,
+                             left, npartitions);
+                goto cleanup;
+            }
+            continue;
+        }
+        idle_deadline = ncmp_now_ms() + idle_timeout_ms;
+        p = m->partition;
+        if (p < 0 || p >= npartitions || done[p]) {
+            /* past the end we found: not part of this scan */
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+            at[p] = m->offset;
+            done[p] = 1;
+            left--;
+        } else if (m->err) {
+            ncmp_err_set(err, NCMP_ERR_RETRY, "scan of %s [%d]: %s", topic, p,
+                         rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+            goto cleanup;
+        } else {
+            at[p] = m->offset + 1;
+            if (fn(m, arg, err) != 0) {
+                rd_kafka_message_destroy(m);
+                goto cleanup;
+            }
+        }
+        rd_kafka_message_destroy(m);
+    }
+    rc = 0;
+cleanup:
+    if (rc == 0)
+        memcpy(end, at, (size_t)(npartitions > 0 ? npartitions : 0) * sizeof(*end));
+    ncmp_kafka_reader_close(rk);
+    free(at);
+    free(done);
+    return rc;
+}
+
+/* --- admin and helpers --------------------------------------------------- */
+
+int ncmp_kafka_admin_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, const char *client_id,
+                         ncmp_err *err)
+{
+    rd_kafka_conf_t *conf = conf_new(opts, client_id, NULL, NULL, err);
+
+    if (!conf)
+        return -1;
+    return client_new(rk, RD_KAFKA_PRODUCER, conf, "client", err);
+}
 
 const char *ncmp_kafka_header(const rd_kafka_message_t *m, const char *name, char *buf,
                               size_t buflen)
@@ -415,14 +763,13 @@ int ncmp_kafka_partition_count(rd_kafka_t *rk, const char *topic, int timeout_ms
     return rc;
 }
 
-int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, size_t ntopics,
+int ncmp_kafka_create_topics(const ncmp_kafka_opts *opts, const char *const *topics, size_t ntopics,
                              int partitions, int timeout_ms, ncmp_err *err)
 {
     char errstr[512];
-    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(cfg, "ncmpd-admin", NULL, err);
-    rd_kafka_t *rk;
+    rd_kafka_t *rk = NULL;
     rd_kafka_NewTopic_t **nt = NULL;
-    rd_kafka_AdminOptions_t *opts = NULL;
+    rd_kafka_AdminOptions_t *aopts = NULL;
     rd_kafka_queue_t *q = NULL;
     rd_kafka_event_t *ev = NULL;
     const rd_kafka_CreateTopics_result_t *res;
@@ -432,13 +779,8 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
     int rc = -1;
     long deadline = ncmp_now_ms() + timeout_ms;
 
-    if (!conf)
+    if (ncmp_kafka_admin_new(&rk, opts, "ncmpd-admin", err) != 0)
         return -1;
-    rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka client: %s", errstr);
-    }
     /* Wait for the broker: metadata answers once it is up. */
     for (;;) {
         rd_kafka_resp_err_t e = rd_kafka_metadata(rk, 0, NULL, &md, 2000);
@@ -446,7 +788,8 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
             break;
         if (ncmp_now_ms() >= deadline) {
             ncmp_err_set(err, NCMP_ERR_RETRY, "Kafka at %s did not answer: %s",
-                         cfg->kafka_bootstrap_servers, rd_kafka_err2str(e));
+                         opts->bootstrap_servers ? opts->bootstrap_servers : "-",
+                         rd_kafka_err2str(e));
             goto done;
         }
     }
@@ -460,10 +803,10 @@ int ncmp_kafka_create_topics(const ncmp_config *cfg, const char *const *topics, 
             goto done;
         }
     }
-    opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
-    rd_kafka_AdminOptions_set_operation_timeout(opts, timeout_ms, errstr, sizeof(errstr));
+    aopts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+    rd_kafka_AdminOptions_set_operation_timeout(aopts, timeout_ms, errstr, sizeof(errstr));
     q = rd_kafka_queue_new(rk);
-    rd_kafka_CreateTopics(rk, nt, ntopics, opts, q);
+    rd_kafka_CreateTopics(rk, nt, ntopics, aopts, q);
     ev = rd_kafka_queue_poll(q, timeout_ms + 2000);
     if (!ev) {
         ncmp_err_set(err, NCMP_ERR_RETRY, "create topics: no answer in time");
@@ -490,8 +833,8 @@ done:
         rd_kafka_event_destroy(ev);
     if (q)
         rd_kafka_queue_destroy(q);
-    if (opts)
-        rd_kafka_AdminOptions_destroy(opts);
+    if (aopts)
+        rd_kafka_AdminOptions_destroy(aopts);
     if (nt) {
         for (size_t i = 0; i < ntopics; i++)
             if (nt[i])

@@ -9,6 +9,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_dlq.h"
 #include "ncmp_fault.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
 #include "ncmp_pgarray.h"
@@ -97,9 +98,9 @@ static void count_consumed(ncmp_stage *st, rd_kafka_message_t **msgs, size_t n)
 
 /* Add the lag of each partition `consumer` holds to sum[topic index]:
  * high watermark minus position, from the values librdkafka cached at the
- * last fetch. No broker round trip: rd_kafka_query_watermark_offsets would
- * make one, and Kafka 4.3 drops the connection on the request Debian's
- * librdkafka sends. A partition without a position yet counts as 0. */
+ * last fetch. No broker round trip (rd_kafka_query_watermark_offsets would
+ * make one per partition) on a metrics scrape. A partition without a
+ * position yet counts as 0. */
 static void consumer_lag(ncmp_consumer *consumer, const ncmp_stage_role *role, double *sum)
 {
     rd_kafka_t *rk = ncmp_consumer_rk(consumer);
@@ -378,6 +379,7 @@ static void *worker_main(void *arg)
     const ncmp_stage_role *role = st->role;
     ncmp_stage_ctx ctx;
     ncmp_consumer *consumer = NULL;
+    ncmp_kafka_opts kopts;
     void *state = NULL;
     int have_state = 0;
     size_t max = (size_t)role->batch_size;
@@ -404,7 +406,8 @@ static void *worker_main(void *arg)
     if (*st->cfg->kafka_instance_id)
         snprintf(instance, sizeof(instance), "%s-%s-%d", st->cfg->kafka_instance_id, role->name,
                  w->index);
-    if (ncmp_consumer_new(&consumer, st->cfg, st->group, instance, role->topics, role->ntopics,
+    ncmp_kafka_opts_from_config(&kopts, st->cfg);
+    if (ncmp_consumer_new(&consumer, &kopts, st->group, instance, role->topics, role->ntopics,
                           &w->err) != 0) {
         w->failed = 1;
         goto done;

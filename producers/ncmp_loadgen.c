@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include "ncmp_buf.h"
-#include "ncmp_config.h"
 #include "ncmp_kafka.h"
 #include "ncmp_cloudevent.h"
 #include "ncmp_log.h"
@@ -61,8 +60,9 @@ static const char usage[] =
     "                             (default: http://ncmp-dmi-plugin-demo-and-csit-stub:8092)\n"
     "      --seed S               seed of the random network segments (default: 1)\n"
     "      --print-ids FILE       write \"<ce_id> <handles>\" per request to FILE (- = stdout)\n"
-    "  -X NAME=VALUE              set a config option or a kafka.* librdkafka property\n"
-    "                             (repeatable), e.g. -X kafka.debug=msg -X log.level=debug\n"
+    "  -X NAME=VALUE              set a librdkafka property (a kafka. prefix is dropped)\n"
+    "                             or log.level (repeatable), e.g. -X debug=msg\n"
+    "                             -X log.level=debug\n"
     "  -q, --quiet                no progress line, no summary\n"
     "  -h, --help                 this text\n";
 
@@ -359,7 +359,9 @@ int main(int argc, char **argv)
 {
     loadgen_opts o;
     loadgen_rng rng;
-    ncmp_config *cfg = NULL;
+    ncmp_kafka_opts kopts = {0};
+    ncmp_kv props[LOADGEN_MAX_PROPS];
+    char *prop_text[LOADGEN_MAX_PROPS] = {0}; /* copies of the -X arguments, split in place */
     ncmp_producer *producer = NULL;
     ncmp_delivery delivery;
     ncmp_buf body = NCMP_BUF_INIT;
@@ -380,23 +382,29 @@ int main(int argc, char **argv)
     rng.state = o.seed;
 
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
-    cfg = ncmp_config_new_defaults();
-    if (ncmp_config_set(cfg, "kafka.bootstrap.servers", o.bootstrap, &err) != 0)
-        goto cleanup;
+    kopts.bootstrap_servers = o.bootstrap;
+    kopts.props = props;
     for (int i = 0; i < o.nprops; i++) {
-        const char *eq = strchr(o.props[i], '=');
-        char name[128];
+        char *name = prop_text[i] = ncmp_xstrdup(o.props[i]);
+        char *value = strchr(name, '=');
 
-        snprintf(name, sizeof(name), "%.*s", (int)(eq - o.props[i]), o.props[i]);
-        if (ncmp_config_set(cfg, name, eq + 1, &err) != 0) {
-            ncmp_err_prefix(&err, "-X %s", o.props[i]);
-            rc = 2; /* a bad argument, like those rejected while parsing */
-            goto cleanup;
+        *value++ = '\0';
+        if (strcmp(name, "log.level") == 0) {
+            int level = ncmp_log_level_parse(value);
+            if (level < 0) {
+                ncmp_err_set(&err, NCMP_ERR_FATAL, "-X %s: not a log level", o.props[i]);
+                rc = 2; /* a bad argument, like those rejected while parsing */
+                goto cleanup;
+            }
+            /* warnings only, unless asked (-X log.level=debug with -X debug=msg) */
+            ncmp_log_setup((ncmp_log_level)level, NCMP_LOG_TEXT, stderr);
+            continue;
         }
-        /* warnings only, unless asked (-X log.level=debug with kafka.debug) */
-        if (strcmp(name, "log.level") == 0)
-            ncmp_log_setup((ncmp_log_level)ncmp_log_level_parse(cfg->log_level), NCMP_LOG_TEXT,
-                           stderr);
+        if (strncmp(name, "kafka.", 6) == 0)
+            name += 6;
+        props[kopts.nprops].key = name;
+        props[kopts.nprops].value = value;
+        kopts.nprops++;
     }
     if (o.ids_path) {
         ids = strcmp(o.ids_path, "-") == 0 ? stdout : fopen(o.ids_path, "w");
@@ -405,7 +413,7 @@ int main(int argc, char **argv)
             goto cleanup;
         }
     }
-    if (ncmp_producer_new(&producer, cfg, PROG, &err) != 0) {
+    if (ncmp_producer_new(&producer, &kopts, NCMP_PRODUCER_DEFAULT, PROG, &err) != 0) {
         rc = 2; /* only a bad setting (-b, -X) makes this fail */
         goto cleanup;
     }
@@ -485,6 +493,7 @@ cleanup:
     }
     ncmp_buf_free(&body);
     ncmp_producer_destroy(producer);
-    ncmp_config_destroy(cfg);
+    for (int i = 0; i < o.nprops; i++)
+        free(prop_text[i]);
     return rc;
 }

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "ncmp_buf.h"
-#include "ncmp_config.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
 
@@ -58,7 +57,7 @@ int main(int argc, char **argv)
     int nheaders = 0;
     long count = -1;
     int quiet = 0, c;
-    ncmp_config *cfg;
+    ncmp_kafka_opts kopts = {0};
     ncmp_producer *producer = NULL;
     ncmp_delivery delivery;
     ncmp_err err;
@@ -112,10 +111,8 @@ int main(int argc, char **argv)
     }
     progress = !quiet && isatty(STDERR_FILENO);
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
-    cfg = ncmp_config_new_defaults();
-    if (bootstrap && ncmp_config_set(cfg, "kafka.bootstrap.servers", bootstrap, &err) != 0)
-        goto done;
-    if (ncmp_producer_new(&producer, cfg, "ncmp-publish", &err) != 0)
+    kopts.bootstrap_servers = bootstrap && *bootstrap ? bootstrap : "127.0.0.1:9092";
+    if (ncmp_producer_new(&producer, &kopts, NCMP_PRODUCER_DEFAULT, "ncmp-publish", &err) != 0)
         goto done;
     if (file) {
         in = strcmp(file, "-") == 0 ? stdin : fopen(file, "r");
@@ -183,6 +180,5 @@ done:
         fclose(in);
     free(line);
     ncmp_producer_destroy(producer);
-    ncmp_config_destroy(cfg);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
@@ -979,6 +980,7 @@ static int requests_start(data *d, ncmp_err *err)
 {
     const char *topics[2] = {d->cfg->data_request_topic, NULL};
     char group[300], dlq[300];
+    ncmp_kafka_opts kopts;
 
     if (!*d->cfg->data_request_topic)
         return 0;
@@ -986,11 +988,12 @@ static int requests_start(data *d, ncmp_err *err)
      * so that the subscription does not wait on a topic nobody created */
     ncmp_dlq_topic(dlq, sizeof(dlq), topics[0]);
     topics[1] = dlq;
-    if (ncmp_kafka_create_topics(d->cfg, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
+    ncmp_kafka_opts_from_config(&kopts, d->cfg);
+    if (ncmp_kafka_create_topics(&kopts, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
         0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     ncmp_kafka_group_name(group, sizeof(group), d->cfg->kafka_group_id, "data-requests");
-    if (ncmp_consumer_new(&d->requests, d->cfg, group, NULL, topics, 1, err) != 0)
+    if (ncmp_consumer_new(&d->requests, &kopts, group, NULL, topics, 1, err) != 0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
     if (pthread_create(&d->requests_thread, NULL, requests_thread, d) != 0)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "data: cannot start the request thread");

@@ -11,6 +11,7 @@
 #include "ncmp_dlq.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -461,138 +462,41 @@ static void commit_and_rewind(fwd_worker *w, const part_pos *pos, size_t np)
 
 /* --- clients ------------------------------------------------------------- */
 
-static void rebalance_cb(rd_kafka_t *rk, rd_kafka_resp_err_t e,
-                         rd_kafka_topic_partition_list_t *parts, void *opaque)
-{
-    char list[512] = "";
-    size_t off = 0;
-
-    for (int i = 0; i < parts->cnt && off < sizeof(list) - 32; i++)
-        off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s[%d]", i ? " " : "",
-                                parts->elems[i].topic, parts->elems[i].partition);
-    /* a batch is always settled before the next poll, so nothing of a
-     * revoked partition is in flight here */
-    if (e == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-        log_info("kafka", "%s assigned: %s", rd_kafka_name(rk), list);
-        rd_kafka_assign(rk, parts);
-    } else {
-        log_info("kafka", "%s revoked: %s", rd_kafka_name(rk), list);
-        rd_kafka_assign(rk, NULL);
-    }
-}
-
-static int conf_set(rd_kafka_conf_t *conf, const char *key, const char *value, ncmp_err *err)
-{
-    char errstr[512];
-
-    if (rd_kafka_conf_set(conf, key, value, errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "kafka.%s: %s", key, errstr);
-    return 0;
-}
-
+/* A member of the role's group; a batch is always settled before the next
+ * poll, so nothing of a revoked partition is in flight at a rebalance. */
 static int consumer_new(fwd_worker *w, ncmp_err *err)
 {
-    /* as ncmp_consumer: a dead member's partitions wait 10 s, not 45 */
-    static const char *const defaults[] = {"session.timeout.ms", "10000", "heartbeat.interval.ms",
-                                           "2000", NULL};
     const ncmp_config *cfg = w->f->cfg;
-    char client_id[300], instance[300] = "", fetch_bytes[32], errstr[512];
-    rd_kafka_conf_t *conf;
-    rd_kafka_topic_partition_list_t *subs;
-    rd_kafka_resp_err_t e;
+    const ncmp_kafka_hooks hooks = {.opaque = w, .offset_commit_cb = offset_commit_cb};
+    const char *topics[1] = {w->f->role.input};
+    char instance[300] = "";
+    ncmp_kafka_opts kopts;
 
-    snprintf(client_id, sizeof(client_id), "ncmpd-%s", w->f->group);
     if (*cfg->kafka_instance_id)
         snprintf(instance, sizeof(instance), "%s-%s-%d", cfg->kafka_instance_id, w->f->role.name,
                  w->index);
-    snprintf(fetch_bytes, sizeof(fetch_bytes), "%ld",
-             52428800L + (long)cfg->kafka_max_message_bytes + 65536L);
-    conf = ncmp_kafka_conf_new(cfg, client_id, defaults, err);
-    if (!conf)
-        return -1;
-    if (conf_set(conf, "group.id", w->f->group, err) != 0 ||
-        conf_set(conf, "enable.auto.commit", "false", err) != 0 ||
-        conf_set(conf, "enable.auto.offset.store", "false", err) != 0 ||
-        conf_set(conf, "auto.offset.reset", "earliest", err) != 0 ||
-        conf_set(conf, "receive.message.max.bytes", fetch_bytes, err) != 0 ||
-        (*instance && conf_set(conf, "group.instance.id", instance, err) != 0)) {
-        rd_kafka_conf_destroy(conf);
-        return -1;
-    }
-    rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
-    rd_kafka_conf_set_offset_commit_cb(conf, offset_commit_cb);
-    rd_kafka_conf_set_opaque(conf, w);
-    w->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!w->consumer) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka consumer: %s", errstr);
-    }
-    rd_kafka_poll_set_consumer(w->consumer);
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_kafka_consumer_new(&w->consumer, &kopts, w->f->group, instance, topics, 1, &hooks,
+                                err) != 0)
+        return ncmp_err_prefix(err, "%s", w->f->role.input);
     w->queue = rd_kafka_queue_get_consumer(w->consumer);
-    subs = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(subs, w->f->role.input, RD_KAFKA_PARTITION_UA);
-    e = rd_kafka_subscribe(w->consumer, subs);
-    rd_kafka_topic_partition_list_destroy(subs);
-    if (e)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "subscribe to %s failed: %s", w->f->role.input,
-                            rd_kafka_err2str(e));
     return 0;
 }
 
+/* bulk: a key lands on the partition a Java client (NCMP) picks, and the
+ * forwarders are about throughput. A fatal error of this producer stops
+ * the process (ncmp_kafka's error callback): the records it failed are
+ * not committed, and are forwarded again after the restart. */
 static int producer_new(fwd_worker *w, ncmp_err *err)
 {
-    /* murmur2: a key lands on the partition a Java client (NCMP) picks;
-     * large batches: the forwarders are about throughput */
-    static const char *const defaults[] = {"partitioner",
-                                           "murmur2_random",
-                                           "linger.ms",
-                                           "10",
-                                           "batch.num.messages",
-                                           "10000",
-                                           "queue.buffering.max.messages",
-                                           "1000000",
-                                           "compression.codec",
-                                           "none",
-                                           NULL};
-    char client_id[300], errstr[512];
-    rd_kafka_conf_t *conf;
+    const ncmp_kafka_hooks hooks = {.opaque = w, .dr_msg_cb = dr_cb};
+    char client_id[300];
+    ncmp_kafka_opts kopts;
 
     snprintf(client_id, sizeof(client_id), "ncmpd-%s-%d", w->f->role.name, w->index);
-    conf = ncmp_kafka_conf_new(w->f->cfg, client_id, defaults, err);
-    if (!conf)
-        return -1;
-    /* order within a partition across retries, and no duplicates from them */
-    if (conf_set(conf, "enable.idempotence", "true", err) != 0) {
-        rd_kafka_conf_destroy(conf);
-        return -1;
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
-    rd_kafka_conf_set_opaque(conf, w);
-    w->producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!w->producer) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create Kafka producer: %s", errstr);
-    }
-    return 0;
-}
-
-/* An idempotent producer that hit a fatal error refuses everything: start
- * a new one (the records it failed are retried like any other). */
-static void producer_renew_if_fatal(fwd_worker *w)
-{
-    char errstr[256];
-    ncmp_err err;
-
-    if (!rd_kafka_fatal_error(w->producer, errstr, sizeof(errstr)))
-        return;
-    log_warn(w->f->role.name, "worker %d: producer failed (%s); starting a new one", w->index,
-             errstr);
-    rd_kafka_destroy(w->producer);
-    w->producer = NULL;
-    while (producer_new(w, &err) != 0) {
-        log_error(w->f->role.name, "worker %d: %s", w->index, err.msg);
-        ncmp_sleep_ms(1000);
-    }
+    ncmp_kafka_opts_from_config(&kopts, w->f->cfg);
+    return ncmp_kafka_producer_new(&w->producer, &kopts, NCMP_PRODUCER_BULK, client_id, &hooks,
+                                   err);
 }
 
 /* --- the worker ---------------------------------------------------------- */
@@ -657,7 +561,6 @@ static void run_batch(fwd_worker *w, size_t n, part_pos *pos)
     size_t np;
 
     forward_batch(w, w->msgs, n);
-    producer_renew_if_fatal(w);
     np = batch_positions(w, w->msgs, n, pos);
     commit_and_rewind(w, pos, np);
     back_off(w, n);

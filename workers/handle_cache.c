@@ -11,6 +11,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
@@ -354,61 +355,18 @@ fail:
     return ncmp_err_prefix(err, "handle cache: loading cm_handle");
 }
 
-/* The end of every partition of the lifecycle topic, now. */
-static int end_offsets(handle_cache *hc, rd_kafka_topic_partition_list_t **out, ncmp_err *err)
-{
-    const char *topic = hc->cfg->lcm_topic;
-    rd_kafka_topic_partition_list_t *parts;
-    int count = 0;
-
-    if (ncmp_kafka_partition_count(hc->consumer, topic, 30000, &count, err) != 0)
-        return ncmp_err_prefix(err, "handle cache: lifecycle topic %s", topic);
-    parts = rd_kafka_topic_partition_list_new(count);
-    for (int p = 0; p < count; p++) {
-        int64_t lo = 0, hi = 0;
-        double deadline = ncmp_now_ms() + 30000;
-        rd_kafka_resp_err_t e;
-        /* a new topic's partitions may still be electing their leaders */
-        while ((e = rd_kafka_query_watermark_offsets(hc->consumer, topic, p, &lo, &hi, 5000)) &&
-               ncmp_now_ms() < deadline && !ncmp_stopping)
-            ncmp_sleep_ms(200);
-        if (e) {
-            rd_kafka_topic_partition_list_destroy(parts);
-            return ncmp_err_set(err, NCMP_ERR_RETRY, "handle cache: end of %s [%d]: %s", topic, p,
-                                rd_kafka_err2str(e));
-        }
-        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = hi;
-    }
-    *out = parts;
-    return 0;
-}
-
+/* A reader of every partition of the lifecycle topic from its end now:
+ * the events after that are fetched while the table loads. */
 static int consumer_new(handle_cache *hc, ncmp_err *err)
 {
-    char group[300], errstr[512];
-    const char *defaults[] = {"group.id",
-                              group,
-                              "enable.auto.commit",
-                              "false",
-                              "enable.auto.offset.store",
-                              "false",
-                              "fetch.wait.max.ms",
-                              "10",
-                              NULL};
-    rd_kafka_conf_t *conf;
+    char group[300];
+    ncmp_kafka_opts kopts;
 
-    /* assign-only: the group is never joined, nothing is committed */
     snprintf(group, sizeof(group), "%s-handle-cache", hc->cfg->kafka_group_id);
-    conf = ncmp_kafka_conf_new(hc->cfg, "ncmpd-handle-cache", defaults, err);
-    if (!conf)
-        return -1;
-    hc->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!hc->consumer) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "handle cache: cannot create consumer: %s",
-                            errstr);
-    }
-    rd_kafka_poll_set_consumer(hc->consumer);
+    ncmp_kafka_opts_from_config(&kopts, hc->cfg);
+    if (ncmp_kafka_tail_reader_new(&hc->consumer, &kopts, "ncmpd-handle-cache", group,
+                                   hc->cfg->lcm_topic, 30000, err) != 0)
+        return ncmp_err_prefix(err, "handle cache: lifecycle topic %s", hc->cfg->lcm_topic);
     return 0;
 }
 
@@ -563,7 +521,6 @@ static void *event_thread(void *arg)
 int handle_cache_start(handle_cache **out, const ncmp_config *cfg, ncmp_err *err)
 {
     handle_cache *hc = ncmp_xcalloc(1, sizeof(*hc));
-    rd_kafka_topic_partition_list_t *parts = NULL;
     double t0 = ncmp_now_ms();
 
     hc->cfg = cfg;
@@ -573,10 +530,8 @@ int handle_cache_start(handle_cache **out, const ncmp_config *cfg, ncmp_err *err
     hc->by_alt = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
     /* the order matters: end offsets, then the table, then the events */
     if (ncmp_db_open(&hc->db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0 ||
-        consumer_new(hc, err) != 0 || end_offsets(hc, &parts, err) != 0 || load_table(hc, err) != 0)
+        consumer_new(hc, err) != 0 || load_table(hc, err) != 0)
         goto fail;
-    rd_kafka_assign(hc->consumer, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
     if (pthread_create(&hc->thread, NULL, event_thread, hc) != 0) {
         ncmp_err_set(err, NCMP_ERR_FATAL, "handle cache: cannot start its thread");
         goto fail;
@@ -587,8 +542,6 @@ int handle_cache_start(handle_cache **out, const ncmp_config *cfg, ncmp_err *err
     *out = hc;
     return 0;
 fail:
-    if (parts)
-        rd_kafka_topic_partition_list_destroy(parts);
     handle_cache_stop(hc);
     return -1;
 }
@@ -600,11 +553,7 @@ void handle_cache_stop(handle_cache *hc)
     hc->stop = 1;
     if (hc->running)
         pthread_join(hc->thread, NULL);
-    if (hc->consumer) {
-        rd_kafka_assign(hc->consumer, NULL);
-        rd_kafka_consumer_close(hc->consumer);
-        rd_kafka_destroy(hc->consumer);
-    }
+    ncmp_kafka_reader_close(hc->consumer);
     ncmp_db_close(hc->db);
     for (size_t i = 0; hc->by_id && i < hc->nbuckets; i++)
         for (entry *e = hc->by_id[i], *next; e; e = next) {

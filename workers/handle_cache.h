@@ -9,12 +9,14 @@
  * when that is empty), the private properties and the module-set tag.
  *
  * Kept current from the lifecycle events on `lcm.topic`:
- *   1. read the end offset of every partition of the topic;
+ *   1. a tail reader (ncmp_kafka_tail_reader_new: assign, no group
+ *      membership, nothing committed) takes the end offset of every
+ *      partition of the topic;
  *   2. load the cm_handle table (in blocks, from a cursor);
- *   3. read every partition from the offsets of step 1 (assign, no
- *      group membership, nothing committed), so no change committed after
- *      the load is missed and one committed before it is applied again
- *      (harmless: events carry states, not deltas).
+ *   3. apply the events the reader fetched from the offsets of step 1,
+ *      so no change committed after the load is missed and one committed
+ *      before it is applied again (harmless: events carry states, not
+ *      deltas).
  * A create event, or an update of a handle the map does not know, is
  * completed with one database query per poll batch (events do not carry
  * the DMI URL nor the private properties); a delete event removes the

@@ -6,6 +6,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
 

@@ -12,6 +12,7 @@
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_pgarray.h"
@@ -53,25 +54,14 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
 
 static int producer_new(lcm_relay *r, ncmp_err *err)
 {
-    char errstr[512];
-    /* murmur2: the Java client's key -> partition mapping, as NCMP's has */
-    static const char *const defaults[] = {"linger.ms", "5", "partitioner", "murmur2_random", NULL};
-    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(r->cfg, "ncmpd-lcm-relay", defaults, err);
+    const ncmp_kafka_hooks hooks = {.opaque = r, .dr_msg_cb = dr_cb};
+    ncmp_kafka_opts kopts;
 
-    if (!conf)
-        return -1;
-    if (rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay producer: %s", errstr);
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, dr_cb);
-    rd_kafka_conf_set_opaque(conf, r);
-    r->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!r->rk) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay producer: %s", errstr);
-    }
+    /* keyed: a handle's events land where NCMP's Java producer puts them */
+    ncmp_kafka_opts_from_config(&kopts, r->cfg);
+    if (ncmp_kafka_producer_new(&r->rk, &kopts, NCMP_PRODUCER_KEYED, "ncmpd-lcm-relay", &hooks,
+                                err) != 0)
+        return ncmp_err_prefix(err, "lcm relay producer");
     return 0;
 }
 
@@ -85,66 +75,17 @@ static int partition_count(lcm_relay *r, int *count, ncmp_err *err)
     return 0;
 }
 
-/* Read partition p from `from` to its end; add the seq header of each
- * record to `seqs` (a Postgres array literal under construction) and set
- * *end to the offset after the last record. (The end comes from the
- * partition-EOF event: the broker's ListOffsets answer to librdkafka
- * 2.0.2's watermark query is not usable with Kafka 4.) */
-static int scan_partition(lcm_relay *r, int32_t p, int64_t from, ncmp_buf *seqs, int64_t *end,
-                          ncmp_err *err)
+/* A record of the recovery scan: add its seq header to `arg` (a Postgres
+ * array literal under construction). */
+static int scan_seq(const rd_kafka_message_t *m, void *arg, ncmp_err *err)
 {
-    static const char *const defaults[] = {"enable.partition.eof", "true", "auto.offset.reset",
-                                           "earliest", NULL};
-    char errstr[512];
-    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(r->cfg, "ncmpd-lcm-relay-scan", defaults, err);
-    rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt;
-    int rc = -1;
-    time_t deadline = time(NULL) + 60;
+    ncmp_buf *seqs = arg;
+    char seq[32];
 
-    if (!conf)
-        return -1;
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "lcm relay scan: %s", errstr);
-    }
-    rkt = rd_kafka_topic_new(rk, r->cfg->lcm_topic, NULL);
-    rd_kafka_consume_start(rkt, p, from);
-    *end = from;
-    for (;;) {
-        rd_kafka_message_t *m = rd_kafka_consume(rkt, p, 200);
-        char seq[32];
-        if (!m) {
-            if (time(NULL) > deadline || ncmp_stopping) {
-                ncmp_err_set(err, NCMP_ERR_RETRY, "scan of %s [%d] stalled at %lld",
-                             r->cfg->lcm_topic, p, (long long)*end);
-                goto done;
-            }
-            continue;
-        }
-        if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-            *end = m->offset;
-            rd_kafka_message_destroy(m);
-            break;
-        }
-        if (m->err) {
-            ncmp_err_set(err, NCMP_ERR_RETRY, "scan of %s [%d]: %s", r->cfg->lcm_topic, p,
-                         rd_kafka_message_errstr(m));
-            rd_kafka_message_destroy(m);
-            goto done;
-        }
-        *end = m->offset + 1;
-        if (ncmp_kafka_header(m, SEQ_HEADER, seq, sizeof(seq)))
-            ncmp_pgarray_add_text(seqs, seq);
-        rd_kafka_message_destroy(m);
-    }
-    rc = 0;
-done:
-    rd_kafka_consume_stop(rkt, p);
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_destroy(rk);
-    return rc;
+    (void)err;
+    if (ncmp_kafka_header(m, SEQ_HEADER, seq, sizeof(seq)))
+        ncmp_pgarray_add_text(seqs, seq);
+    return 0;
 }
 
 /* Delete the outbox rows whose events are already in the topic. */
@@ -155,6 +96,7 @@ static int recover(lcm_relay *r, ncmp_err *err)
     int64_t checkpoint[MAX_PARTITIONS];
     int64_t high[MAX_PARTITIONS];
     ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
+    ncmp_kafka_opts kopts;
     const char *params[4];
     int rc = -1;
 
@@ -175,9 +117,12 @@ static int recover(lcm_relay *r, ncmp_err *err)
     PQclear(res);
     res = NULL; /* freed again on the way out if the scan fails */
     ncmp_pgarray_begin(&seqs);
+    /* each partition from its checkpoint to its end */
+    ncmp_kafka_opts_from_config(&kopts, r->cfg);
+    if (ncmp_kafka_scan(&kopts, "ncmpd-lcm-relay-scan", r->cfg->lcm_topic, checkpoint, nparts,
+                        60000, scan_seq, &seqs, high, err) != 0)
+        goto done;
     for (int p = 0; p < nparts; p++) {
-        if (scan_partition(r, p, checkpoint[p], &seqs, &high[p], err) != 0)
-            goto done;
         if (high[p] > checkpoint[p])
             log_info("lcm-relay", "recovery read %s [%d] offsets %lld..%lld", r->cfg->lcm_topic, p,
                      (long long)checkpoint[p], (long long)high[p] - 1);

@@ -21,6 +21,8 @@
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_migrate.h"
 #include "ncmp_signal.h"
@@ -99,11 +101,14 @@ static int cmd_create_topics(const ncmp_config *cfg)
     char names[64][256];
     const char *topics[64];
     size_t n = ncmp_roles_topics(cfg, names, 64);
+    ncmp_kafka_opts kopts;
     ncmp_err err;
 
     for (size_t i = 0; i < n; i++)
         topics[i] = names[i];
-    if (ncmp_kafka_create_topics(cfg, topics, n, cfg->kafka_topic_partitions, 30000, &err) != 0) {
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_kafka_create_topics(&kopts, topics, n, cfg->kafka_topic_partitions, 30000, &err) !=
+        0) {
         log_error("kafka", "%s", err.msg);
         return EXIT_FATAL;
     }

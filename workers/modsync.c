@@ -16,6 +16,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_pgarray.h"

@@ -11,6 +11,8 @@
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
 #include "ncmp_cloudevent.h"
+#include "ncmp_kafka_config.h"
+#include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -334,77 +336,32 @@ static void *outcome_thread(void *arg)
     return NULL;
 }
 
-/* Every partition of the response topic, at its end now. */
-static int consumer_assign(rest_registration *rr, ncmp_err *err)
+/* Every partition of the response topic, from its end now. */
+static int consumer_new(rest_registration *rr, ncmp_err *err)
 {
     const char *topic = rr->cfg->registration_response_topic;
-    rd_kafka_topic_partition_list_t *parts;
-    int count = 0;
+    char group[300];
+    ncmp_kafka_opts kopts;
 
-    if (ncmp_kafka_partition_count(rr->consumer, topic, 30000, &count, err) != 0)
+    snprintf(group, sizeof(group), "%s-rest", rr->cfg->kafka_group_id);
+    ncmp_kafka_opts_from_config(&kopts, rr->cfg);
+    if (ncmp_kafka_tail_reader_new(&rr->consumer, &kopts, "ncmpd-rest-outcomes", group, topic,
+                                   30000, err) != 0)
         return ncmp_err_prefix(err, "rest: outcome topic %s", topic);
-    parts = rd_kafka_topic_partition_list_new(count);
-    for (int p = 0; p < count; p++) {
-        int64_t lo = 0, hi = 0;
-        double deadline = ncmp_now_ms() + 30000;
-        rd_kafka_resp_err_t e;
-        /* a new topic's partitions may still be electing their leaders */
-        while ((e = rd_kafka_query_watermark_offsets(rr->consumer, topic, p, &lo, &hi, 5000)) &&
-               ncmp_now_ms() < deadline && !ncmp_stopping)
-            ncmp_sleep_ms(200);
-        if (e) {
-            rd_kafka_topic_partition_list_destroy(parts);
-            return ncmp_err_set(err, NCMP_ERR_RETRY, "rest: end of %s [%d]: %s", topic, p,
-                                rd_kafka_err2str(e));
-        }
-        rd_kafka_topic_partition_list_add(parts, topic, p)->offset = hi;
-    }
-    rd_kafka_assign(rr->consumer, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
-    log_info("rest", "reading registration outcomes from %s (%d partitions)", topic, count);
+    log_info("rest", "reading registration outcomes from %s", topic);
     return 0;
 }
 
-static int consumer_new(rest_registration *rr, ncmp_err *err)
-{
-    char group[300], errstr[512];
-    const char *defaults[] = {
-        "group.id", group, "enable.auto.commit", "false", "enable.auto.offset.store",
-        "false",    NULL};
-    rd_kafka_conf_t *conf;
-
-    snprintf(group, sizeof(group), "%s-rest", rr->cfg->kafka_group_id);
-    conf = ncmp_kafka_conf_new(rr->cfg, "ncmpd-rest-outcomes", defaults, err);
-    if (!conf)
-        return -1;
-    rr->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!rr->consumer) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "rest: cannot create Kafka consumer: %s", errstr);
-    }
-    rd_kafka_poll_set_consumer(rr->consumer);
-    return consumer_assign(rr, err);
-}
-
+/* prompt: an HTTP client waits for each request's outcome */
 static int producer_new(rest_registration *rr, ncmp_err *err)
 {
-    static const char *const defaults[] = {"linger.ms", "1", NULL};
-    char errstr[512];
-    rd_kafka_conf_t *conf = ncmp_kafka_conf_new(rr->cfg, "ncmpd-rest", defaults, err);
+    const ncmp_kafka_hooks hooks = {.dr_msg_cb = on_delivery};
+    ncmp_kafka_opts kopts;
 
-    if (!conf)
-        return -1;
-    if (rd_kafka_conf_set(conf, "enable.idempotence", "true", errstr, sizeof(errstr)) !=
-        RD_KAFKA_CONF_OK) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "rest producer: %s", errstr);
-    }
-    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
-    rr->producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!rr->producer) {
-        rd_kafka_conf_destroy(conf);
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "rest: cannot create Kafka producer: %s", errstr);
-    }
+    ncmp_kafka_opts_from_config(&kopts, rr->cfg);
+    if (ncmp_kafka_producer_new(&rr->producer, &kopts, NCMP_PRODUCER_PROMPT, "ncmpd-rest", &hooks,
+                                err) != 0)
+        return ncmp_err_prefix(err, "rest");
     return 0;
 }
 
@@ -460,10 +417,7 @@ void rest_registration_destroy(rest_registration *rr)
         free(w->outcome);
         free(w);
     }
-    if (rr->consumer) {
-        rd_kafka_consumer_close(rr->consumer);
-        rd_kafka_destroy(rr->consumer);
-    }
+    ncmp_kafka_reader_close(rr->consumer);
     ncmp_db_close(rr->db);
     pthread_mutex_destroy(&rr->lock);
     free(rr);

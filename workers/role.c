@@ -11,6 +11,7 @@
 #include "modsync.h"
 #include "ncmp_buf.h"
 #include "ncmp_dlq.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "registration.h"
 #include "rest.h"
@@ -21,11 +22,13 @@
 int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err)
 {
     ncmp_dmi_opts opts;
+    ncmp_kafka_opts kopts;
 
     memset(svc, 0, sizeof(*svc));
     svc->cfg = cfg;
     ncmp_dmi_opts_from_config(&opts, cfg);
-    if (ncmp_producer_new(&svc->producer, cfg, "ncmpd", err) != 0 ||
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    if (ncmp_producer_new(&svc->producer, &kopts, NCMP_PRODUCER_KEYED, "ncmpd", err) != 0 ||
         ncmp_dmi_new(&svc->dmi, &opts, err) != 0) {
         ncmp_services_free(svc);
         return -1;

@@ -43,9 +43,10 @@
 #include "ncmp_stage.h"
 
 /* What the roles of one process share, built once by ncmp_services_new:
- * one producer (idempotent, acks=all) and one DMI client, so that
- * dmi.max-connections holds per process. Everything here outlives every
- * role; the roles borrow it. */
+ * one producer (idempotent, acks=all; keyed records land on the partition
+ * NCMP's Java clients pick, as the lifecycle events do) and one DMI
+ * client, so that dmi.max-connections holds per process. Everything here
+ * outlives every role; the roles borrow it. */
 typedef struct ncmp_services {
     const ncmp_config *cfg;
     ncmp_producer *producer;

@@ -33,6 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ncmp_err.h"
+#include "ncmp_kafka.h"
+
 #define MAX_INFLIGHT 4096
 #define ALT_FMT                                                                                    \
     "%%2FSubNetwork%%3DEurope%%2FSubNetwork%%3DIreland%%2FMeContext%%3DMyRadioNode%ld"             \
@@ -280,38 +283,18 @@ static void *count_events(void *arg)
     return NULL;
 }
 
-/* Assign every partition of the topic at its end. */
+/* Read every partition of the topic from its end now. */
 static int counter_start(counter *c, pthread_t *thread)
 {
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    const rd_kafka_metadata_t *md = NULL;
-    rd_kafka_topic_partition_list_t *parts;
-    rd_kafka_topic_t *t;
+    ncmp_kafka_opts kopts = {0};
+    ncmp_err err;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", c->o->bootstrap, errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "group.id", "ncmp-bench-data", errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "10", errstr, sizeof(errstr));
-    c->rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!c->rk) {
-        fprintf(stderr, "ncmp-bench-data: %s\n", errstr);
+    kopts.bootstrap_servers = c->o->bootstrap;
+    if (ncmp_kafka_tail_reader_new(&c->rk, &kopts, "ncmp-bench-data", NULL, c->o->topic, 10000,
+                                   &err) != 0) {
+        fprintf(stderr, "ncmp-bench-data: %s\n", err.msg);
         return -1;
     }
-    rd_kafka_poll_set_consumer(c->rk);
-    t = rd_kafka_topic_new(c->rk, c->o->topic, NULL);
-    if (rd_kafka_metadata(c->rk, 0, t, &md, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-        md->topic_cnt != 1 || md->topics[0].partition_cnt == 0) {
-        fprintf(stderr, "ncmp-bench-data: no topic %s\n", c->o->topic);
-        return -1;
-    }
-    parts = rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
-    for (int p = 0; p < md->topics[0].partition_cnt; p++)
-        rd_kafka_topic_partition_list_add(parts, c->o->topic, p)->offset = RD_KAFKA_OFFSET_END;
-    rd_kafka_assign(c->rk, parts);
-    rd_kafka_topic_partition_list_destroy(parts);
-    rd_kafka_metadata_destroy(md);
-    rd_kafka_topic_destroy(t);
     return pthread_create(thread, NULL, count_events, c);
 }
 
@@ -326,7 +309,6 @@ static int cmd_batch(const opts *o)
     c.o = o;
     if (counter_start(&c, &thread) != 0)
         return 1;
-    sleep(2); /* the assignment settles at the end offsets */
     load_init(&l, o);
     t0 = now_s();
     atomic_store(&c.window_end, t0 + (double)o->seconds);
@@ -340,8 +322,7 @@ static int cmd_batch(const opts *o)
     printf("batch %ld ok %ld handles %ld events %ld events_per_s %.0f window %ld\n", l.done, l.ok,
            l.ok * 200, atomic_load(&c.in_window),
            (double)atomic_load(&c.in_window) / (double)o->seconds, o->seconds);
-    rd_kafka_consumer_close(c.rk);
-    rd_kafka_destroy(c.rk);
+    ncmp_kafka_reader_close(c.rk);
     load_free(&l);
     return l.ok > 0 ? 0 : 1;
 }

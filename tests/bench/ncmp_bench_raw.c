@@ -49,36 +49,37 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Consume from the beginning of every partition, without a group (no
- * join to wait for), until n records have arrived. */
+/* Every partition of `topic` from its start, by a reader (no group: no
+ * join to wait for). Returns the reader, or NULL. */
+static rd_kafka_t *bench_reader(const char *brokers, const char *topic)
+{
+    ncmp_kafka_opts kopts = {0};
+    rd_kafka_t *rk = NULL;
+    ncmp_err err;
+
+    kopts.bootstrap_servers = brokers;
+    if (ncmp_kafka_reader_new(&rk, &kopts, "ncmp-bench-raw", NULL, &err) != 0 ||
+        ncmp_kafka_reader_assign_all(rk, topic, RD_KAFKA_OFFSET_BEGINNING, 60000, NULL, &err) !=
+            0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        ncmp_kafka_reader_close(rk);
+        return NULL;
+    }
+    return rk;
+}
+
+/* Consume from the beginning of every partition until n records have
+ * arrived. */
 static int bench_consume(const char *brokers, const char *topic, long n, int print)
 {
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt;
+    rd_kafka_t *rk = bench_reader(brokers, topic);
     rd_kafka_queue_t *q;
-    ncmp_err err;
     long got = 0;
-    int nparts;
     double t0 = 0, deadline = now_s() + 600;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
+    if (!rk)
         return 1;
-    }
-    rkt = rd_kafka_topic_new(rk, topic, NULL);
-    if (ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        rd_kafka_topic_destroy(rkt);
-        rd_kafka_destroy(rk);
-        return 1;
-    }
-    q = rd_kafka_queue_new(rk);
-    for (int p = 0; p < nparts; p++)
-        rd_kafka_consume_start_queue(rkt, p, RD_KAFKA_OFFSET_BEGINNING, q);
+    q = rd_kafka_queue_get_consumer(rk);
     while (got < n && now_s() < deadline) {
         rd_kafka_message_t *msgs[1000];
         ssize_t k = rd_kafka_consume_batch_queue(q, 100, msgs, 1000);
@@ -97,48 +98,9 @@ static int bench_consume(const char *brokers, const char *topic, long n, int pri
         double secs = now_s() - t0;
         printf("consume %ld %.3f %.0f\n", got, secs, got / (secs > 0 ? secs : 1e-9));
     }
-    for (int p = 0; p < nparts; p++)
-        rd_kafka_consume_stop(rkt, p);
     rd_kafka_queue_destroy(q);
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_destroy(rk);
+    ncmp_kafka_reader_close(rk);
     return got == n ? 0 : 1;
-}
-
-/* The producer settings of ncmpd's forwarders (workers/forward.c), so that
- * the raw limit differs from them only by what ncmpd adds. */
-static rd_kafka_t *bench_producer(const char *brokers, rd_kafka_conf_t *conf)
-{
-    static const char *const settings[] = {"partitioner",
-                                           "murmur2_random",
-                                           "linger.ms",
-                                           "10",
-                                           "batch.num.messages",
-                                           "10000",
-                                           "queue.buffering.max.messages",
-                                           "1000000",
-                                           "compression.codec",
-                                           "none",
-                                           "enable.idempotence",
-                                           "true",
-                                           NULL};
-    char errstr[512];
-    rd_kafka_t *rk;
-
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
-    for (const char *const *s = settings; *s; s += 2) {
-        if (rd_kafka_conf_set(conf, s[0], s[1], errstr, sizeof(errstr)) != RD_KAFKA_CONF_OK) {
-            fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
-            rd_kafka_conf_destroy(conf);
-            return NULL;
-        }
-    }
-    rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
-        rd_kafka_conf_destroy(conf);
-    }
-    return rk;
 }
 
 /* Delivery reports: count the acknowledged and the failed. */
@@ -157,6 +119,25 @@ static void bench_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         atomic_fetch_add(&acks->failed, 1);
     else
         atomic_fetch_add(&acks->acked, 1);
+}
+
+/* A producer of ncmpd's forwarders' profile (workers/forward.c), so that
+ * the raw limit differs from them only by what ncmpd adds. Returns it, or
+ * NULL. */
+static rd_kafka_t *bench_producer(const char *brokers, bench_acks *acks)
+{
+    const ncmp_kafka_hooks hooks = {.opaque = acks, .dr_msg_cb = bench_dr_cb};
+    ncmp_kafka_opts kopts = {0};
+    rd_kafka_t *rk = NULL;
+    ncmp_err err;
+
+    kopts.bootstrap_servers = brokers;
+    if (ncmp_kafka_producer_new(&rk, &kopts, NCMP_PRODUCER_BULK, "ncmp-bench-raw", &hooks, &err) !=
+        0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        return NULL;
+    }
+    return rk;
 }
 
 static int bench_send(rd_kafka_t *rk, const char *topic, const void *key, size_t keylen,
@@ -217,20 +198,17 @@ static rd_kafka_headers_t *avc_headers(long call)
 
 static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n)
 {
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
     bench_acks acks = {0, 0};
     ncmp_buf value = NCMP_BUF_INIT;
     rd_kafka_headers_t *call_headers = NULL;
-    rd_kafka_t *rk;
+    rd_kafka_t *rk = NULL;
     char key[32];
     double t0, secs;
     int rc = 1;
 
     if (read_file(file, &value) != 0)
         return 1;
-    rd_kafka_conf_set_dr_msg_cb(conf, bench_dr_cb);
-    rd_kafka_conf_set_opaque(conf, &acks);
-    rk = bench_producer(brokers, conf);
+    rk = bench_producer(brokers, &acks);
     if (!rk)
         goto done;
     srand(42);
@@ -261,56 +239,24 @@ done:
     return rc;
 }
 
-/* Consume every partition of `topic` from the start, without a group, into
- * `q`. Returns the consumer, or NULL. */
-static rd_kafka_t *bench_reader(const char *brokers, const char *topic, rd_kafka_topic_t **rkt,
-                                rd_kafka_queue_t **q, int *nparts)
-{
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_t *rk;
-    ncmp_err err;
-
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
-        return NULL;
-    }
-    *rkt = rd_kafka_topic_new(rk, topic, NULL);
-    if (ncmp_kafka_partition_count(rk, topic, 60000, nparts, &err) != 0) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        rd_kafka_topic_destroy(*rkt);
-        rd_kafka_destroy(rk);
-        return NULL;
-    }
-    *q = rd_kafka_queue_new(rk);
-    for (int p = 0; p < *nparts; p++)
-        rd_kafka_consume_start_queue(*rkt, p, RD_KAFKA_OFFSET_BEGINNING, *q);
-    return rk;
-}
-
 /* Forward n records from `topic` to `out`: each record produced with its
  * key, value (not copied: the consumed record lives until its delivery
  * report) and headers (handed over), timed from the first record read to
  * the last ack. */
 static int bench_forward(const char *brokers, const char *topic, const char *out, long n)
 {
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
     bench_acks acks = {0, 0};
     rd_kafka_t *consumer, *producer;
-    rd_kafka_topic_t *rkt = NULL;
     rd_kafka_queue_t *q = NULL;
     long got = 0;
-    int nparts = 0, rc = 1;
+    int rc = 1;
     double t0 = 0, secs, deadline = now_s() + 600;
 
-    rd_kafka_conf_set_dr_msg_cb(conf, bench_dr_cb);
-    rd_kafka_conf_set_opaque(conf, &acks);
-    producer = bench_producer(brokers, conf);
-    consumer = producer ? bench_reader(brokers, topic, &rkt, &q, &nparts) : NULL;
+    producer = bench_producer(brokers, &acks);
+    consumer = producer ? bench_reader(brokers, topic) : NULL;
     if (!consumer)
         goto done;
+    q = rd_kafka_queue_get_consumer(consumer);
     while (got < n && now_s() < deadline) {
         rd_kafka_message_t *msgs[1000];
         ssize_t k = rd_kafka_consume_batch_queue(q, 100, msgs, 1000);
@@ -344,39 +290,30 @@ done:
         rd_kafka_flush(producer, 60000);
         rd_kafka_destroy(producer);
     }
-    if (consumer) {
-        for (int p = 0; p < nparts; p++)
-            rd_kafka_consume_stop(rkt, p);
+    if (q)
         rd_kafka_queue_destroy(q);
-        rd_kafka_topic_destroy(rkt);
-        rd_kafka_destroy(consumer);
-    }
+    ncmp_kafka_reader_close(consumer);
     return rc;
 }
 
 /* Poll the group's committed offsets every 20 ms until they sum to n. */
 static int bench_committed(const char *brokers, const char *group, const char *topic, long n)
 {
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    ncmp_kafka_opts kopts = {0};
     rd_kafka_topic_partition_list_t *parts;
-    rd_kafka_t *rk;
+    rd_kafka_t *rk = NULL;
     ncmp_err err;
     struct timespec ts;
     long sum = 0;
     int nparts = 0;
     double deadline = now_s() + 900;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", brokers, errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "group.id", group, errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    if (!rk) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", errstr);
-        return 1;
-    }
-    if (ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
+    /* a reader named after the group: it can ask for the group's offsets */
+    kopts.bootstrap_servers = brokers;
+    if (ncmp_kafka_reader_new(&rk, &kopts, "ncmp-bench-raw", group, &err) != 0 ||
+        ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
         fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        rd_kafka_destroy(rk);
+        ncmp_kafka_reader_close(rk);
         return 1;
     }
     parts = rd_kafka_topic_partition_list_new(nparts);
@@ -393,7 +330,7 @@ static int bench_committed(const char *brokers, const char *group, const char *t
     clock_gettime(CLOCK_REALTIME, &ts);
     printf("committed %ld %.3f\n", sum, (double)ts.tv_sec + (double)ts.tv_nsec / 1e9);
     rd_kafka_topic_partition_list_destroy(parts);
-    rd_kafka_destroy(rk);
+    ncmp_kafka_reader_close(rk);
     return sum >= n ? 0 : 1;
 }
 

@@ -68,6 +68,23 @@ ncmp_config *it_config(void)
     return cfg;
 }
 
+void it_kafka_opts(ncmp_kafka_opts *opts)
+{
+    memset(opts, 0, sizeof(*opts));
+    opts->bootstrap_servers = it_kafka();
+}
+
+rd_kafka_t *it_reader(const char *group)
+{
+    ncmp_kafka_opts opts;
+    rd_kafka_t *rk = NULL;
+    ncmp_err err;
+
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_kafka_reader_new(&rk, &opts, "it-reader", group, &err), 0, "%s", err.msg);
+    return rk;
+}
+
 ncmp_db *it_db(void)
 {
     ncmp_db *db = NULL;
@@ -102,22 +119,24 @@ long it_wait_long(ncmp_db *db, const char *sql, const char *param, long expected
 
 void it_create_topic(const char *topic, int partitions)
 {
-    ncmp_config *cfg = it_config();
+    ncmp_kafka_opts opts;
     ncmp_err err;
     const char *topics[1] = {topic};
-    cr_assert_eq(ncmp_kafka_create_topics(cfg, topics, 1, partitions, 30000, &err), 0, "%s",
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_kafka_create_topics(&opts, topics, 1, partitions, 30000, &err), 0, "%s",
                  err.msg);
-    ncmp_config_destroy(cfg);
 }
 
 void it_publish_events(const char *topic, const char *prefix, long first, long n)
 {
-    ncmp_config *cfg = it_config();
+    ncmp_kafka_opts opts;
     ncmp_producer *p = NULL;
     ncmp_delivery d;
     ncmp_err err;
 
-    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_producer_new(&p, &opts, NCMP_PRODUCER_DEFAULT, "it-publish", &err), 0, "%s",
+                 err.msg);
     ncmp_delivery_init(&d);
     for (long i = first; i < first + n; i++) {
         char id[128], body[256];
@@ -130,18 +149,19 @@ void it_publish_events(const char *topic, const char *prefix, long first, long n
     }
     cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
 
 void it_publish_raw(const char *topic, const char *const *values, const size_t *lens, size_t n,
                     const char *const *headers)
 {
-    ncmp_config *cfg = it_config();
+    ncmp_kafka_opts opts;
     ncmp_producer *p = NULL;
     ncmp_delivery d;
     ncmp_err err;
 
-    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_producer_new(&p, &opts, NCMP_PRODUCER_DEFAULT, "it-publish", &err), 0, "%s",
+                 err.msg);
     ncmp_delivery_init(&d);
     for (size_t i = 0; i < n; i++) {
         rd_kafka_headers_t *h = NULL;
@@ -159,54 +179,28 @@ void it_publish_raw(const char *topic, const char *const *values, const size_t *
     }
     cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
-}
-
-/* A consumer outside any group when `group` is NULL (it only reads
- * assigned partitions), or one that can query `group`'s offsets. */
-static rd_kafka_t *plain_consumer(const char *group)
-{
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_t *rk;
-    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
-    if (group)
-        rd_kafka_conf_set(conf, "group.id", group, errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(rk, "%s", errstr);
-    return rk;
 }
 
 static rd_kafka_t *it_consumer_keep;
 
 size_t it_consume_all(const char *topic, size_t expected, int timeout_ms, rd_kafka_message_t ***out)
 {
-    rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt;
-    rd_kafka_queue_t *q;
+    rd_kafka_t *rk = it_reader(NULL);
     ncmp_err err;
     rd_kafka_message_t **msgs = NULL;
-    int nparts = 0;
     size_t n = 0;
     long deadline = now_ms() + timeout_ms;
 
-    /* The legacy (simple) consumer: no group, no coordinator, reads the
-     * partitions it is told to from where it is told to. */
-    rk = plain_consumer(NULL);
-    rkt = rd_kafka_topic_new(rk, topic, NULL);
-    /* the topic may be created by the first produce: wait for it */
-    if (ncmp_kafka_partition_count(rk, topic, (int)(deadline - now_ms()), &nparts, &err) != 0) {
-        rd_kafka_topic_destroy(rkt);
-        rd_kafka_destroy(rk);
+    /* no group to join: it reads the partitions it is told to, from the
+     * start; the topic may be created by the first produce: wait for it */
+    if (ncmp_kafka_reader_assign_all(rk, topic, RD_KAFKA_OFFSET_BEGINNING,
+                                     (int)(deadline - now_ms()), NULL, &err) != 0) {
+        ncmp_kafka_reader_close(rk);
         *out = NULL;
         return 0;
     }
-    q = rd_kafka_queue_new(rk);
-    for (int i = 0; i < nparts; i++)
-        rd_kafka_consume_start_queue(rkt, i, RD_KAFKA_OFFSET_BEGINNING, q);
     while (n < expected && now_ms() < deadline) {
-        rd_kafka_message_t *m = rd_kafka_consume_queue(q, 100);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         if (!m)
             continue;
         if (m->err) {
@@ -216,12 +210,8 @@ size_t it_consume_all(const char *topic, size_t expected, int timeout_ms, rd_kaf
         msgs = realloc(msgs, (n + 1) * sizeof(*msgs));
         msgs[n++] = m;
     }
-    for (int i = 0; i < nparts; i++)
-        rd_kafka_consume_stop(rkt, i);
-    rd_kafka_queue_destroy(q);
-    /* the records keep the topic handle alive until they are destroyed */
-    rd_kafka_topic_destroy(rkt);
     *out = msgs;
+    /* the records need their client until they are destroyed */
     it_consumer_keep = rk;
     return n;
 }
@@ -231,14 +221,13 @@ void it_consume_release(rd_kafka_message_t **msgs, size_t n)
     for (size_t i = 0; i < n; i++)
         rd_kafka_message_destroy(msgs[i]);
     free(msgs);
-    if (it_consumer_keep)
-        rd_kafka_destroy(it_consumer_keep);
+    ncmp_kafka_reader_close(it_consumer_keep);
     it_consumer_keep = NULL;
 }
 
 long it_committed_sum(const char *group, const char *topic, int partitions)
 {
-    rd_kafka_t *rk = plain_consumer(group);
+    rd_kafka_t *rk = it_reader(group);
     rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(partitions);
     long sum = 0;
     rd_kafka_resp_err_t e;
@@ -251,7 +240,7 @@ long it_committed_sum(const char *group, const char *topic, int partitions)
         if (parts->elems[i].offset > 0)
             sum += (long)parts->elems[i].offset;
     rd_kafka_topic_partition_list_destroy(parts);
-    rd_kafka_destroy(rk);
+    ncmp_kafka_reader_close(rk);
     return sum;
 }
 
@@ -378,12 +367,14 @@ int it_file_contains(const char *path, const char *needle)
 
 void it_publish(const char *topic, const it_outgoing *recs, size_t n)
 {
-    ncmp_config *cfg = it_config();
+    ncmp_kafka_opts opts;
     ncmp_producer *p = NULL;
     ncmp_delivery d;
     ncmp_err err;
 
-    cr_assert_eq(ncmp_producer_new(&p, cfg, "it-publish", &err), 0, "%s", err.msg);
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_producer_new(&p, &opts, NCMP_PRODUCER_DEFAULT, "it-publish", &err), 0, "%s",
+                 err.msg);
     ncmp_delivery_init(&d);
     for (size_t i = 0; i < n; i++) {
         rd_kafka_headers_t *h = NULL;
@@ -399,7 +390,6 @@ void it_publish(const char *topic, const it_outgoing *recs, size_t n)
     }
     cr_assert_eq(ncmp_producer_wait(p, &d, 30000, &err), 0, "%s", err.msg);
     ncmp_producer_destroy(p);
-    ncmp_config_destroy(cfg);
 }
 
 static char *copy_bytes(const void *data, size_t len)
@@ -413,37 +403,24 @@ static char *copy_bytes(const void *data, size_t len)
 
 size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_record **out)
 {
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_t *rk;
-    rd_kafka_topic_t *rkt;
-    rd_kafka_queue_t *q;
+    rd_kafka_t *rk = it_reader(NULL);
     ncmp_err err;
     it_record *recs = NULL;
     unsigned char *at_end;
-    int nparts;
+    int nparts = 0;
     size_t n = 0, cap = 0;
     long deadline = now_ms() + timeout_ms;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "enable.auto.commit", "false", errstr, sizeof(errstr));
     /* the end of each partition is an event: "read everything there is" */
-    rd_kafka_conf_set(conf, "enable.partition.eof", "true", errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(rk, "%s", errstr);
-    rkt = rd_kafka_topic_new(rk, topic, NULL);
-    if (ncmp_kafka_partition_count(rk, topic, (int)(deadline - now_ms()), &nparts, &err) != 0) {
-        rd_kafka_topic_destroy(rkt);
-        rd_kafka_destroy(rk);
+    if (ncmp_kafka_reader_assign_all(rk, topic, RD_KAFKA_OFFSET_BEGINNING,
+                                     (int)(deadline - now_ms()), &nparts, &err) != 0) {
+        ncmp_kafka_reader_close(rk);
         *out = NULL;
         return 0;
     }
     at_end = ncmp_xcalloc((size_t)nparts, 1);
-    q = rd_kafka_queue_new(rk);
-    for (int i = 0; i < nparts; i++)
-        rd_kafka_consume_start_queue(rkt, i, RD_KAFKA_OFFSET_BEGINNING, q);
     while (now_ms() < deadline) {
-        rd_kafka_message_t *m = rd_kafka_consume_queue(q, 100);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(rk, 100);
         rd_kafka_headers_t *h = NULL;
         int all_at_end = 1;
         if (m && m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -474,11 +451,7 @@ size_t it_read_topic(const char *topic, size_t at_least, int timeout_ms, it_reco
         if (all_at_end && n >= at_least)
             break;
     }
-    for (int i = 0; i < nparts; i++)
-        rd_kafka_consume_stop(rkt, i);
-    rd_kafka_queue_destroy(q);
-    rd_kafka_topic_destroy(rkt);
-    rd_kafka_destroy(rk);
+    ncmp_kafka_reader_close(rk);
     free(at_end);
     *out = recs;
     return n;

@@ -14,6 +14,7 @@
 
 #include "ncmp_config.h"
 #include "ncmp_db.h"
+#include "ncmp_kafka.h"
 
 const char *it_db_url(void);
 const char *it_kafka(void);
@@ -23,6 +24,13 @@ void it_unique(char *buf, size_t len, const char *prefix);
 
 /* Defaults with the test broker and database. Owned by the caller. */
 ncmp_config *it_config(void);
+
+/* Kafka client options for the test broker (ncmp_kafka's defaults). */
+void it_kafka_opts(ncmp_kafka_opts *opts);
+
+/* A reader (ncmp_kafka_reader_new) named `group` on the test broker
+ * (asserts). Closed with ncmp_kafka_reader_close. */
+rd_kafka_t *it_reader(const char *group);
 
 /* Open the test database (asserts). */
 ncmp_db *it_db(void);

@@ -96,17 +96,17 @@ static void stop_cleanly(pid_t pid)
 static void create_topic_with(const char *topic, int partitions, const char *key, const char *value)
 {
     char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    rd_kafka_t *rk;
+    ncmp_kafka_opts opts;
+    ncmp_err err;
+    rd_kafka_t *rk = NULL;
     rd_kafka_NewTopic_t *nt;
     rd_kafka_queue_t *q;
     rd_kafka_event_t *ev;
     const rd_kafka_topic_result_t **res;
     size_t cnt;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(rk, "%s", errstr);
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_kafka_admin_new(&rk, &opts, "it-admin", &err), 0, "%s", err.msg);
     nt = rd_kafka_NewTopic_new(topic, partitions, 1, errstr, sizeof(errstr));
     cr_assert_not_null(nt, "%s", errstr);
     cr_assert_eq(rd_kafka_NewTopic_set_config(nt, key, value), 0);
@@ -127,16 +127,10 @@ static void create_topic_with(const char *topic, int partitions, const char *key
 /* The offsets `group` committed on each partition of `topic` (0 if none). */
 static void committed_offsets(const char *group, const char *topic, int64_t *offsets)
 {
-    char errstr[512];
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_topic_partition_list_t *parts = rd_kafka_topic_partition_list_new(PARTITIONS);
-    rd_kafka_t *rk;
+    rd_kafka_t *rk = it_reader(group);
     rd_kafka_resp_err_t e;
 
-    rd_kafka_conf_set(conf, "bootstrap.servers", it_kafka(), errstr, sizeof(errstr));
-    rd_kafka_conf_set(conf, "group.id", group, errstr, sizeof(errstr));
-    rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(rk, "%s", errstr);
     for (int p = 0; p < PARTITIONS; p++)
         rd_kafka_topic_partition_list_add(parts, topic, p);
     e = rd_kafka_committed(rk, parts, 10000);
@@ -144,7 +138,7 @@ static void committed_offsets(const char *group, const char *topic, int64_t *off
     for (int p = 0; p < PARTITIONS; p++)
         offsets[p] = parts->elems[p].offset > 0 ? parts->elems[p].offset : 0;
     rd_kafka_topic_partition_list_destroy(parts);
-    rd_kafka_destroy(rk);
+    ncmp_kafka_reader_close(rk);
 }
 
 static long wait_committed(const char *group, const char *topic, long expected, int timeout_ms)

@@ -14,6 +14,7 @@
 #include "it_util.h"
 #include "ncmp_buf.h"
 #include "ncmp_kafka.h"
+#include "ncmp_kafka_config.h"
 #include "ncmp_metrics.h"
 #include "ncmp_migrate.h"
 #include "ncmp_signal.h"
@@ -123,6 +124,7 @@ Test(metrics, stage_counts_consumed_dead_letters_retries_lag_and_statements, .ti
     const char *topics[1] = {topic};
     ncmp_config *cfg = it_config();
     ncmp_producer *producer = NULL;
+    ncmp_kafka_opts kopts;
     ncmp_stage *st = NULL;
     ncmp_stage_role role;
     ncmp_err err;
@@ -147,7 +149,9 @@ Test(metrics, stage_counts_consumed_dead_letters_retries_lag_and_statements, .ti
     role.ops.apply = probe_apply;
     atomic_store(&gate_open, 0);
     atomic_store(&retries_left, 1);
-    cr_assert_eq(ncmp_producer_new(&producer, cfg, "metrics-test", &err), 0, "%s", err.msg);
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    cr_assert_eq(ncmp_producer_new(&producer, &kopts, NCMP_PRODUCER_DEFAULT, "metrics-test", &err),
+                 0, "%s", err.msg);
     cr_assert_eq(ncmp_stage_start(&st, cfg, &role, producer, &err), 0, "%s", err.msg);
 
     /* held in the first batch: consumed a little, the rest is lag */
@@ -205,6 +209,7 @@ Test(metrics, producer_counts_acknowledged_and_refused_records, .timeout = 60)
     char topic[128], series[512];
     ncmp_config *cfg = it_config();
     ncmp_producer *producer = NULL;
+    ncmp_kafka_opts kopts;
     ncmp_delivery d;
     ncmp_err err;
     char *big = calloc(1, 8192);
@@ -213,7 +218,10 @@ Test(metrics, producer_counts_acknowledged_and_refused_records, .timeout = 60)
     it_create_topic(topic, 1);
     /* the smallest limit: a record of 8 KiB is refused locally */
     cr_assert_eq(ncmp_config_set(cfg, "kafka.max-message-bytes", "1024", &err), 0, "%s", err.msg);
-    cr_assert_eq(ncmp_producer_new(&producer, cfg, "metrics-produce", &err), 0, "%s", err.msg);
+    ncmp_kafka_opts_from_config(&kopts, cfg);
+    cr_assert_eq(
+        ncmp_producer_new(&producer, &kopts, NCMP_PRODUCER_DEFAULT, "metrics-produce", &err), 0,
+        "%s", err.msg);
     ncmp_delivery_init(&d);
     for (int i = 0; i < 5; i++)
         cr_assert_eq(ncmp_producer_send(producer, &d, topic, 0, "k", 1, "v", 1, NULL, &err), 0,

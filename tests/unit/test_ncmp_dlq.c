@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ncmp_dlq.h"
+#include "ncmp_kafka.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
 #include "unit_leak.h"
@@ -30,21 +31,6 @@ typedef struct consumed {
     rd_kafka_message_t *m[3];
 } consumed;
 
-static rd_kafka_t *client_new(rd_kafka_type_t type, const char *const (*settings)[2], size_t n)
-{
-    rd_kafka_conf_t *conf = rd_kafka_conf_new();
-    char errstr[512];
-    rd_kafka_t *rk;
-
-    for (size_t i = 0; i < n; i++)
-        cr_assert_eq(
-            rd_kafka_conf_set(conf, settings[i][0], settings[i][1], errstr, sizeof(errstr)),
-            RD_KAFKA_CONF_OK, "%s: %s", settings[i][0], errstr);
-    rk = rd_kafka_new(type, conf, errstr, sizeof(errstr));
-    cr_assert_not_null(rk, "%s", errstr);
-    return rk;
-}
-
 static void produce(rd_kafka_t *rk, const char *key, const void *value, size_t len,
                     rd_kafka_headers_t *h)
 {
@@ -57,19 +43,21 @@ static void produce(rd_kafka_t *rk, const char *key, const void *value, size_t l
 
 static void consumed_open(consumed *c)
 {
-    /* log_level 4: not the mock cluster's notice on stderr */
-    static const char *const producer_settings[][2] = {{"test.mock.num.brokers", "1"},
-                                                       {"log_level", "4"}};
+    static ncmp_kv mock[] = {{"test.mock.num.brokers", "1"}, {"log_level", "4"}};
+    ncmp_kafka_opts popts = {NULL, 0, mock, 2};
     rd_kafka_mock_cluster_t *mcluster;
     rd_kafka_topic_partition_list_t *parts;
     rd_kafka_headers_t *h;
     char big[BIG_SIZE];
     size_t n = 0;
+    ncmp_err err;
 
     memset(c, 0, sizeof(*c));
     /* librdkafka's own logs would go to stderr; only errors matter here */
     ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    c->producer = client_new(RD_KAFKA_PRODUCER, producer_settings, 2);
+    cr_assert_eq(ncmp_kafka_producer_new(&c->producer, &popts, NCMP_PRODUCER_DEFAULT,
+                                         "ncmp-unit-dlq", NULL, &err),
+                 0, "%s", err.msg);
     mcluster = rd_kafka_handle_mock_cluster(c->producer);
     cr_assert_not_null(mcluster);
     cr_assert_eq(rd_kafka_mock_topic_create(mcluster, TOPIC, 1, 1), RD_KAFKA_RESP_ERR_NO_ERROR);
@@ -87,14 +75,10 @@ static void consumed_open(consumed *c)
     cr_assert_eq(rd_kafka_flush(c->producer, 10000), RD_KAFKA_RESP_ERR_NO_ERROR);
 
     {
-        const char *const consumer_settings[][2] = {
-            {"bootstrap.servers", rd_kafka_mock_cluster_bootstraps(mcluster)},
-            {"group.id", "ncmp-unit-dlq"}, /* for assign; never joined */
-            {"enable.auto.commit", "false"},
-            {"fetch.wait.max.ms", "10"},
-            {"log_level", "4"},
-        };
-        c->consumer = client_new(RD_KAFKA_CONSUMER, consumer_settings, 5);
+        static ncmp_kv quiet[] = {{"log_level", "4"}};
+        ncmp_kafka_opts copts = {rd_kafka_mock_cluster_bootstraps(mcluster), 0, quiet, 1};
+        cr_assert_eq(ncmp_kafka_reader_new(&c->consumer, &copts, "ncmp-unit-dlq", NULL, &err), 0,
+                     "%s", err.msg);
     }
     parts = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(parts, TOPIC, 0)->offset = RD_KAFKA_OFFSET_BEGINNING;
@@ -116,9 +100,7 @@ static void consumed_close(consumed *c)
     for (size_t i = 0; i < 3; i++)
         if (c->m[i])
             rd_kafka_message_destroy(c->m[i]);
-    rd_kafka_assign(c->consumer, NULL);
-    rd_kafka_consumer_close(c->consumer);
-    rd_kafka_destroy(c->consumer);
+    ncmp_kafka_reader_close(c->consumer);
     rd_kafka_destroy(c->producer);
 }
 
