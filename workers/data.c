@@ -19,6 +19,7 @@
 #include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_pump.h"
 #include "ncmp_signal.h"
 
 #define DS_OPERATIONAL "ncmp-datastore:operational"
@@ -52,10 +53,8 @@ struct data {
     pthread_mutex_t calls_lock;
     pthread_cond_t calls_done;
     long calls;
-    ncmp_consumer *requests; /* data.request-topic, or NULL */
-    pthread_t requests_thread;
-    int requests_running;
-    volatile int stop;
+    ncmp_pump_role requests_role;
+    ncmp_pump *requests; /* data.request-topic, or NULL */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -915,89 +914,62 @@ static void h_batch(ncmp_http_request *req, void *arg)
 /* --- batch read from Kafka ----------------------------------------------- */
 
 /* The request topic is read by the rest role: dlq_role is "rest". */
-static void dead_letter(data *d, const rd_kafka_message_t *m, const char *reason)
+/* One record of the request topic (on a pump worker's thread): a batch
+ * read to dispatch, or a dead letter with the reason. At least once: the
+ * pump commits it once the DMI calls were submitted. */
+static ncmp_pump_verdict request_record(void *arg, const rd_kafka_message_t *m,
+                                        const rd_kafka_headers_t *headers, ncmp_pump_route *r)
 {
-    ncmp_dlq_record rec;
-    ncmp_err err;
-
-    ncmp_dlq_record_init(&rec, m, "rest", reason, (size_t)d->cfg->kafka_max_message_bytes, 0, NULL);
-    /* ncmp_producer_send takes the headers over in every case */
-    if (ncmp_producer_send(d->producer, NULL, rec.topic, RD_KAFKA_PARTITION_UA, rec.key,
-                           rec.key_len, rec.value, rec.len, rec.headers, &err) != 0)
-        log_error("data", "dead letter to %s lost: %s", rec.topic, err.msg);
-}
-
-static void request_record(data *d, const rd_kafka_message_t *m)
-{
-    char topic[256], request_id[256], reason[600];
+    data *d = arg;
+    char topic[256], request_id[256];
     json_object *root = NULL;
     batch_error e;
 
     if (!ncmp_kafka_header(m, "ce_destination", topic, sizeof(topic))) {
-        dead_letter(d, m, "no ce_destination header (the client topic)");
-        return;
+        snprintf(r->reason, sizeof(r->reason), "no ce_destination header (the client topic)");
+        return NCMP_PUMP_REJECT;
     }
     if (!data_topic_valid(topic, d->cfg->async_forward_input_topic)) {
-        dead_letter(d, m, "ce_destination is not a valid client topic");
-        return;
+        snprintf(r->reason, sizeof(r->reason), "ce_destination is not a valid client topic");
+        return NCMP_PUMP_REJECT;
     }
     if (!ncmp_kafka_header(m, "ce_id", request_id, sizeof(request_id)) || !*request_id)
         ncmp_uuid4(request_id);
     if (batch_parse(m->payload, m->payload ? m->len : 0, &root, &e) != 0) {
-        snprintf(reason, sizeof(reason), "%d: %s", e.status, e.message);
-        dead_letter(d, m, reason);
-        return;
+        snprintf(r->reason, sizeof(r->reason), "%d: %s", e.status, e.message);
+        return NCMP_PUMP_REJECT;
     }
     batch_dispatch(d, root, topic, request_id, NULL);
     json_object_put(root);
-}
-
-static void *requests_thread(void *arg)
-{
-    data *d = arg;
-    rd_kafka_message_t *msgs[REQUEST_BATCH];
-
-    while (!d->stop) {
-        size_t n = 0;
-        ncmp_err err;
-        if (ncmp_consumer_poll(d->requests, msgs, REQUEST_BATCH, 100, &n, &err) != 0) {
-            log_warn("data", "request topic: %s", err.msg);
-            continue;
-        }
-        for (size_t i = 0; i < n; i++)
-            request_record(d, msgs[i]);
-        rd_kafka_poll(ncmp_producer_rk(d->producer), 0);
-        /* at least once: committed after the DMI calls were submitted */
-        if (n)
-            ncmp_consumer_commit(d->requests, msgs, n);
-        for (size_t i = 0; i < n; i++)
-            rd_kafka_message_destroy(msgs[i]);
-    }
-    return NULL;
+    return NCMP_PUMP_DONE;
 }
 
 static int requests_start(data *d, ncmp_err *err)
 {
     const char *topics[2] = {d->cfg->data_request_topic, NULL};
-    char group[300], dlq[300];
+    char dlq[300];
     ncmp_kafka_opts kopts;
 
     if (!*d->cfg->data_request_topic)
         return 0;
-    /* not a topic of `ncmpd create-topics`' roles: made here when missing,
-     * so that the subscription does not wait on a topic nobody created */
+    /* made here when missing (create-topics knows it too), so that a rest
+     * process started before anyone created it does not wait on it */
     ncmp_dlq_topic(dlq, sizeof(dlq), topics[0]);
     topics[1] = dlq;
     ncmp_kafka_opts_from_config(&kopts, d->cfg);
     if (ncmp_kafka_create_topics(&kopts, topics, 2, d->cfg->kafka_topic_partitions, 30000, err) !=
         0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
-    ncmp_kafka_group_name(group, sizeof(group), d->cfg->kafka_group_id, "data-requests");
-    if (ncmp_consumer_new(&d->requests, &kopts, group, NULL, topics, 1, err) != 0)
+    d->requests_role = (ncmp_pump_role){.name = "data-requests",
+                                        .dlq_role = "rest",
+                                        .input = d->cfg->data_request_topic,
+                                        .workers = 1,
+                                        .batch_size = REQUEST_BATCH,
+                                        .batch_wait_ms = 100,
+                                        .handle = request_record,
+                                        .arg = d};
+    if (ncmp_pump_start(&d->requests, d->cfg, &d->requests_role, err) != 0)
         return ncmp_err_prefix(err, "data: request topic %s", topics[0]);
-    if (pthread_create(&d->requests_thread, NULL, requests_thread, d) != 0)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "data: cannot start the request thread");
-    d->requests_running = 1;
     return 0;
 }
 
@@ -1040,12 +1012,13 @@ void data_stop(data *d)
 
     if (!d)
         return;
-    d->stop = 1;
-    if (d->requests_running)
-        pthread_join(d->requests_thread, NULL);
-    d->requests_running = 0;
-    ncmp_consumer_close(d->requests);
-    d->requests = NULL;
+    if (d->requests) {
+        ncmp_err ignore;
+        ncmp_pump_stop(d->requests);
+        ncmp_pump_join(d->requests, &ignore);
+        ncmp_pump_destroy(d->requests);
+        d->requests = NULL;
+    }
     pthread_rwlock_wrlock(&d->gate);
     d->closed = 1;
     pthread_rwlock_unlock(&d->gate);

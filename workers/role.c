@@ -159,20 +159,40 @@ static void rest_row_destroy(void *handle)
     rest_destroy(handle);
 }
 
-static int forward_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
-                             ncmp_err *err)
+/* --- pump rows: ncmp_pump -------------------------------------------------- */
+
+typedef struct pump_row {
+    ncmp_pump_role role;
+    ncmp_pump *pump;
+} pump_row;
+
+static int pump_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
+                          ncmp_err *err)
 {
-    return forward_start((forward **)handle, svc->cfg, self->name, err);
+    pump_row *h = ncmp_xcalloc(1, sizeof(*h));
+
+    if (self->pump(svc, &h->role, err) != 0 ||
+        ncmp_pump_start(&h->pump, svc->cfg, &h->role, err) != 0) {
+        free(h);
+        return -1;
+    }
+    *handle = h;
+    return 0;
 }
 
-static int forward_row_join(void *handle, ncmp_err *err)
+static int pump_row_join(void *handle, ncmp_err *err)
 {
-    return forward_join(handle, err);
+    pump_row *h = handle;
+    return ncmp_pump_join(h->pump, err);
 }
 
-static void forward_row_destroy(void *handle)
+static void pump_row_destroy(void *handle)
 {
-    forward_destroy(handle);
+    pump_row *h = handle;
+    if (!h)
+        return;
+    ncmp_pump_destroy(h->pump);
+    free(h);
 }
 
 /* --- topics that are not a stage's input ---------------------------------- */
@@ -242,10 +262,10 @@ static size_t forward_row_topics(const ncmp_role *self, const ncmp_config *cfg, 
         .destroy = singleton_row_destroy                                                           \
     }
 
-#define FORWARD_ROW(row_name)                                                                      \
+#define PUMP_ROW(row_name, fill, outputs)                                                          \
     {                                                                                              \
-        .name = row_name, .topics = forward_row_topics, .start = forward_row_start,                \
-        .join = forward_row_join, .destroy = forward_row_destroy                                   \
+        .name = row_name, .pump = fill, .topics = outputs, .start = pump_row_start,                \
+        .join = pump_row_join, .destroy = pump_row_destroy                                         \
     }
 
 /* Start order; the stop order is the reverse (see role.h). */
@@ -258,8 +278,8 @@ const ncmp_role ncmp_roles[] = {
     SINGLETON_ROW("module-sync-sweep", "module-sync", modsync_sweep_task, modsync_sweep_free, NULL),
     STAGE_ROW("trust", trust_stage, trust_heartbeat_topic, trust, trust_topics),
     SINGLETON_ROW("trust-watchdog", "trust", trust_watchdog_task, trust_watchdog_free, NULL),
-    FORWARD_ROW(FORWARD_AVC_ROLE),
-    FORWARD_ROW(FORWARD_ASYNC_ROLE),
+    PUMP_ROW(FORWARD_AVC_ROLE, forward_avc_pump, forward_row_topics),
+    PUMP_ROW(FORWARD_ASYNC_ROLE, forward_async_pump, forward_row_topics),
     {.name = "rest",
      .needs_db = 1,
      .topics = rest_topics,

@@ -24,7 +24,11 @@
  *   singleton rows (lcm-relay, module-sync-sweep, trust-watchdog): one
  *     process at a time, elected by an advisory lock (ncmp_singleton); the
  *     row names the function that fills the task;
- *   the others (rest, avc-forward, async-forward) with their own start.
+ *   pump rows (avc-forward, async-forward): a consumer group moving
+ *     records on to other topics at least once, no database
+ *     (ncmp_pump); the row names the function that fills the pump's role
+ *     (where each record goes);
+ *   the REST API, with a start of its own.
  * A row may be selected by another row's --roles name (`part_of`): the
  * module-sync sweep runs wherever module-sync does.
  *
@@ -39,6 +43,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_err.h"
 #include "ncmp_kafka.h"
+#include "ncmp_pump.h"
 #include "ncmp_singleton.h"
 #include "ncmp_stage.h"
 
@@ -77,6 +82,8 @@ struct ncmp_role {
      * arg once the task ended */
     int (*task)(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
     void (*task_free)(void *arg);
+    /* pump rows: fill the pump's role */
+    int (*pump)(const ncmp_services *svc, ncmp_pump_role *role, ncmp_err *err);
     /* the topics besides a stage's input (and its dead-letter topic) that
      * `create-topics` makes: outputs, and the inputs of other rows; may be
      * NULL */
