@@ -305,6 +305,12 @@ static json_object *outcome_of(const it_record *recs, size_t n, const char *ce_i
         cr_assert_not_null(it_record_header(&recs[i], "ce_source", buf, sizeof(buf)));
         found = json_tokener_parse(recs[i].value);
         cr_assert_not_null(found, "outcome of %s is JSON: %s", ce_id, recs[i].value);
+        cr_assert_eq(
+            conformance_check_event(CONFORMANCE_REGISTRATION_RESPONSE, found, buf, sizeof(buf)), 0,
+            "%s: %s", buf, recs[i].value);
+        cr_assert_eq(conformance_check_headers(CONFORMANCE_REGISTRATION_RESPONSE, recs[i].headers,
+                                               buf, sizeof(buf)),
+                     0, "%s", buf);
     }
     cr_assert_eq(count, 1, "one outcome of request %s, got %d", ce_id, count);
     return found;
@@ -1111,6 +1117,9 @@ static void expect_dead_letters(const char *name, const bad_input *bad, size_t n
                       reason, bad[k].reason[m]);
         expect_str(it_record_header(r, "dlq_topic", buf, sizeof(buf)), c->topic, "dlq_topic");
         cr_assert_not_null(it_record_header(r, "dlq_partition", buf, sizeof(buf)));
+        cr_assert_eq(
+            conformance_check_headers(CONFORMANCE_DEAD_LETTER, r->headers, buf, sizeof(buf)), 0,
+            "%s", buf);
         /* the original record, headers included */
         expect_str(r->key, DMI, "dead letter key");
         if (bad[k].may_cut)
