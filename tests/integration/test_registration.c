@@ -30,7 +30,7 @@
 #define WAIT_MS    90000
 #define DMI        "http://dmi-1:8080"
 
-/* NCMP's codes and texts (CONTRACT.md §1.2), written out here on purpose
+/* NCMP's codes and texts (its registration error response), written out here on purpose
  * rather than taken from the worker. */
 #define CODE_NOT_FOUND  "100"
 #define TEXT_NOT_FOUND  "cm handle reference(s) not found"
