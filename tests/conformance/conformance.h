@@ -59,7 +59,7 @@ typedef enum conformance_event {
     CONFORMANCE_LCM,                    /* out: ncmp-events */
     CONFORMANCE_DEVICE_HEARTBEAT,       /* in: dmi-device-heartbeat */
     CONFORMANCE_INVENTORY,              /* out: ncmp-inventory-events */
-    CONFORMANCE_DATA_OPERATION,         /* out: batch-read failures on client topics */
+    CONFORMANCE_DATA_OPERATION,         /* in ncmp-async-m2m, out client topics */
     CONFORMANCE_DATA_OPERATION_REQUEST, /* in: ncmp-data-operation-requests */
     CONFORMANCE_DMI_CM_AVC,             /* in dmi-cm-events, out cm-events, unchanged */
     CONFORMANCE_MODULE_SYNC,            /* internal: ncmp-module-sync */

@@ -380,6 +380,22 @@ Test(schemas, check_event_refuses_what_no_event_is)
     }
 }
 
+Test(schemas, check_event_text_parses_strictly_then_validates)
+{
+    char err[1024] = "";
+
+    cr_assert_eq(conformance_check_event_text(CONFORMANCE_INGEST, "{\"a\":1}", 7, err, sizeof(err)),
+                 0, "%s", err);
+    cr_assert_eq(conformance_check_event_text(CONFORMANCE_INGEST, "[1]", 3, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "schema/ingest-event.json: instance \"\": type"), "%s", err);
+    cr_assert_eq(
+        conformance_check_event_text(CONFORMANCE_INGEST, "{\"a\":01}", 8, err, sizeof(err)), -1,
+        "a leading zero is not JSON");
+    cr_assert(strstr(err, "not JSON"), "%s", err);
+    cr_assert_eq(conformance_check_event_text(CONFORMANCE_DEAD_LETTER, "{}", 2, err, sizeof(err)),
+                 -1, "a dead letter's value is the original record's: no schema");
+}
+
 Test(schemas, headers_are_checked_as_a_map_of_their_last_values)
 {
     rd_kafka_headers_t *h = rd_kafka_headers_new(8);

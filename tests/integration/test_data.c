@@ -451,6 +451,7 @@ static size_t events_read(data_case *c, const char *topic, size_t n, it_record *
     for (size_t i = 0; i < got; i++) {
         it_record *r = &(*out)[i];
         json_object *doc = NULL;
+        const char *source;
         ncmp_err perr;
         cr_assert_str_eq(it_record_header(r, "ce_type", buf, sizeof(buf)), EVENT_TYPE);
         cr_assert_str_eq(it_record_header(r, "ce_specversion", buf, sizeof(buf)), "1.0");
@@ -463,9 +464,12 @@ static size_t events_read(data_case *c, const char *topic, size_t n, it_record *
         cr_assert_eq(conformance_check_event(CONFORMANCE_DATA_OPERATION, doc, err, sizeof(err)), 0,
                      "%s: %s", err, r->value);
         json_object_put(doc);
-        cr_assert_eq(
-            conformance_check_headers(CONFORMANCE_DATA_OPERATION, r->headers, err, sizeof(err)), 0,
-            "%s", err);
+        /* the DMI's results come through unchanged, with the DMI's headers */
+        source = it_record_header(r, "ce_source", buf, sizeof(buf));
+        if (source && strcmp(source, "NCMP") == 0)
+            cr_assert_eq(
+                conformance_check_headers(CONFORMANCE_DATA_OPERATION, r->headers, err, sizeof(err)),
+                0, "%s", err);
     }
     return got;
 }

@@ -15,6 +15,7 @@
  * and sent with double quotes; see json_text().
  */
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,16 @@
 #define PARTITIONS 3
 #define WAIT_MS    90000
 #define DMI        "http://dmi-1:8080"
+
+/* Said once per run of the integration tests: whether the events are
+ * checked against NCMP's published schemas as well as schema/. */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    char line[1024];
+
+    (void)set;
+    fprintf(stderr, "%s\n", conformance_onap_status(line, sizeof(line)));
+}
 
 /* NCMP's codes and texts (its registration error response), written out here on purpose
  * rather than taken from the worker. */
