@@ -377,7 +377,9 @@ _log_time() {
 }
 
 # bench_avc [--events N] [--json FILE]: NCMP's AVC load through the
-# avc-forward role. N copies of sampleAvcInputEvent.json are published to
+# avc-forward role. N copies of an AVC event ($NCMP_AVC_SAMPLE, by default
+# tests/bench/data/avc-sample.json: a YANG-patch AvcEvent of NCMP's sample
+# size, checked by the conformance tests against schema/) are published to
 # dmi-cm-events first (keys neType-1..10, NCMP's CloudEvent headers); then
 # ncmpd --roles=avc-forward is timed from its consumer's assignment (the
 # time stamp in its log) until its group's commits cover all N, which it
@@ -394,7 +396,7 @@ bench_avc() {
         *) die "bench avc: unknown option '$1' (options: --events N, --json FILE)" ;;
         esac
     done
-    sample=${NCMP_AVC_SAMPLE:-$NCMP_ROOT/../shared/onap/sampleAvcInputEvent.json}
+    sample=${NCMP_AVC_SAMPLE:-$NCMP_ROOT/tests/bench/data/avc-sample.json}
     [ -f "$sample" ] || die "bench avc: no AVC sample at $sample (set NCMP_AVC_SAMPLE)"
     services_up
     local raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" ncmpd="$NCMP_BIN/workers/ncmpd" bs log

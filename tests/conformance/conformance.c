@@ -1,6 +1,5 @@
 #include "conformance.h"
 
-#include <errno.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,8 +10,11 @@
 #include "jschema.h"
 #include "ncmp_json.h"
 
+#ifndef NCMP_OWN_SCHEMAS
+#error "define NCMP_OWN_SCHEMAS (the schema/ directory of the source tree)"
+#endif
 #ifndef NCMP_ONAP_SCHEMAS
-#error "define NCMP_ONAP_SCHEMAS (the directory of ONAP's published schemas)"
+#error "define NCMP_ONAP_SCHEMAS (where NCMP's published schemas are looked for by default)"
 #endif
 
 #define LCM_TYPE_PREFIX          "org.onap.ncmp.cmhandle-lcm-event."
@@ -21,10 +23,54 @@
 #define LCM_EVENT_SCHEMA_VERSION "1.0"
 #define LCM_TIME_PATTERN         "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\\+0000$"
 
-/* The patched schema, loaded on first use. A cache and so a mutable
- * static: every Criterion test runs in its own process and loads it
+/* What there is to check for each event: ncmpd's schema of its value and
+ * of its headers (a $ref into schema/), and NCMP's schema with its patch. */
+typedef struct event_schemas {
+    const char *own;
+    const char *own_headers;
+    const char *onap;
+    const char *onap_patch_pointer;
+    const char *onap_patch;
+} event_schemas;
+
+static const event_schemas schemas[CONFORMANCE_EVENT_COUNT] = {
+    [CONFORMANCE_REGISTRATION] = {"dmi-plugin-registration.json",
+                                  "cloudevent-headers.json#/$defs/registrationRequest", NULL, NULL,
+                                  NULL},
+    [CONFORMANCE_REGISTRATION_RESPONSE] = {"dmi-plugin-registration-response.json",
+                                           "cloudevent-headers.json#/$defs/registrationResponse",
+                                           NULL, NULL, NULL},
+    [CONFORMANCE_LCM] = {"lcm-event-v1.json", NULL, CONFORMANCE_LCM_SCHEMA_FILE,
+                         CONFORMANCE_LCM_PATCH_POINTER, CONFORMANCE_LCM_PATCH_SCHEMA},
+    [CONFORMANCE_DEVICE_HEARTBEAT] = {"device-heartbeat.json",
+                                      "cloudevent-headers.json#/$defs/deviceHeartbeat",
+                                      "device-trust-level-event-schema-1.0.0.json", NULL, NULL},
+    [CONFORMANCE_INVENTORY] = {"inventory-event.json",
+                               "cloudevent-headers.json#/$defs/inventoryEvent",
+                               CONFORMANCE_INVENTORY_AVC_SCHEMA_FILE,
+                               CONFORMANCE_INVENTORY_AVC_PATCH_POINTER,
+                               CONFORMANCE_INVENTORY_AVC_PATCH_SCHEMA},
+    [CONFORMANCE_DATA_OPERATION] = {"data-operation-event.json",
+                                    "cloudevent-headers.json#/$defs/dataOperationEvent",
+                                    CONFORMANCE_DATA_OPERATION_SCHEMA_FILE,
+                                    CONFORMANCE_DATA_OPERATION_PATCH_POINTER,
+                                    CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA},
+    [CONFORMANCE_DATA_OPERATION_REQUEST] = {"data-operation-request.json",
+                                            "cloudevent-headers.json#/$defs/dataOperationRequest",
+                                            NULL, NULL, NULL},
+    [CONFORMANCE_DMI_CM_AVC] = {"dmi-cm-avc-event.json", NULL, "dmi-cm-avc-event-schema-1.0.0.json",
+                                NULL, NULL},
+    [CONFORMANCE_MODULE_SYNC] = {"module-sync-handoff.json", NULL, NULL, NULL, NULL},
+    [CONFORMANCE_INGEST] = {"ingest-event.json", NULL, NULL, NULL, NULL},
+    [CONFORMANCE_DEAD_LETTER] = {NULL, "dead-letter-headers.json", NULL, NULL, NULL},
+};
+
+/* The loaded schemas, on first use. A cache and so mutable statics:
+ * every Criterion test runs in its own process and loads what it needs
  * once; integration tests check many records per process. */
-static jschema *lcm_schema;
+static jschema *own_cache[CONFORMANCE_EVENT_COUNT];
+static jschema *own_headers_cache[CONFORMANCE_EVENT_COUNT];
+static jschema *onap_cache[CONFORMANCE_EVENT_COUNT];
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -41,62 +87,188 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-const char *conformance_schema_dir(void)
+const char *conformance_own_dir(void)
+{
+    return NCMP_OWN_SCHEMAS;
+}
+
+const char *conformance_onap_dir(void)
 {
     const char *dir = getenv("NCMP_ONAP_SCHEMAS");
 
     return dir && *dir ? dir : NCMP_ONAP_SCHEMAS;
 }
 
-static const jschema *lcm_schema_get(char *err, size_t errlen)
+int conformance_onap_available(void)
 {
-    const char *dir = conformance_schema_dir();
-    char path[4096], msg[1024];
     struct stat st;
+
+    return stat(conformance_onap_dir(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *conformance_onap_status(char *buf, size_t len)
+{
+    char *real;
+
+    if (conformance_onap_available()) {
+        real = realpath(conformance_onap_dir(), NULL);
+        snprintf(buf, len, "NCMP's published schemas: found at %s, checked",
+                 real ? real : conformance_onap_dir());
+        free(real);
+    } else
+        snprintf(buf, len,
+                 "NCMP's published schemas: not found at %s (set NCMP_ONAP_SCHEMAS): skipped",
+                 conformance_onap_dir());
+    return buf;
+}
+
+static int event_known(conformance_event event)
+{
+    return (int)event >= 0 && event < CONFORMANCE_EVENT_COUNT;
+}
+
+const char *conformance_own_schema(conformance_event event)
+{
+    return event_known(event) ? schemas[event].own : NULL;
+}
+
+const char *conformance_own_headers_schema(conformance_event event)
+{
+    return event_known(event) ? schemas[event].own_headers : NULL;
+}
+
+const char *conformance_onap_schema(conformance_event event)
+{
+    return event_known(event) ? schemas[event].onap : NULL;
+}
+
+static const jschema *own_get(conformance_event event, char *err, size_t errlen)
+{
+    char path[4096], msg[1024];
+
+    if (!own_cache[event]) {
+        snprintf(path, sizeof(path), "%s/%s", conformance_own_dir(), schemas[event].own);
+        own_cache[event] = jschema_load(path, 0, msg, sizeof(msg));
+        if (!own_cache[event])
+            fail(err, errlen, "loading ncmpd's schema: %s", msg);
+    }
+    return own_cache[event];
+}
+
+/* A $ref with a fragment cannot be loaded as a file: a one-line schema
+ * that refers to it is, resolved against schema/. */
+static const jschema *own_headers_get(conformance_event event, char *err, size_t errlen)
+{
+    char text[512], msg[1024];
+
+    if (!own_headers_cache[event]) {
+        snprintf(text, sizeof(text), "{\"$ref\":\"%s\"}", schemas[event].own_headers);
+        own_headers_cache[event] = jschema_parse(text, conformance_own_dir(), 0, msg, sizeof(msg));
+        if (!own_headers_cache[event])
+            fail(err, errlen, "loading ncmpd's schema %s: %s", schemas[event].own_headers, msg);
+    }
+    return own_headers_cache[event];
+}
+
+static const jschema *onap_get(conformance_event event, char *err, size_t errlen)
+{
+    const event_schemas *e = &schemas[event];
+    char path[4096], msg[1024];
     jschema *s;
 
-    if (lcm_schema)
-        return lcm_schema;
-    errno = 0;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fail(err, errlen,
-             "ONAP schema directory %s not found (%s): set NCMP_ONAP_SCHEMAS, or put shared/ "
-             "beside the clone",
-             dir, errno ? strerror(errno) : "not a directory");
-        return NULL;
-    }
-    snprintf(path, sizeof(path), "%s/%s", dir, CONFORMANCE_LCM_SCHEMA_FILE);
+    if (onap_cache[event])
+        return onap_cache[event];
+    snprintf(path, sizeof(path), "%s/%s", conformance_onap_dir(), e->onap);
     s = jschema_load(path, 0, msg, sizeof(msg));
     if (!s) {
-        fail(err, errlen, "loading the LCM schema: %s", msg);
+        fail(err, errlen, "loading NCMP's schema: %s", msg);
         return NULL;
     }
-    if (jschema_patch(s, CONFORMANCE_LCM_PATCH_POINTER, CONFORMANCE_LCM_PATCH_SCHEMA, msg,
-                      sizeof(msg)) != 0) {
-        fail(err, errlen, "patching the LCM schema: %s", msg);
+    if (e->onap_patch_pointer &&
+        jschema_patch(s, e->onap_patch_pointer, e->onap_patch, msg, sizeof(msg)) != 0) {
+        fail(err, errlen, "patching NCMP's %s: %s", e->onap, msg);
         jschema_free(s);
         return NULL;
     }
-    lcm_schema = s;
-    return lcm_schema;
+    onap_cache[event] = s;
+    return s;
 }
 
 void conformance_reset(void)
 {
-    jschema_free(lcm_schema);
-    lcm_schema = NULL;
+    for (size_t i = 0; i < CONFORMANCE_EVENT_COUNT; i++) {
+        jschema_free(own_cache[i]);
+        jschema_free(own_headers_cache[i]);
+        jschema_free(onap_cache[i]);
+        own_cache[i] = own_headers_cache[i] = onap_cache[i] = NULL;
+    }
+}
+
+int conformance_check_event(conformance_event event, json_object *doc, char *err, size_t errlen)
+{
+    const jschema *s;
+    char msg[1024];
+
+    if (!event_known(event) || !schemas[event].own)
+        return fail(err, errlen, "no schema for the value of event %d", (int)event);
+    if (!(s = own_get(event, err, errlen)))
+        return -1;
+    if (jschema_validate(s, doc, msg, sizeof(msg)) != 0)
+        return fail(err, errlen, "schema/%s: %s", schemas[event].own, msg);
+    if (!schemas[event].onap || !conformance_onap_available())
+        return 0;
+    if (!(s = onap_get(event, err, errlen)))
+        return -1;
+    if (jschema_validate(s, doc, msg, sizeof(msg)) != 0)
+        return fail(err, errlen, "NCMP's %s: %s", schemas[event].onap, msg);
+    return 0;
+}
+
+int conformance_check_event_text(conformance_event event, const char *json_text, size_t len,
+                                 char *err, size_t errlen)
+{
+    json_object *doc = NULL;
+    ncmp_err perr = {0};
+    int rc;
+
+    if (ncmp_json_parse(json_text, len, &doc, &perr) != 0)
+        return fail(err, errlen, "not JSON: %s", perr.msg);
+    rc = conformance_check_event(event, doc, err, errlen);
+    json_object_put(doc);
+    return rc;
+}
+
+int conformance_check_headers(conformance_event event, const rd_kafka_headers_t *headers, char *err,
+                              size_t errlen)
+{
+    const jschema *s;
+    json_object *map;
+    const char *name;
+    const void *value;
+    size_t size;
+    char msg[1024];
+    int rc = 0;
+
+    if (!event_known(event) || !schemas[event].own_headers)
+        return fail(err, errlen, "no schema for the headers of event %d", (int)event);
+    if (!(s = own_headers_get(event, err, errlen)))
+        return -1;
+    map = json_object_new_object();
+    /* in order, so that a later value of a name replaces an earlier one */
+    for (size_t i = 0; headers && rd_kafka_header_get_all(headers, i, &name, &value, &size) ==
+                                      RD_KAFKA_RESP_ERR_NO_ERROR;
+         i++)
+        json_object_object_add(map, name,
+                               value ? json_object_new_string_len(value, (int)size) : NULL);
+    if (jschema_validate(s, map, msg, sizeof(msg)) != 0)
+        rc = fail(err, errlen, "schema/%s: %s", schemas[event].own_headers, msg);
+    json_object_put(map);
+    return rc;
 }
 
 int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen)
 {
-    const jschema *s = lcm_schema_get(err, errlen);
-    char msg[1024];
-
-    if (!s)
-        return -1;
-    if (jschema_validate(s, event, msg, sizeof(msg)) != 0)
-        return fail(err, errlen, "%s: %s", CONFORMANCE_LCM_SCHEMA_FILE, msg);
-    return 0;
+    return conformance_check_event(CONFORMANCE_LCM, event, err, errlen);
 }
 
 int conformance_check_lcm(const char *json_text, size_t len, char *err, size_t errlen)

@@ -1,17 +1,22 @@
 /*
- * conformance: is an LCM event what NCMP itself would put on Kafka?
+ * conformance: is what ncmpd emits (and what it accepts) what it says?
  *
- * The rules are those of /work/shared/onap/CONTRACT.md §3: the published
- * schema lcm-event-v1.json (which extends lcm-event-base.json) with the
- * one patch that section prescribes, since NCMP sends cmHandleProperties
- * as a list holding one map while the schema says object; then what the
- * schema cannot say (constant header values, the event type against the
- * values, only changed values on update, the time and id formats); and
- * the seven Kafka headers against the value.
+ * Two layers. Always: ncmpd's own JSON Schemas in schema/ (the directory
+ * compiled in from the source tree), one per event, which say exactly
+ * what ncmpd writes and reads. In addition, when NCMP's published schemas
+ * are available ($NCMP_ONAP_SCHEMAS, else ../shared/onap/schemas beside
+ * the source tree): NCMP's schema of the same event, with the few patches
+ * below where NCMP's own events differ from its published schema. A
+ * missing NCMP directory skips that layer (conformance_onap_available
+ * says so; the test programs print it); a missing own schema fails.
+ *
+ * For lifecycle events, then what no schema says (the event type against
+ * the values, only changed values on update, the id equal to the handle)
+ * and the seven Kafka headers against the value.
  *
  * No Criterion here: the integration tests link this (and jschema) to
- * check events captured from a real broker. Not thread-safe: the schema
- * is loaded once per process and kept (conformance_reset frees it).
+ * check events captured from a real broker. Not thread-safe: each schema
+ * is loaded once per process and kept (conformance_reset frees them).
  */
 #ifndef CONFORMANCE_H
 #define CONFORMANCE_H
@@ -20,13 +25,15 @@
 #include <librdkafka/rdkafka.h>
 #include <stddef.h>
 
+/* NCMP's published schema files (in conformance_onap_dir()) and the
+ * patches made to them. */
 #define CONFORMANCE_LCM_SCHEMA_FILE "lcm-event-v1.json"
-/* CONTRACT.md §3 "Schema vs wire": the only change to the published schema. */
+/* NCMP sends cmHandleProperties as a list holding one map (its Java type
+ * is List<Map<String,String>>) while its published schema says object:
+ * the only change made to NCMP's LCM schema. */
 #define CONFORMANCE_LCM_PATCH_POINTER "/$defs/Values/properties/cmHandleProperties"
 #define CONFORMANCE_LCM_PATCH_SCHEMA  "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 
-/* The directory of ONAP's published schemas: $NCMP_ONAP_SCHEMAS when set
- * and not empty, else the one the build was configured with. Borrowed. */
 /* NCMP's DataOperationEvent schema gives `result` "additionalProperties":
  * false and no properties, which only {} satisfies; its "existingJavaType"
  * java.lang.Object is what NCMP and the DMI plugins use, so any object. */
@@ -36,8 +43,8 @@
 #define CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA "{\"type\":\"object\"}"
 
 /* NCMP's inventory AVC schema makes Data require "avc", a property it
- * neither defines nor allows; NCMP's events carry attributeValueChange
- * (CONTRACT.md §8), so that is what is required. */
+ * neither defines nor allows; NCMP's events carry attributeValueChange,
+ * so that is what is required. */
 #define CONFORMANCE_INVENTORY_AVC_SCHEMA_FILE   "ncmp-inventory-avc-event-schema-1.0.0.json"
 #define CONFORMANCE_INVENTORY_AVC_PATCH_POINTER "/definitions/Data"
 #define CONFORMANCE_INVENTORY_AVC_PATCH_SCHEMA                                                     \
@@ -45,15 +52,74 @@
     "\"attributeValueChange\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/Avc\"}}},"   \
     "\"required\":[\"attributeValueChange\"]}"
 
-const char *conformance_schema_dir(void);
+/* The events and headers there is a schema for. */
+typedef enum conformance_event {
+    CONFORMANCE_REGISTRATION,           /* in: ncmp-dmi-registration */
+    CONFORMANCE_REGISTRATION_RESPONSE,  /* out: ncmp-dmi-registration-response */
+    CONFORMANCE_LCM,                    /* out: ncmp-events */
+    CONFORMANCE_DEVICE_HEARTBEAT,       /* in: dmi-device-heartbeat */
+    CONFORMANCE_INVENTORY,              /* out: ncmp-inventory-events */
+    CONFORMANCE_DATA_OPERATION,         /* in ncmp-async-m2m, out client topics */
+    CONFORMANCE_DATA_OPERATION_REQUEST, /* in: ncmp-data-operation-requests */
+    CONFORMANCE_DMI_CM_AVC,             /* in dmi-cm-events, out cm-events, unchanged */
+    CONFORMANCE_MODULE_SYNC,            /* internal: ncmp-module-sync */
+    CONFORMANCE_INGEST,                 /* in: ncmp-ingest */
+    CONFORMANCE_DEAD_LETTER,            /* out: <topic>-dlq (headers only) */
+    CONFORMANCE_EVENT_COUNT
+} conformance_event;
+
+/* ncmpd's own schemas: the schema/ directory of the source tree the
+ * build was configured from. Borrowed. */
+const char *conformance_own_dir(void);
+
+/* Where NCMP's published schemas are looked for: $NCMP_ONAP_SCHEMAS when
+ * set and not empty, else ../shared/onap/schemas beside the source tree.
+ * Borrowed; the directory may not exist. */
+const char *conformance_onap_dir(void);
+
+/* 1 when conformance_onap_dir() is a directory (NCMP's schemas are then
+ * checked as well), else 0. */
+int conformance_onap_available(void);
+
+/* One line saying whether NCMP's published schemas are checked, e.g.
+ * "NCMP's published schemas: found at /x, checked" or "... not found at
+ * /x (set NCMP_ONAP_SCHEMAS): skipped", into buf. Returns buf. */
+const char *conformance_onap_status(char *buf, size_t len);
+
+/* The file name in schema/ of the value of `event` (NULL for a dead
+ * letter, whose value is the original record's), and the $ref of the
+ * schema of its headers (NULL when there is none). Static strings. */
+const char *conformance_own_schema(conformance_event event);
+const char *conformance_own_headers_schema(conformance_event event);
+
+/* NCMP's schema file of the same event, or NULL when NCMP publishes none.
+ * Static string. */
+const char *conformance_onap_schema(conformance_event event);
+
+/* Validate a parsed value (borrowed; NULL is JSON null) against ncmpd's
+ * schema of `event` and, when NCMP's are available and NCMP has one for
+ * it, against NCMP's (patched as above). Returns 0, or -1 with the first
+ * problem in err, naming the schema that refused it. */
+int conformance_check_event(conformance_event event, json_object *doc, char *err, size_t errlen);
+
+/* The same on a record's value as JSON text, parsed strictly. */
+int conformance_check_event_text(conformance_event event, const char *json_text, size_t len,
+                                 char *err, size_t errlen);
+
+/* Validate a record's headers (borrowed) against ncmpd's header schema of
+ * `event`, the headers taken as an object of name to the last value of
+ * that name (a header without a value is null). Returns 0, or -1 with a
+ * message; -1 too when `event` has no header schema. */
+int conformance_check_headers(conformance_event event, const rd_kafka_headers_t *headers, char *err,
+                              size_t errlen);
 
 /* Check one LCM event given as JSON text (a Kafka record's value): strict
- * JSON, the patched schema, then conformance_check_lcm_rules. Returns 0,
- * or -1 with the first problem in err. A missing schema directory is a
- * failure (with a message saying where it was looked for), never a pass. */
+ * JSON, conformance_check_lcm_schema, then conformance_check_lcm_rules.
+ * Returns 0, or -1 with the first problem in err. */
 int conformance_check_lcm(const char *json_text, size_t len, char *err, size_t errlen);
 
-/* Only the patched schema, on a parsed event (borrowed). */
+/* Only the schemas (ncmpd's, and NCMP's patched one when available), on a
+ * parsed event (borrowed): conformance_check_event(CONFORMANCE_LCM). */
 int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen);
 
 /* Only the rules the schema cannot express, on a parsed event (borrowed):
@@ -82,7 +148,7 @@ int conformance_check_lcm_headers(const rd_kafka_headers_t *headers, json_object
 long conformance_java_string_decode(const void *value, size_t size, char *out, size_t outlen,
                                     char *err, size_t errlen);
 
-/* Free the schema loaded by the checks above; safe to call at any time. */
+/* Free the schemas loaded by the checks above; safe to call at any time. */
 void conformance_reset(void);
 
 #endif

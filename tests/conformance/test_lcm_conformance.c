@@ -1,7 +1,8 @@
 /* Conformance of lib/ncmp_lcm.c with NCMP: the LCM events it encodes,
- * validated against ONAP's published lcm-event-v1.json (with the one
- * patch CONTRACT.md §3 prescribes) and checked against §3's rules, and
- * its Kafka headers, plain and Java-serialised. */
+ * validated against ncmpd's schema/lcm-event-v1.json and, when
+ * available, NCMP's published lcm-event-v1.json (with its one patch),
+ * checked against the rules no schema says, and its Kafka headers, plain
+ * and Java-serialised. */
 #include <criterion/criterion.h>
 #include <regex.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conformance.h"
 #include "conformance_leak.h"
@@ -149,45 +151,71 @@ static void assert_header_fields(const emitted *e, const char *handle, const cha
     assert_str_at(e->value, "/event/cmHandleId", handle);
 }
 
-Test(ncmp_lcm_conformance, schema_directory_is_present)
+static const char delete_event[] =
+    "{\"eventId\":\"6f1c6a3e-0000-4000-8000-000000000000\",\"eventCorrelationId\":\"c\","
+    "\"eventTime\":\"2025-06-01T12:00:05.123+0000\",\"eventSource\":\"org.onap.ncmp\","
+    "\"eventType\":\"org.onap.ncmp.cmhandle-lcm-event.delete\","
+    "\"eventSchema\":\"org.onap.ncmp:cmhandle-lcm-event\",\"eventSchemaVersion\":\"1.0\","
+    "\"event\":{\"cmHandleId\":\"c\",\"alternateId\":\"\",\"moduleSetTag\":\"\","
+    "\"dataProducerIdentifier\":\"\"}}";
+
+/* Without NCMP's schemas the events are still checked, against ncmpd's
+ * own; the status line says that NCMP's part was skipped. */
+Test(ncmp_lcm_conformance, missing_ncmp_schemas_leave_ncmpds_own_check)
 {
-    const char *dir = conformance_schema_dir();
-    char path[2048];
-    struct stat st;
+    char err[1024] = "", status[1024];
+    char *bad = strdup(delete_event);
 
-    cr_assert(stat(dir, &st) == 0 && S_ISDIR(st.st_mode),
-              "ONAP schema directory %s not found: set NCMP_ONAP_SCHEMAS, or put shared/ beside "
-              "the clone",
-              dir);
-    snprintf(path, sizeof(path), "%s/lcm-event-v1.json", dir);
-    cr_assert(stat(path, &st) == 0, "%s not found", path);
-    snprintf(path, sizeof(path), "%s/lcm-event-base.json", dir);
-    cr_assert(stat(path, &st) == 0, "%s not found", path);
-}
-
-Test(ncmp_lcm_conformance, missing_schema_directory_fails_the_check)
-{
-    static const char ok[] =
-        "{\"eventId\":\"6f1c6a3e-0000-4000-8000-000000000000\",\"eventCorrelationId\":\"c\","
-        "\"eventTime\":\"2025-06-01T12:00:05.123+0000\",\"eventSource\":\"org.onap.ncmp\","
-        "\"eventType\":\"org.onap.ncmp.cmhandle-lcm-event.delete\","
-        "\"eventSchema\":\"org.onap.ncmp:cmhandle-lcm-event\",\"eventSchemaVersion\":\"1.0\","
-        "\"event\":{\"cmHandleId\":\"c\",\"alternateId\":\"\",\"moduleSetTag\":\"\","
-        "\"dataProducerIdentifier\":\"\"}}";
-    char err[1024] = "";
-
-    cr_assert_eq(conformance_check_lcm(ok, strlen(ok), err, sizeof(err)), 0, "%s", err);
-    conformance_reset();
+    cr_assert_not_null(bad);
     setenv("NCMP_ONAP_SCHEMAS", "/nonexistent/onap/schemas", 1);
-    cr_assert_eq(conformance_check_lcm(ok, strlen(ok), err, sizeof(err)), -1);
-    cr_assert(strstr(err, "/nonexistent/onap/schemas") && strstr(err, "NCMP_ONAP_SCHEMAS"), "%s",
-              err);
+    cr_assert_eq(conformance_onap_available(), 0);
+    conformance_onap_status(status, sizeof(status));
+    cr_assert(strstr(status, "not found at /nonexistent/onap/schemas") &&
+                  strstr(status, "NCMP_ONAP_SCHEMAS") && strstr(status, "skipped"),
+              "%s", status);
+    cr_assert_eq(conformance_check_lcm(delete_event, strlen(delete_event), err, sizeof(err)), 0,
+                 "%s", err);
+    /* still refused: an event type NCMP does not have */
+    memcpy(strstr(bad, "delete\""), "remove", 6);
+    cr_assert_eq(conformance_check_lcm(bad, strlen(bad), err, sizeof(err)), -1);
+    free(bad);
+    cr_assert(strstr(err, "schema/lcm-event-v1.json: instance \"/eventType\""), "%s", err);
 }
 
-/* CONTRACT.md's own ADVISED->READY example: the published schema refuses
- * it only for the list form of cmHandleProperties, which the patch
- * allows; the base schema (reached through "extends") still applies. */
-Test(ncmp_lcm_conformance, published_schema_needs_exactly_the_contract_patch)
+/* When NCMP's schemas are present they are checked in addition: a
+ * directory whose lcm-event-v1.json refuses everything fails an event
+ * that ncmpd's schema accepts. */
+Test(ncmp_lcm_conformance, ncmp_schemas_are_checked_in_addition_when_present)
+{
+    static const char refuse_all[] =
+        "{\"not\":{},\"$defs\":{\"Values\":{\"properties\":{\"cmHandleProperties\":{}}}}}\n";
+    char dir[] = "/tmp/ncmp-onap-XXXXXX", path[256], err[1024] = "", status[1024];
+    FILE *f;
+    int rc;
+
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/" CONFORMANCE_LCM_SCHEMA_FILE, dir);
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(refuse_all, f);
+    fclose(f);
+    setenv("NCMP_ONAP_SCHEMAS", dir, 1);
+    cr_assert_eq(conformance_onap_available(), 1);
+    conformance_onap_status(status, sizeof(status));
+    rc = conformance_check_lcm(delete_event, strlen(delete_event), err, sizeof(err));
+    unlink(path);
+    rmdir(dir);
+    cr_assert(strstr(status, "found at /tmp/ncmp-onap-") && strstr(status, "checked"), "%s",
+              status);
+    cr_assert_eq(rc, -1, "NCMP's schema was not checked");
+    cr_assert(strstr(err, "NCMP's " CONFORMANCE_LCM_SCHEMA_FILE ": instance \"\": not"), "%s", err);
+}
+
+/* NCMP's own ADVISED->READY example: its published schema refuses it
+ * only for the list form of cmHandleProperties, which the patch allows;
+ * the base schema (reached through "extends") still applies. Skipped
+ * without NCMP's schemas. */
+Test(ncmp_lcm_conformance, published_schema_needs_exactly_the_one_patch)
 {
     static const char example[] =
         "{\"eventId\":\"6f1c6a3e-1111-4222-8333-444455556666\",\"eventCorrelationId\":\"ch-1\","
@@ -205,7 +233,10 @@ Test(ncmp_lcm_conformance, published_schema_needs_exactly_the_contract_patch)
     cr_assert_not_null(doc);
     cr_assert_eq(conformance_check_lcm(example, strlen(example), err, sizeof(err)), 0, "%s", err);
 
-    snprintf(path, sizeof(path), "%s/lcm-event-v1.json", conformance_schema_dir());
+    if (!conformance_onap_available())
+        cr_skip_test("NCMP's published schemas not found at %s (set NCMP_ONAP_SCHEMAS)",
+                     conformance_onap_dir());
+    snprintf(path, sizeof(path), "%s/" CONFORMANCE_LCM_SCHEMA_FILE, conformance_onap_dir());
     held_schema = jschema_load(path, 0, err, sizeof(err));
     cr_assert_not_null(held_schema, "%s", err);
     cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1,
@@ -213,34 +244,38 @@ Test(ncmp_lcm_conformance, published_schema_needs_exactly_the_contract_patch)
     cr_assert(strstr(err, "instance \"/event/oldValues/cmHandleProperties\": type: expected "
                           "object, got array"),
               "%s", err);
+    cr_assert_eq(jschema_patch(held_schema, CONFORMANCE_LCM_PATCH_POINTER,
+                               CONFORMANCE_LCM_PATCH_SCHEMA, err, sizeof(err)),
+                 0, "%s", err);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), 0, "%s", err);
 
     /* the patched schema still refuses what the published one refuses */
     event = at(doc, "/event");
     json_object_object_add(event, "cmHandleState", json_object_new_string("READY"));
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), -1);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1);
     cr_assert(strstr(err, "instance \"/event/cmHandleState\": additionalProperties"), "%s", err);
     json_object_object_del(event, "cmHandleState");
     json_object_object_add(at(doc, "/event/newValues"), "cmHandleState",
                            json_object_new_string("GONE"));
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), -1);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1);
     cr_assert(strstr(err, "instance \"/event/newValues/cmHandleState\": enum"), "%s", err);
     json_object_object_add(at(doc, "/event/newValues"), "cmHandleState",
                            json_object_new_string("READY"));
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), 0, "%s", err);
 
     /* lcm-event-base.json, through "extends": required and closed */
     json_object_object_del(doc, "eventId");
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), -1);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1);
     cr_assert(strstr(err, "instance \"\": required: property \"eventId\" is missing (schema "
                           "lcm-event-base.json#/required)"),
               "%s", err);
     json_object_object_add(doc, "eventId", json_object_new_string("x"));
     json_object_object_add(doc, "eventTarget", json_object_new_string("x"));
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), -1);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1);
     cr_assert(strstr(err, "instance \"/eventTarget\": additionalProperties"), "%s", err);
     json_object_object_del(doc, "eventTarget");
     json_object_object_add(doc, "eventSource", json_object_new_int(1));
-    cr_assert_eq(conformance_check_lcm_schema(doc, err, sizeof(err)), -1);
+    cr_assert_eq(jschema_validate(held_schema, doc, err, sizeof(err)), -1);
     cr_assert(strstr(err, "instance \"/eventSource\": type"), "%s", err);
 }
 
@@ -301,7 +336,7 @@ Test(ncmp_lcm_conformance, create_with_null_properties_still_sends_a_list_of_an_
 
 Test(ncmp_lcm_conformance, update_advised_to_ready_with_data_sync_disabled)
 {
-    /* CONTRACT.md §3's example */
+    /* NCMP's own example of this update */
     ncmp_lcm_event ev = {
         .cm_handle_id = "ch-1",
         .alternate_id = "fdn1",

@@ -4,8 +4,9 @@
  * tag (the sources parsed with libyang), the busy window, health, the
  * fault modes, pass-through delays and body, auth, bad requests, many
  * waiting requests at once (curl multi), a clean stop, and batch reads on
- * the real Kafka with every event checked against NCMP's published
- * DataOperationEvent schema.
+ * the real Kafka with every event checked against
+ * schema/data-operation-event.json (and NCMP's published schema, when
+ * available).
  */
 #include <criterion/criterion.h>
 #include <curl/curl.h>
@@ -25,12 +26,9 @@
 
 #include "conformance.h"
 #include "it_util.h"
-#include "jschema.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 
-/* Events are checked against NCMP's schema with the `result` patch of
- * conformance.h (the reference stub sends the topology sample there). */
 #define EVENT_TYPE     "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
 #define PASSTHROUGH_OP "/data/ds/ncmp-datastore:passthrough-operational?resourceIdentifier="
 
@@ -855,34 +853,23 @@ typedef struct kafka_stub {
     char topic[128]; /* the stub's async topic */
     char flag_kafka[256];
     char flag_topic[192];
-    jschema *schema;
 } kafka_stub;
 
 static void kafka_stub_start(kafka_stub *k, const char *read_delay_flag)
 {
     const char *args[8] = {k->flag_kafka, k->flag_topic, read_delay_flag, "--write-delay-ms=0",
                            NULL};
-    char path[1024], err[512];
-
     curl_global_init(CURL_GLOBAL_ALL);
     it_unique(k->topic, sizeof(k->topic), "dmistub-m2m");
     snprintf(k->flag_kafka, sizeof(k->flag_kafka), "--kafka=%s", it_kafka());
     snprintf(k->flag_topic, sizeof(k->flag_topic), "--async-topic=%s", k->topic);
     it_create_topic(k->topic, 3);
     stub_start(&k->s, args);
-    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(),
-             CONFORMANCE_DATA_OPERATION_SCHEMA_FILE);
-    k->schema = jschema_load(path, 0, err, sizeof(err));
-    cr_assert_not_null(k->schema, "%s", err);
-    cr_assert_eq(jschema_patch(k->schema, CONFORMANCE_DATA_OPERATION_PATCH_POINTER,
-                               CONFORMANCE_DATA_OPERATION_PATCH_SCHEMA, err, sizeof(err)),
-                 0, "%s", err);
 }
 
 static void kafka_stub_stop(kafka_stub *k)
 {
     stub_stop(&k->s);
-    jschema_free(k->schema);
 }
 
 static const char *header(const it_record *r, const char *name, char *buf, size_t len)
@@ -921,7 +908,8 @@ static json_object *event_checked(const kafka_stub *k, const it_record *r, const
     expect_match(header(r, "ce_time", buf, sizeof(buf)),
                  "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$");
     cr_assert_eq(ncmp_json_parse(r->value, r->len, doc, &perr), 0, "%s", perr.msg);
-    cr_assert_eq(jschema_validate(k->schema, *doc, err, sizeof(err)), 0, "%s: %s", err, r->value);
+    cr_assert_eq(conformance_check_event(CONFORMANCE_DATA_OPERATION, *doc, err, sizeof(err)), 0,
+                 "%s: %s", err, r->value);
     cr_assert(json_object_object_get_ex(*doc, "data", &v));
     cr_assert(json_object_object_get_ex(v, "responses", &v));
     cr_assert_eq(json_object_array_length(v), 1);

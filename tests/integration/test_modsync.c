@@ -667,6 +667,9 @@ Test(module_sync, bad_records_are_dead_lettered, .timeout = 120)
         char reason[512];
         cr_assert_not_null(it_record_header(&recs[i], "dlq_reason", reason, sizeof(reason)));
         cr_assert(strstr(reason, "JSON") || strstr(reason, "module-sync record"), "%s", reason);
+        cr_assert_eq(conformance_check_headers(CONFORMANCE_DEAD_LETTER, recs[i].headers, reason,
+                                               sizeof(reason)),
+                     0, "%s", reason);
     }
     it_records_free(recs, n);
     case_fini(c);

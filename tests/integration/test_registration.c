@@ -15,6 +15,7 @@
  * and sent with double quotes; see json_text().
  */
 #include <criterion/criterion.h>
+#include <criterion/hooks.h>
 #include <json-c/json.h>
 #include <regex.h>
 #include <signal.h>
@@ -31,7 +32,17 @@
 #define WAIT_MS    90000
 #define DMI        "http://dmi-1:8080"
 
-/* NCMP's codes and texts (CONTRACT.md §1.2), written out here on purpose
+/* Said once per run of the integration tests: whether the events are
+ * checked against NCMP's published schemas as well as schema/. */
+ReportHook(PRE_ALL)(struct criterion_test_set *set)
+{
+    char line[1024];
+
+    (void)set;
+    fprintf(stderr, "%s\n", conformance_onap_status(line, sizeof(line)));
+}
+
+/* NCMP's codes and texts (its registration error response), written out here on purpose
  * rather than taken from the worker. */
 #define CODE_NOT_FOUND  "100"
 #define TEXT_NOT_FOUND  "cm handle reference(s) not found"
@@ -321,6 +332,12 @@ static json_object *outcome_of(const it_record *recs, size_t n, const char *ce_i
         expect_ce_time(buf);
         found = json_tokener_parse(recs[i].value);
         cr_assert_not_null(found, "outcome of %s is JSON: %s", ce_id, recs[i].value);
+        cr_assert_eq(
+            conformance_check_event(CONFORMANCE_REGISTRATION_RESPONSE, found, buf, sizeof(buf)), 0,
+            "%s: %s", buf, recs[i].value);
+        cr_assert_eq(conformance_check_headers(CONFORMANCE_REGISTRATION_RESPONSE, recs[i].headers,
+                                               buf, sizeof(buf)),
+                     0, "%s", buf);
     }
     cr_assert_eq(count, 1, "one outcome of request %s, got %d", ce_id, count);
     return found;
@@ -1127,6 +1144,9 @@ static void expect_dead_letters(const char *name, const bad_input *bad, size_t n
                       reason, bad[k].reason[m]);
         expect_str(it_record_header(r, "dlq_topic", buf, sizeof(buf)), c->topic, "dlq_topic");
         cr_assert_not_null(it_record_header(r, "dlq_partition", buf, sizeof(buf)));
+        cr_assert_eq(
+            conformance_check_headers(CONFORMANCE_DEAD_LETTER, r->headers, buf, sizeof(buf)), 0,
+            "%s", buf);
         /* the original record, headers included */
         expect_str(r->key, DMI, "dead letter key");
         if (bad[k].may_cut)

@@ -3,7 +3,8 @@
  * heartbeats through Kafka -> ncmpd (registration, trust and its DMI
  * health watchdog) -> cm_handle.trust_level / effective_trust_level and
  * dmi_plugin in PostgreSQL, inventory AVC events on Kafka, checked
- * against NCMP's published schema.
+ * against schema/inventory-event.json (and NCMP's published schema, when
+ * available).
  *
  * Each test runs its own DMI stub (ephemeral port; POST /stub/health
  * switches its health), its own ncmpd on its own scratch database and its
@@ -21,14 +22,11 @@
 
 #include "conformance.h"
 #include "it_util.h"
-#include "jschema.h"
 #include "ncmp_buf.h"
 
 #define PARTITIONS 2
 #define WAIT_MS    60000
 #define NFLAGS     11
-/* NCMP's inventory AVC schema is checked with the one patch in
- * conformance.h (CONFORMANCE_INVENTORY_AVC_PATCH_*). */
 
 typedef struct tr_case {
     char topic[128]; /* registration */
@@ -308,24 +306,9 @@ typedef struct avc_seen {
     char line[256];
 } avc_seen;
 
-static jschema *avc_schema(void)
-{
-    char path[1024], err[512] = "";
-    jschema *s;
-
-    snprintf(path, sizeof(path), "%s/%s", conformance_schema_dir(),
-             CONFORMANCE_INVENTORY_AVC_SCHEMA_FILE);
-    s = jschema_load(path, 0, err, sizeof(err));
-    cr_assert_not_null(s, "load %s: %s", path, err);
-    cr_assert_eq(jschema_patch(s, CONFORMANCE_INVENTORY_AVC_PATCH_POINTER,
-                               CONFORMANCE_INVENTORY_AVC_PATCH_SCHEMA, err, sizeof(err)),
-                 0, "%s", err);
-    return s;
-}
-
-/* A record of the inventory topic against NCMP's contract: the schema,
- * the CloudEvent headers, the key. */
-static void check_avc(const jschema *s, const it_record *r)
+/* A record of the inventory topic against NCMP's contract: the schemas
+ * of its value and headers, the key. */
+static void check_avc(const it_record *r)
 {
     char buf[512], err[512] = "";
     json_object *o = json_tokener_parse(r->value);
@@ -337,8 +320,11 @@ static void check_avc(const jschema *s, const it_record *r)
     };
 
     cr_assert_not_null(o, "inventory event is JSON: %s", r->value);
-    cr_assert_eq(jschema_validate(s, o, err, sizeof(err)), 0, "%s: %s", err, r->value);
+    cr_assert_eq(conformance_check_event(CONFORMANCE_INVENTORY, o, err, sizeof(err)), 0, "%s: %s",
+                 err, r->value);
     json_object_put(o);
+    cr_assert_eq(conformance_check_headers(CONFORMANCE_INVENTORY, r->headers, err, sizeof(err)), 0,
+                 "%s", err);
     cr_assert_not_null(r->key, "inventory events are keyed by handle id");
     for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
         cr_assert_not_null(it_record_header(r, fixed[i][0], buf, sizeof(buf)), "header %s",
@@ -359,7 +345,6 @@ static void check_avc(const jschema *s, const it_record *r)
 static avc_seen *read_avc(tr_case *c, size_t expected, size_t *n)
 {
     it_record *recs = NULL;
-    jschema *s = avc_schema();
     avc_seen *seen;
     size_t got = it_read_topic(c->inv_topic, expected, WAIT_MS, &recs);
 
@@ -373,7 +358,7 @@ static avc_seen *read_avc(tr_case *c, size_t expected, size_t *n)
     for (size_t i = 0; i < got; i++) {
         json_object *o = json_tokener_parse(recs[i].value), *d, *l, *a, *v;
         const char *old = "-", *nw = "?";
-        check_avc(s, &recs[i]);
+        check_avc(&recs[i]);
         if (json_object_object_get_ex(o, "data", &d) &&
             json_object_object_get_ex(d, "attributeValueChange", &l) &&
             (a = json_object_array_get_idx(l, 0))) {
@@ -389,7 +374,6 @@ static avc_seen *read_avc(tr_case *c, size_t expected, size_t *n)
         json_object_put(o);
     }
     it_records_free(recs, got);
-    jschema_free(s);
     *n = got;
     return seen;
 }
@@ -525,6 +509,9 @@ Test(trust, heartbeats_change_trust_and_announce_effective_changes, .timeout = 1
     {
         int no_id = 0, bad_level = 0, bad_json = 0, extra = 0;
         for (size_t i = 0; i < ndead; i++) {
+            cr_assert_eq(conformance_check_headers(CONFORMANCE_DEAD_LETTER, dead[i].headers, body,
+                                                   sizeof(body)),
+                         0, "%s", body);
             cr_assert_not_null(it_record_header(&dead[i], "dlq_reason", body, sizeof(body)));
             no_id += strstr(body, "ce_id") != NULL;
             bad_level += strstr(body, "MAYBE") != NULL;

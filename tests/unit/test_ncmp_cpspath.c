@@ -27,7 +27,7 @@ typedef struct translation {
 #define EACH_PUBLIC "EXISTS (SELECT 1 FROM jsonb_each_text(h.public_properties) p WHERE "
 
 static const translation translations[] = {
-    /* NCMP's examples (CONTRACT.md §5) */
+    /* NCMP's examples (its CPS path documentation) */
     {"//state[@cm-handle-state='READY']", "h.state = $1", {"READY"}},
     {"//state[@data-sync-enabled='true']", "h.data_sync_enabled::text = $1", {"true"}},
     {"//cm-handles[@alternate-id='alt-3']", "h.alternate_id = $1", {"alt-3"}},

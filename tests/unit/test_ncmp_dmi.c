@@ -1061,7 +1061,7 @@ Test(ncmp_dmi, data_urls_as_ncmp_encodes_them)
 {
     ncmp_buf b = NCMP_BUF_INIT;
 
-    /* CONTRACT.md 6.3's example */
+    /* NCMP's example of a DMI data URL */
     ncmp_dmi_url_data(&b, "http://dmi:8080", "ch-1", "ncmp-datastore:passthrough-operational",
                       "parent/child", "(a=1,b=2)", NULL);
     expect_url(b.data, "http://dmi:8080/dmi/v1/ch/ch-1/data/ds/"
