@@ -85,7 +85,7 @@ typedef struct ncmp_config {
     char *http_auth_password;
     int rest_db_connections;
     int rest_registration_timeout_ms;
-    /* data access (workers/data.h), in the rest role */
+    /* data access (workers/rest/data.h), in the rest role */
     char *data_request_topic;
     int data_async_enabled;
     /* trust levels */
@@ -96,7 +96,7 @@ typedef struct ncmp_config {
     int trust_batch_wait_ms;
     int trust_dmi_check_interval_ms;
     int trust_dmi_check_timeout_ms;
-    /* forwarders (workers/forward.h) */
+    /* forwarders (workers/forward/forward.h) */
     char *avc_forward_input_topic;
     char *avc_forward_output_topic;
     int avc_forward_workers;

@@ -715,17 +715,20 @@ int ncmp_dmi_submit(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_dmi_done_cb
                     ncmp_err *err)
 {
     dmi_xfer *x;
+    ncmp_dmi_response *resp;
 
     if (request_check(req, err) != 0)
         return -1;
     x = xfer_new(dmi, req, err);
     if (!x)
         return -1;
-    x->resp = ncmp_xcalloc(1, sizeof(*x->resp));
+    resp = x->resp = ncmp_xcalloc(1, sizeof(*x->resp));
     x->done = done;
     x->opaque = opaque;
     if (enqueue(dmi, x, err) != 0) {
-        free(x->resp); /* enqueue freed x, not the response */
+        /* enqueue freed x (reading x->resp now would be a use after
+         * free), not the response */
+        free(resp);
         return -1;
     }
     return 0;

@@ -121,7 +121,7 @@ static void bench_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaqu
         atomic_fetch_add(&acks->acked, 1);
 }
 
-/* A producer of ncmpd's forwarders' profile (workers/forward.c), so that
+/* A producer of ncmpd's forwarders' profile (workers/forward/forward.c), so that
  * the raw limit differs from them only by what ncmpd adds. Returns it, or
  * NULL. */
 static rd_kafka_t *bench_producer(const char *brokers, bench_acks *acks)

@@ -79,7 +79,4 @@ int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out);
 int handle_cache_fetch(handle_cache *hc, ncmp_db *db, const char *const *refs, size_t n,
                        handle_info *out, int *found, ncmp_err *err);
 
-/* Handles in the map (for logs and tests). */
-size_t handle_cache_size(handle_cache *hc);
-
 #endif

@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <librdkafka/rdkafka.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +52,7 @@ struct handle_cache {
     rd_kafka_t *consumer;
     pthread_t thread;
     int running;
-    volatile int stop;
+    atomic_int stop; /* set by the stopping thread, read by the reader thread */
 };
 
 /* --- the table (callers hold the lock) ----------------------------------- */
@@ -248,16 +249,6 @@ int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out)
     }
     pthread_rwlock_unlock(&hc->lock);
     return found;
-}
-
-size_t handle_cache_size(handle_cache *hc)
-{
-    size_t n;
-
-    pthread_rwlock_rdlock(&hc->lock);
-    n = hc->count;
-    pthread_rwlock_unlock(&hc->lock);
-    return n;
 }
 
 /* Which input reference does row `row` answer? Ids first. */
@@ -494,7 +485,7 @@ static void *event_thread(void *arg)
     handle_cache *hc = arg;
     rd_kafka_message_t **msgs = ncmp_xcalloc(POLL_BATCH, sizeof(*msgs));
 
-    while (!hc->stop) {
+    while (!atomic_load(&hc->stop)) {
         size_t n = 0;
         rd_kafka_message_t *m = rd_kafka_consumer_poll(hc->consumer, 100);
         /* take what is already there too: one database query per batch */
@@ -550,7 +541,7 @@ void handle_cache_stop(handle_cache *hc)
 {
     if (!hc)
         return;
-    hc->stop = 1;
+    atomic_store(&hc->stop, 1);
     if (hc->running)
         pthread_join(hc->thread, NULL);
     ncmp_kafka_reader_close(hc->consumer);

@@ -2,6 +2,7 @@
 
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,7 +50,7 @@ struct rest_registration {
     char group[256]; /* the registration role's consumer group */
     pthread_t thread;
     int running;
-    volatile int stop;
+    atomic_int stop; /* set by the stopping thread, read by the reader thread */
     pthread_mutex_t lock;
     int closed; /* stopping: new requests are refused */
     waiter *waiters;
@@ -322,7 +323,7 @@ static void *outcome_thread(void *arg)
     rest_registration *rr = arg;
     int soon = 0;
 
-    while (!rr->stop) {
+    while (!atomic_load(&rr->stop)) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(rr->consumer, soon ? 2 : 50);
         if (m && !m->err)
             outcome_dispatch(rr, m);
@@ -393,7 +394,7 @@ void rest_registration_stop(rest_registration *rr)
     pthread_mutex_lock(&rr->lock);
     rr->closed = 1;
     pthread_mutex_unlock(&rr->lock);
-    rr->stop = 1;
+    atomic_store(&rr->stop, 1);
     if (rr->running)
         pthread_join(rr->thread, NULL);
     rr->running = 0;
