@@ -1,6 +1,6 @@
 /*
  * dmistub_events: DataOperationEvent results on Kafka, as a DMI plugin
- * sends them after a batch read (CONTRACT.md §7.3).
+ * sends them after a batch read (NCMP's DataOperationEvent).
  *
  * A job is one request's operations; publishing it sends one CloudEvent
  * per CM handle to the async topic (ncmp-async-m2m), in Kafka's binary

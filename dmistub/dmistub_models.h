@@ -1,7 +1,7 @@
 /*
  * dmistub_models: what the stub answers, built once and kept.
  *
- * Module sets as in ONAP's reference stub (WORKLOAD.md §2): tags tagA..tagE
+ * Module sets as in ONAP's reference stub (NCMP's reference workload): tags tagA..tagE
  * hold 200 modules each, module0..module199, all with the tag's revision
  * (tagA 2024-01-01, tagB 2024-02-02, ... tagE 2024-05-05); any other or
  * absent tag selects tagDefault, 10 modules of revision 2024-01-01. The

@@ -7,6 +7,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
+#include "ncmp_text.h"
 
 typedef enum opt_type {
     OPT_STR,  /* a string, replaced */
@@ -154,23 +155,13 @@ static int opt_apply(dmistub_opts *o, const opt_def *d, const char *text, int ap
     return 0;
 }
 
-static const char *env_get(char **envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (char **e = envp; e && *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-            return *e + n + 1;
-    return NULL;
-}
-
 static int load_defaults_and_env(dmistub_opts *o, char **envp, ncmp_err *err)
 {
     for (const opt_def *d = opt_table; d->name; d++)
         if (opt_apply(o, d, d->def, 0, err) != 0)
             return -1;
     for (const opt_def *d = opt_table; d->name; d++) {
-        const char *v = d->env ? env_get(envp, d->env) : NULL;
+        const char *v = d->env ? ncmp_env_get(envp, d->env) : NULL;
         if (v && opt_apply(o, d, v, 0, err) != 0)
             return -1;
     }
@@ -269,19 +260,5 @@ void dmistub_opts_help(FILE *out)
 
 int dmistub_opts_tag_in(const char *list, const char *tag)
 {
-    size_t n;
-
-    if (!list || !tag || !*tag)
-        return 0;
-    n = strlen(tag);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, tag, n) == 0)
-            return 1;
-        if (!end)
-            break;
-        p = end + 1;
-    }
-    return 0;
+    return tag && ncmp_list_has(list, ',', tag, strlen(tag));
 }

@@ -1,6 +1,6 @@
 /*
  * ncmp-dmi-stub: a DMI plugin that answers like ONAP's reference dmi-stub
- * (onap/dmi-stub 1.8.0; WORKLOAD.md §2), for ncmpd's tests, demo and
+ * (onap/dmi-stub 1.8.0), for ncmpd's tests, demo and
  * benchmarks.
  *
  * README

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "ncmp_buf.h"
+#include "ncmp_text.h"
 
 #define OFF(field) offsetof(ncmp_config, field)
 
@@ -211,19 +212,7 @@ static int parse_bool(const char *s, int *out)
 
 static int choice_ok(const char *choices, const char *value)
 {
-    size_t vlen = strlen(value);
-    const char *p = choices;
-
-    while (*p) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        if (n == vlen && strncmp(p, value, n) == 0)
-            return 1;
-        if (!bar)
-            break;
-        p = bar + 1;
-    }
-    return 0;
+    return ncmp_list_has(choices, '|', value, strlen(value));
 }
 
 static void kafka_prop_set(ncmp_config *cfg, const char *key, const char *value)
@@ -383,16 +372,6 @@ static int load_file(ncmp_config *cfg, const char *path, ncmp_err *err)
     return rc;
 }
 
-static const char *env_get(char **envp, const char *name)
-{
-    size_t n = strlen(name);
-
-    for (char **e = envp; e && *e; e++)
-        if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-            return *e + n + 1;
-    return NULL;
-}
-
 static int load_env(ncmp_config *cfg, char **envp, ncmp_err *err)
 {
     char env[256];
@@ -400,7 +379,7 @@ static int load_env(ncmp_config *cfg, char **envp, ncmp_err *err)
     for (const ncmp_option *o = ncmp_options; o->name; o++) {
         const char *v;
         ncmp_config_env_name(o->name, env, sizeof(env));
-        v = env_get(envp, env);
+        v = ncmp_env_get(envp, env);
         if (v && option_apply(cfg, o, v, err) != 0)
             return ncmp_err_prefix(err, "environment %s", env);
     }
@@ -560,7 +539,7 @@ int ncmp_config_load(ncmp_config **out, int argc, char **argv, char **envp, ncmp
         memset(cli, 0, sizeof(*cli));
     file = find_config_flag(argc, argv);
     if (!file)
-        file = env_get(envp, "NCMP_CONFIG");
+        file = ncmp_env_get(envp, "NCMP_CONFIG");
     if (file && *file && load_file(cfg, file, err) != 0)
         goto fail;
     if (load_env(cfg, envp, err) != 0)

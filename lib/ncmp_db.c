@@ -227,6 +227,12 @@ int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *
     return 0;
 }
 
+void ncmp_db_statements(ncmp_db *db, const ncmp_db_stmt *stmts)
+{
+    for (const ncmp_db_stmt *s = stmts; s && s->name; s++)
+        ncmp_db_statement(db, s->name, s->sql);
+}
+
 void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
 {
     for (size_t i = 0; i < db->nstmts; i++) {

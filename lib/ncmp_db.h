@@ -42,6 +42,16 @@ int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *
  * used, and again after a reconnect. `sql` is copied. */
 void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql);
 
+/* A named statement, for tables of them (static data). */
+typedef struct ncmp_db_stmt {
+    const char *name;
+    const char *sql;
+} ncmp_db_stmt;
+
+/* Register every statement of `stmts`, up to an entry whose name is NULL
+ * (`stmts` may be NULL). */
+void ncmp_db_statements(ncmp_db *db, const ncmp_db_stmt *stmts);
+
 /* Run a registered statement with text parameters; *res as ncmp_db_query. */
 int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *params,
                 PGresult **res, ncmp_err *err);

@@ -361,8 +361,12 @@ static int worker_connect(ncmp_stage *st, ncmp_stage_ctx *ctx, ncmp_err *err)
     while (!ncmp_stopping) {
         if (ncmp_db_open(&ctx->db, st->cfg->db_url, st->cfg->db_password,
                          st->cfg->db_connect_timeout_s, err) == 0) {
-            ncmp_db_statement(ctx->db, "stage_lock_offsets", SQL_LOCK_OFFSETS);
-            ncmp_db_statement(ctx->db, "stage_save_offsets", SQL_SAVE_OFFSETS);
+            static const ncmp_db_stmt stage_statements[] = {
+                {"stage_lock_offsets", SQL_LOCK_OFFSETS},
+                {"stage_save_offsets", SQL_SAVE_OFFSETS},
+                {NULL, NULL}};
+            ncmp_db_statements(ctx->db, stage_statements);
+            ncmp_db_statements(ctx->db, st->role->ops.statements);
             return 0;
         }
         log_warn(st->role->name, "worker %d: %s; retrying", ctx->worker, err->msg);

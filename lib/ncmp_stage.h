@@ -51,6 +51,9 @@ typedef struct ncmp_stage_ctx {
 
 /* What a role does; a role module exports one of these (static data). */
 typedef struct ncmp_stage_ops {
+    /* The role's statements, registered on each worker's connection before
+     * worker_init (NULL-terminated; may be NULL). */
+    const ncmp_db_stmt *statements;
     /* Per worker, after the database is connected (register statements).
      * `arg` is the role's. */
     int (*worker_init)(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err);

@@ -13,6 +13,7 @@
 #include "ncmp_dlq.h"
 #include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
+#include "ncmp_text.h"
 #include "registration.h"
 #include "rest.h"
 #include "trust.h"
@@ -293,24 +294,7 @@ const size_t ncmp_nroles = sizeof(ncmp_roles) / sizeof(ncmp_roles[0]);
 /* Is `name` (len bytes) in the comma-separated `roles` (or is it "all")? */
 static int listed(const char *roles, const char *name, size_t n)
 {
-    const char *p = roles;
-
-    if (strcmp(roles, "all") == 0)
-        return 1;
-    while (*p) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        while (len && *p == ' ')
-            p++, len--;
-        while (len && p[len - 1] == ' ')
-            len--;
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        if (!comma)
-            break;
-        p = comma + 1;
-    }
-    return 0;
+    return strcmp(roles, "all") == 0 || ncmp_list_has(roles, ',', name, n);
 }
 
 int ncmp_role_selected(const ncmp_role *r, const char *roles)

@@ -1,5 +1,5 @@
 /*
- * ncmp-bench-search: NCMP's ten reference searches (WORKLOAD.md §1.6) over
+ * ncmp-bench-search: NCMP's ten reference searches (NCMP's KPI profile) over
  * HTTP against a running ncmpd, each run `-r` times on one kept-alive
  * connection, timed by the client (libcurl's total time, as k6's
  * duration); and, for the raw limit, the same rows read straight from

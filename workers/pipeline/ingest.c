@@ -82,4 +82,4 @@ static int ingest_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **m
     return 0;
 }
 
-const ncmp_stage_ops ingest_stage = {ingest_init, ingest_apply, ingest_fini};
+const ncmp_stage_ops ingest_stage = {NULL, ingest_init, ingest_apply, ingest_fini};

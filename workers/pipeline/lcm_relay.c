@@ -88,6 +88,37 @@ static int scan_seq(const rd_kafka_message_t *m, void *arg, ncmp_err *err)
     return 0;
 }
 
+/* In one transaction: delete the outbox rows of `seqs` (their events are
+ * on the topic) and move the checkpoint of each partition of `parts` to
+ * its offset in `offs` (never back). *deleted (may be NULL): how many rows
+ * went. */
+static int forget(lcm_relay *r, const ncmp_buf *seqs, const ncmp_buf *parts, const ncmp_buf *offs,
+                  long *deleted, ncmp_err *err)
+{
+    const char *params[4] = {seqs->data, r->cfg->lcm_topic, parts->data, offs->data};
+    PGresult *res = NULL;
+
+    if (ncmp_db_begin(r->db, err) != 0 ||
+        ncmp_db_query(r->db, "DELETE FROM lcm_outbox WHERE seq = ANY($1::bigint[])", 1, params,
+                      &res, err) != 0)
+        goto fail;
+    if (deleted)
+        *deleted = atol(PQcmdTuples(res));
+    PQclear(res);
+    if (ncmp_db_query(r->db,
+                      "INSERT INTO lcm_relay_checkpoint (topic, partition, next_offset) "
+                      "SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS v(p, o) "
+                      "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = "
+                      "GREATEST(lcm_relay_checkpoint.next_offset, EXCLUDED.next_offset)",
+                      3, params + 1, NULL, err) != 0 ||
+        ncmp_db_commit(r->db, err) != 0)
+        goto fail;
+    return 0;
+fail:
+    ncmp_db_rollback(r->db);
+    return -1;
+}
+
 /* Delete the outbox rows whose events are already in the topic. */
 static int recover(lcm_relay *r, ncmp_err *err)
 {
@@ -97,7 +128,8 @@ static int recover(lcm_relay *r, ncmp_err *err)
     int64_t high[MAX_PARTITIONS];
     ncmp_buf seqs = NCMP_BUF_INIT, parts = NCMP_BUF_INIT, offs = NCMP_BUF_INIT;
     ncmp_kafka_opts kopts;
-    const char *params[4];
+    const char *params[1];
+    long forgotten = 0;
     int rc = -1;
 
     if (partition_count(r, &nparts, err) != 0)
@@ -136,30 +168,12 @@ static int recover(lcm_relay *r, ncmp_err *err)
     }
     ncmp_pgarray_end(&parts);
     ncmp_pgarray_end(&offs);
-    params[0] = seqs.data;
-    params[1] = r->cfg->lcm_topic;
-    params[2] = parts.data;
-    params[3] = offs.data;
-    if (ncmp_db_begin(r->db, err) != 0 ||
-        ncmp_db_query(r->db, "DELETE FROM lcm_outbox WHERE seq = ANY($1::bigint[])", 1, params,
-                      &res, err) != 0)
+    if (forget(r, &seqs, &parts, &offs, &forgotten, err) != 0)
         goto done;
-    if (atol(PQcmdTuples(res)) > 0)
-        log_info("lcm-relay", "recovered: %s events were already published", PQcmdTuples(res));
-    PQclear(res);
-    res = NULL;
-    if (ncmp_db_query(r->db,
-                      "INSERT INTO lcm_relay_checkpoint (topic, partition, next_offset) "
-                      "SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS v(p, o) "
-                      "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = "
-                      "GREATEST(lcm_relay_checkpoint.next_offset, EXCLUDED.next_offset)",
-                      3, params + 1, NULL, err) != 0 ||
-        ncmp_db_commit(r->db, err) != 0)
-        goto done;
+    if (forgotten > 0)
+        log_info("lcm-relay", "recovered: %ld events were already published", forgotten);
     rc = 0;
 done:
-    if (rc != 0)
-        ncmp_db_rollback(r->db);
     PQclear(res);
     ncmp_buf_free(&seqs);
     ncmp_buf_free(&parts);
@@ -261,21 +275,7 @@ static long publish_round(lcm_relay *r, ncmp_err *err)
     }
     ncmp_pgarray_end(&parts);
     ncmp_pgarray_end(&offs);
-    params[0] = seqs.data;
-    params[1] = r->cfg->lcm_topic;
-    params[2] = parts.data;
-    params[3] = offs.data;
-    if (ncmp_db_begin(r->db, err) != 0 ||
-        ncmp_db_query(r->db, "DELETE FROM lcm_outbox WHERE seq = ANY($1::bigint[])", 1, params,
-                      NULL, err) != 0 ||
-        ncmp_db_query(r->db,
-                      "INSERT INTO lcm_relay_checkpoint (topic, partition, next_offset) "
-                      "SELECT $1, p, o FROM unnest($2::int[], $3::bigint[]) AS v(p, o) "
-                      "ON CONFLICT (topic, partition) DO UPDATE SET next_offset = "
-                      "GREATEST(lcm_relay_checkpoint.next_offset, EXCLUDED.next_offset)",
-                      3, params + 1, NULL, err) != 0 ||
-        ncmp_db_commit(r->db, err) != 0) {
-        ncmp_db_rollback(r->db);
+    if (forget(r, &seqs, &parts, &offs, NULL, err) != 0) {
         n = -1;
         goto done;
     }

@@ -136,18 +136,6 @@ static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     w->dmi = ((const ncmp_services *)arg)->dmi;
     w->db = ctx->db;
     ncmp_outbox_init(&w->outbox, ctx->db);
-    ncmp_db_statement(ctx->db, "ms_read", SQL_READ);
-    ncmp_db_statement(ctx->db, "ms_handover_barrier", MODSYNC_SQL_HANDOVER_BARRIER);
-    ncmp_db_statement(ctx->db, "ms_sets", SQL_SETS);
-    ncmp_db_statement(ctx->db, "ms_tag_lock", SQL_TAG_LOCK);
-    ncmp_db_statement(ctx->db, "ms_known", SQL_KNOWN);
-    ncmp_db_statement(ctx->db, "ms_load", SQL_LOAD);
-    ncmp_db_statement(ctx->db, "ms_store_sources", SQL_STORE_SOURCES);
-    ncmp_db_statement(ctx->db, "ms_new_tag_set", SQL_NEW_TAG_SET);
-    ncmp_db_statement(ctx->db, "ms_new_handle_set", SQL_NEW_HANDLE_SET);
-    ncmp_db_statement(ctx->db, "ms_members", SQL_MEMBERS);
-    ncmp_db_statement(ctx->db, "ms_ready", SQL_READY);
-    ncmp_db_statement(ctx->db, "ms_locked", SQL_LOCKED);
     *state = w;
     return 0;
 }
@@ -221,6 +209,21 @@ static void describe_failure(ms_group *g, const char *what, const ncmp_dmi_respo
                r->body.len ? ": " : "", r->body.len ? r->body.data : "");
 }
 
+/* The requests and answers of one round of parallel DMI calls. */
+static void calls_free(ncmp_dmi_request *rq, ncmp_dmi_response *rs, ncmp_buf *urls,
+                       ncmp_buf *bodies, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        ncmp_dmi_response_free(&rs[i]);
+        ncmp_buf_free(&urls[i]);
+        ncmp_buf_free(&bodies[i]);
+    }
+    free(rq);
+    free(rs);
+    free(urls);
+    free(bodies);
+}
+
 /* Ask each group's DMI plugin for its module references, all at once. */
 static void fetch_references(ms_worker *w, ms_group **gs, size_t n)
 {
@@ -255,15 +258,7 @@ static void fetch_references(ms_worker *w, ms_group **gs, size_t n)
                 group_fail(gs[i], "%s", err.msg);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        ncmp_dmi_response_free(&rs[i]);
-        ncmp_buf_free(&urls[i]);
-        ncmp_buf_free(&bodies[i]);
-    }
-    free(rq);
-    free(rs);
-    free(urls);
-    free(bodies);
+    calls_free(rq, rs, urls, bodies, n);
 }
 
 /* Which references are stored already: their checksums (NULL for new). */
@@ -352,15 +347,7 @@ static void fetch_sources(ms_worker *w, ms_group **gs, size_t n, char ***sums)
                 group_fail(ask[i], "%s", err.msg);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        ncmp_dmi_response_free(&rs[i]);
-        ncmp_buf_free(&urls[i]);
-        ncmp_buf_free(&bodies[i]);
-    }
-    free(rq);
-    free(rs);
-    free(urls);
-    free(bodies);
+    calls_free(rq, rs, urls, bodies, n);
     free(ask);
 }
 
@@ -791,7 +778,21 @@ done:
     return rc;
 }
 
-const ncmp_stage_ops modsync_stage = {ms_init, ms_apply, ms_fini};
+static const ncmp_db_stmt ms_statements[] = {{"ms_read", SQL_READ},
+                                             {"ms_handover_barrier", MODSYNC_SQL_HANDOVER_BARRIER},
+                                             {"ms_sets", SQL_SETS},
+                                             {"ms_tag_lock", SQL_TAG_LOCK},
+                                             {"ms_known", SQL_KNOWN},
+                                             {"ms_load", SQL_LOAD},
+                                             {"ms_store_sources", SQL_STORE_SOURCES},
+                                             {"ms_new_tag_set", SQL_NEW_TAG_SET},
+                                             {"ms_new_handle_set", SQL_NEW_HANDLE_SET},
+                                             {"ms_members", SQL_MEMBERS},
+                                             {"ms_ready", SQL_READY},
+                                             {"ms_locked", SQL_LOCKED},
+                                             {NULL, NULL}};
+
+const ncmp_stage_ops modsync_stage = {ms_statements, ms_init, ms_apply, ms_fini};
 
 /* --- the sweep ------------------------------------------------------------ */
 

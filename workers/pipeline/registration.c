@@ -141,13 +141,6 @@ static int reg_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
 
     w->cfg = ctx->cfg;
     ncmp_outbox_init(&w->outbox, ctx->db);
-    ncmp_db_statement(ctx->db, "reg_delete", SQL_DELETE);
-    ncmp_db_statement(ctx->db, "reg_create", SQL_CREATE);
-    ncmp_db_statement(ctx->db, "reg_lock_for_update", SQL_LOCK_FOR_UPDATE);
-    ncmp_db_statement(ctx->db, "reg_taken", SQL_TAKEN);
-    ncmp_db_statement(ctx->db, "reg_update", SQL_UPDATE);
-    ncmp_db_statement(ctx->db, "reg_lock_upgrade", SQL_LOCK_UPGRADE);
-    ncmp_db_statement(ctx->db, "reg_handover_lock", MODSYNC_SQL_HANDOVER_LOCK);
     *state = w;
     return 0;
 }
@@ -828,4 +821,13 @@ static int reg_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
     return rc;
 }
 
-const ncmp_stage_ops registration_stage = {reg_init, reg_apply, reg_fini};
+static const ncmp_db_stmt reg_statements[] = {{"reg_delete", SQL_DELETE},
+                                              {"reg_create", SQL_CREATE},
+                                              {"reg_lock_for_update", SQL_LOCK_FOR_UPDATE},
+                                              {"reg_taken", SQL_TAKEN},
+                                              {"reg_update", SQL_UPDATE},
+                                              {"reg_lock_upgrade", SQL_LOCK_UPGRADE},
+                                              {"reg_handover_lock", MODSYNC_SQL_HANDOVER_LOCK},
+                                              {NULL, NULL}};
+
+const ncmp_stage_ops registration_stage = {reg_statements, reg_init, reg_apply, reg_fini};

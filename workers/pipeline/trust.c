@@ -195,9 +195,6 @@ static int tr_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     (void)arg;
     (void)err;
     w->cfg = ctx->cfg;
-    ncmp_db_statement(ctx->db, "tr_lock_dmi", SQL_HB_LOCK_DMI);
-    ncmp_db_statement(ctx->db, "tr_lock_handles", SQL_HB_LOCK_HANDLES);
-    ncmp_db_statement(ctx->db, "tr_update", SQL_HB_UPDATE);
     *state = w;
     return 0;
 }
@@ -396,7 +393,12 @@ done:
     return rc;
 }
 
-const ncmp_stage_ops trust_stage = {tr_init, tr_apply, tr_fini};
+static const ncmp_db_stmt tr_statements[] = {{"tr_lock_dmi", SQL_HB_LOCK_DMI},
+                                             {"tr_lock_handles", SQL_HB_LOCK_HANDLES},
+                                             {"tr_update", SQL_HB_UPDATE},
+                                             {NULL, NULL}};
+
+const ncmp_stage_ops trust_stage = {tr_statements, tr_init, tr_apply, tr_fini};
 
 /* --- the DMI health watchdog --------------------------------------------- */
 

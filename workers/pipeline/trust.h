@@ -3,7 +3,7 @@
  * heartbeats), its DMI plugin's trust (a health watchdog), and the
  * effective trust - the lower of the two - kept on the handle's row
  * (cm_handle.effective_trust_level) and announced on the inventory events
- * topic whenever it changes. NCMP's rules (CONTRACT.md §8):
+ * topic whenever it changes. NCMP's rules:
  *
  *   - values NONE and COMPLETE; effective = NONE if either is NONE;
  *   - the DMI plugin of a handle is its DATA service: the data service

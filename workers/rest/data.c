@@ -303,6 +303,22 @@ static void pt_body(ncmp_buf *b, ncmp_http_request *req, const pt_method *m, con
     ncmp_buf_append_char(b, '}');
 }
 
+/* A POST of `body` to `url`, with the client's Authorization forwarded
+ * when there is one (`hdr` and `headers`, two entries, hold it). */
+static void dmi_post(ncmp_dmi_request *dr, const ncmp_buf *url, const ncmp_buf *body,
+                     const char *auth, ncmp_buf *hdr, const char **headers)
+{
+    if (auth) {
+        ncmp_buf_appendf(hdr, "Authorization: %s", auth);
+        headers[0] = hdr->data;
+    }
+    dr->method = "POST";
+    dr->url = url->data;
+    dr->body = body->data;
+    dr->body_len = body->len;
+    dr->headers = headers;
+}
+
 /* A submitted call: its completion, counted out of d->calls. */
 typedef struct data_call {
     data *d;
@@ -377,15 +393,7 @@ static void pt_forward(data *d, ncmp_http_request *req, const pt_method *m, cons
     ncmp_dmi_url_data(&url, h->dmi, h->id, ds, ncmp_http_query(req, "resourceIdentifier"),
                       ncmp_http_query(req, "options"), topic);
     pt_body(&body, req, m, h, c->request_id);
-    if (auth) {
-        ncmp_buf_appendf(&hdr, "Authorization: %s", auth);
-        headers[0] = hdr.data;
-    }
-    dr.method = "POST";
-    dr.url = url.data;
-    dr.body = body.data;
-    dr.body_len = body.len;
-    dr.headers = headers;
+    dmi_post(&dr, &url, &body, auth, &hdr, headers);
     if (!topic) {
         c->req = req;
         ncmp_http_suspend(req);
@@ -784,15 +792,7 @@ static void batch_send_group(batch *b, const char *dmi)
         group_op(&body, g, &b->ops[k], dmi);
     ncmp_buf_append_str(&body, "]}");
     ncmp_dmi_url_data_operation(&url, dmi, b->request_id, b->topic);
-    if (b->auth) {
-        ncmp_buf_appendf(&hdr, "Authorization: %s", b->auth);
-        headers[0] = hdr.data;
-    }
-    dr.method = "POST";
-    dr.url = url.data;
-    dr.body = body.data;
-    dr.body_len = body.len;
-    dr.headers = headers;
+    dmi_post(&dr, &url, &body, b->auth, &hdr, headers);
     if (submit(b->d, &dr, group_done, g, &err) != 0) {
         ncmp_dmi_response *r = ncmp_xcalloc(1, sizeof(*r));
         r->failure = NCMP_DMI_FAIL_CANCELLED;

@@ -1,7 +1,7 @@
 /*
  * Data access in the rest role: NCMP's pass-through reads and writes and
  * the legacy batch read, forwarded to the DMI plugins without holding a
- * server thread (CONTRACT.md §6, §7; docs/rest.md describes each answer).
+ * server thread (docs/rest.md describes each answer).
  *
  *   GET|POST|PUT|PATCH|DELETE /ncmp/v1/ch/{ref}/data/ds/{datastore}
  *       ?resourceIdentifier=&options=&topic=&include-descendants=

@@ -32,7 +32,7 @@ struct rest {
 #define ID_COLUMN      "h.id"
 #define ALT_ID_COLUMN  "h.alternate_id"
 
-/* Longest match (CONTRACT.md §6.2): $1 is the JSON array of candidates,
+/* Longest match (NCMP's alternate-id rule): $1 is the JSON array of candidates,
  * the reference and its prefixes cut at '/'; the longest one that is an
  * alternate id or an id wins, an alternate id before an id. */
 #define BY_LONGEST_MATCH(EXPR)                                                                     \

@@ -3,7 +3,7 @@
  * into ONE parameterised SQL condition on the cm_handle table (alias `h`),
  * every condition ANDed in SQL.
  *
- * Conditions (CONTRACT.md §5): hasAllModules, hasAllProperties,
+ * Conditions (NCMP's CmHandleQueryParameters): hasAllModules, hasAllProperties,
  * cmHandleWithCpsPath, cmHandleWithTrustLevel (northbound and southbound);
  * hasAllAdditionalProperties, cmHandleWithDmiPlugin (southbound only).
  * Only the first entry of each condition name counts; no condition
