@@ -264,12 +264,38 @@ static void wait_acks(pump_worker *w)
 }
 
 /* Forward msgs[0..n): every record ends DONE or RETRY. */
+/* After a record failed to be queued for a passing reason, the records
+ * behind it in its partition come again with it after the rewind: they are
+ * not sent now, which would deliver them twice (now and after the rewind)
+ * and ahead of the record that failed. */
+static int partition_blocked(const int32_t *blocked, size_t nblocked, int32_t partition)
+{
+    for (size_t k = 0; k < nblocked; k++)
+        if (blocked[k] == partition)
+            return 1;
+    return 0;
+}
+
 static void pump_batch(pump_worker *w, rd_kafka_message_t **msgs, size_t n)
 {
+    int32_t *blocked = NULL;
+    size_t nblocked = 0;
     int dead = 0;
 
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        int32_t part = msgs[i]->partition;
+        if (partition_blocked(blocked, nblocked, part)) {
+            slot_set(&w->slots[i], SLOT_RETRY, "an earlier record of partition %d comes again",
+                     (int)part);
+            continue;
+        }
         pump_one(w, msgs[i], &w->slots[i]);
+        if (w->slots[i].state == SLOT_RETRY) {
+            blocked = ncmp_xrealloc(blocked, (nblocked + 1) * sizeof(*blocked));
+            blocked[nblocked++] = part;
+        }
+    }
+    free(blocked);
     wait_acks(w);
     for (size_t i = 0; i < n; i++) {
         if (w->slots[i].state == SLOT_DEAD) {

@@ -22,7 +22,9 @@
  * passing reason (broker away, timeout) is not committed: its partition
  * is rewound to it and sent again from there after a back-off (100 ms
  * doubling to 5 s), so each partition keeps its order (a record may
- * follow a copy of itself, never precede an earlier record). A record
+ * follow a copy of itself, never precede an earlier record). The records
+ * behind one that could not even be queued are not sent in that batch:
+ * they come again with it, once. A record
  * that can never be delivered (too large for the output, an unknown topic
  * where the role says that is the record's fault) is dead-lettered to
  * `<input>-dlq` and its partition moves on. Bad input never blocks.
