@@ -48,7 +48,7 @@ typedef struct cps_case {
     char dbname[96];
     char dburl[512];
     char log[512];
-    char flags[6][640];
+    char flags[9][640];
     pid_t pid;
     int port;
 } cps_case;
@@ -91,7 +91,8 @@ static cps_case *case_start(const char *name, const char *roles)
 {
     cps_case *c = &the_case;
     const char *dir = getenv("NCMP_TEST_LOG_DIR");
-    const char *args[8];
+    const char *args[10];
+    int n = 6;
 
     memset(c, 0, sizeof(*c));
     it_unique(c->name, sizeof(c->name), name);
@@ -104,9 +105,20 @@ static cps_case *case_start(const char *name, const char *roles)
     snprintf(c->flags[3], sizeof(c->flags[3]), "--http.host=127.0.0.1");
     snprintf(c->flags[4], sizeof(c->flags[4]), "--kafka.bootstrap.servers=%s", it_kafka());
     snprintf(c->flags[5], sizeof(c->flags[5]), "--kafka.group.id=g-%s", c->name);
-    for (int i = 0; i < 6; i++)
+    if (strstr(roles, "rest")) {
+        /* the rest role's registration side needs its topics */
+        static const char *const names[] = {"registration.topic", "registration.response-topic",
+                                            "lcm.topic"};
+        for (int i = 0; i < 3; i++, n++) {
+            char topic[200];
+            snprintf(topic, sizeof(topic), "%s-%d", c->name, i);
+            it_create_topic(topic, 1);
+            snprintf(c->flags[n], sizeof(c->flags[n]), "--%s=%s", names[i], topic);
+        }
+    }
+    for (int i = 0; i < n; i++)
         args[i] = c->flags[i];
-    args[6] = NULL;
+    args[n] = NULL;
     c->pid = it_ncmpd_start(c->log, args);
     c->port = logged_port(c->log);
     return c;
