@@ -1,5 +1,6 @@
 #include "ncmp_yang.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,11 +93,18 @@ static int is_submodule(const char *s)
     }
 }
 
-static const char *ly_reason(const struct ly_ctx *ctx)
+/* libyang's first error (the last says only that parsing failed), with
+ * where it is ("Line number 12.") when libyang knows. */
+static void ly_reason(const struct ly_ctx *ctx, char *out, size_t size)
 {
-    /* the first error says why; the last only that parsing failed */
     const struct ly_err_item *e = ly_err_first(ctx);
-    return e && e->msg ? e->msg : "invalid YANG";
+
+    if (!e || !e->msg)
+        snprintf(out, size, "invalid YANG");
+    else if (e->path)
+        snprintf(out, size, "%s (%s)", e->msg, e->path);
+    else
+        snprintf(out, size, "%s", e->msg);
 }
 
 int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err)
@@ -107,8 +115,20 @@ int ncmp_yang_check_set(ncmp_yang_source *src, size_t n, ncmp_err *err)
 int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load,
                              void *load_arg, ncmp_err *err)
 {
+    struct ly_ctx *ctx = NULL;
+
+    if (ncmp_yang_ctx_from_set(src, n, load, load_arg, 0, &ctx, err) != 0)
+        return -1;
+    ly_ctx_destroy(ctx);
+    return 0;
+}
+
+int ncmp_yang_ctx_from_set(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load, void *load_arg,
+                           int implement_all, struct ly_ctx **out, ncmp_err *err)
+{
     struct ly_ctx *ctx;
     set_lookup l = {src, n, load, load_arg};
+    char reason[NCMP_ERR_MSG_MAX];
     int rc = -1;
 
     /* Compiled once, after every source is parsed: libyang would
@@ -133,8 +153,9 @@ int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn 
             continue;
         }
         if (!mod && lys_parse_mem(ctx, s->source, LYS_IN_YANG, &mod) != LY_SUCCESS) {
+            ly_reason(ctx, reason, sizeof(reason));
             ncmp_err_set(err, NCMP_ERR_REJECT, "module %s revision %s is not valid YANG: %s",
-                         s->name, *s->revision ? s->revision : "(none)", ly_reason(ctx));
+                         s->name, *s->revision ? s->revision : "(none)", reason);
             goto done;
         }
         rev = mod->revision ? mod->revision : "";
@@ -145,16 +166,122 @@ int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn 
                          *rev ? rev : "(none)");
             goto done;
         }
+        /* a module parsed first as another's import is only imported */
+        if (implement_all && !mod->implemented && lys_set_implemented(mod, NULL) != LY_SUCCESS) {
+            ly_reason(ctx, reason, sizeof(reason));
+            ncmp_err_set(err, NCMP_ERR_REJECT, "module %s cannot be implemented: %s", s->name,
+                         reason);
+            goto done;
+        }
         s->namespace_ = ncmp_xstrdup(mod->ns ? mod->ns : "");
     }
     if (ly_ctx_compile(ctx) != LY_SUCCESS) {
-        ncmp_err_set(err, NCMP_ERR_REJECT, "the module set is not valid YANG: %s", ly_reason(ctx));
+        ly_reason(ctx, reason, sizeof(reason));
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the module set is not valid YANG: %s", reason);
         goto done;
     }
+    /* `l` lives on this stack: nothing may be imported any more */
+    ly_ctx_set_module_imp_clb(ctx, NULL, NULL);
+    *out = ctx;
+    ctx = NULL;
     rc = 0;
 done:
+    if (rc != 0)
+        ncmp_yang_sources_clear(src, n);
     ly_ctx_destroy(ctx);
     return rc;
+}
+
+/* --- naming a source ------------------------------------------------------ */
+
+/* The next YANG token of s (after blanks and comments): its start and
+ * length; a quoted string is one token without its quotes. NULL at the
+ * end. */
+static const char *next_token(const char *s, size_t *len)
+{
+    for (;;) {
+        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+            s++;
+        if (s[0] == '/' && s[1] == '/') {
+            s = strchr(s, '\n');
+            if (!s)
+                return NULL;
+        } else if (s[0] == '/' && s[1] == '*') {
+            s = strstr(s + 2, "*/");
+            if (!s)
+                return NULL;
+            s += 2;
+        } else {
+            break;
+        }
+    }
+    if (!*s)
+        return NULL;
+    if (*s == '"' || *s == '\'') {
+        const char *e = s + 1;
+        while (*e && *e != *s)
+            e += (*s == '"' && *e == '\\' && e[1]) ? 2 : 1;
+        *len = (size_t)(e - s) + (*e ? 1 : 0);
+        return s;
+    }
+    if (*s == '{' || *s == '}' || *s == ';') {
+        *len = 1;
+        return s;
+    }
+    *len = strcspn(s, " \t\r\n{};\"'");
+    return s;
+}
+
+static int is_date(const char *t, size_t len)
+{
+    static const char shape[] = "dddd-dd-dd";
+
+    if (len == 12 && (*t == '"' || *t == '\''))
+        t++, len -= 2;
+    if (len != 10)
+        return 0;
+    for (size_t i = 0; i < 10; i++)
+        if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != '-')
+            return 0;
+    return 1;
+}
+
+int ncmp_yang_source_name(const char *source, char **name, char **revision, ncmp_err *err)
+{
+    const char *t, *p = source;
+    size_t len;
+    char found[11] = "";
+    char *module = NULL;
+
+    t = next_token(p, &len);
+    if (!t || !((len == 6 && strncmp(t, "module", 6) == 0) ||
+                (len == 9 && strncmp(t, "submodule", 9) == 0)))
+        return ncmp_err_set(err, NCMP_ERR_REJECT,
+                            "not a YANG module: it does not start with 'module' or 'submodule'");
+    t = next_token(t + len, &len);
+    if (!t || len == 0 || *t == '{' || *t == ';' || *t == '}')
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "a YANG module without a name");
+    if (*t == '"' || *t == '\'')
+        module = ncmp_xstrdup(t + 1), module[len >= 2 ? len - 2 : 0] = '\0';
+    else
+        module = ncmp_xmalloc(len + 1), memcpy(module, t, len), module[len] = '\0';
+    /* every `revision <date>` statement; the newest is the module's, as
+     * libyang takes it (revision-date of an import is another keyword) */
+    for (p = t + len; (t = next_token(p, &len)) != NULL; p = t + len) {
+        size_t dlen;
+        const char *d;
+        if (len != 8 || strncmp(t, "revision", 8) != 0)
+            continue;
+        d = next_token(t + len, &dlen);
+        if (d && is_date(d, dlen)) {
+            const char *v = (*d == '"' || *d == '\'') ? d + 1 : d;
+            if (strncmp(v, found, 10) > 0)
+                memcpy(found, v, 10), found[10] = '\0';
+        }
+    }
+    *name = module;
+    *revision = ncmp_xstrdup(found);
+    return 0;
 }
 
 void ncmp_yang_sources_clear(ncmp_yang_source *src, size_t n)

@@ -42,6 +42,22 @@ typedef char *(*ncmp_yang_load_fn)(const char *name, const char *revision, void 
 int ncmp_yang_check_set_with(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load,
                              void *load_arg, ncmp_err *err);
 
+/* The same check, keeping the compiled context: on success *ctx is
+ * owned by the caller (ly_ctx_destroy) and holds every module of the set;
+ * with `implement_all`, every module of the set is implemented (data of
+ * any of them can be parsed), not only imported. Import and include
+ * callbacks are removed from the context before it is returned, so it
+ * never loads anything more. */
+int ncmp_yang_ctx_from_set(ncmp_yang_source *src, size_t n, ncmp_yang_load_fn load, void *load_arg,
+                           int implement_all, struct ly_ctx **ctx, ncmp_err *err);
+
+/* The name and the newest revision ("" when none) that a YANG source
+ * declares, read from its text without parsing it (a schema-set upload
+ * gives files, not module references). On success *name and *revision
+ * are new strings owned by the caller. A source that does not start with
+ * `module NAME` or `submodule NAME` is REJECT. */
+int ncmp_yang_source_name(const char *source, char **name, char **revision, ncmp_err *err);
+
 /* Free what the check set in `src`. */
 void ncmp_yang_sources_clear(ncmp_yang_source *src, size_t n);
 

@@ -5,7 +5,7 @@
 
 # build: compiling ncmpd and its tests
 NCMP_DEBS_build=(cmake make gcc pkg-config librdkafka-dev libpq-dev libjson-c-dev
-    libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev)
+    libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev)
 # services: PostgreSQL 15 and what fetches and runs the Kafka broker
 NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
 # lint: the formatting check, the offline check of compose/ and the checks

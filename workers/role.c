@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cps.h"
 #include "forward.h"
 #include "ingest.h"
 #include "lcm_relay.h"
@@ -196,6 +197,22 @@ static void pump_row_destroy(void *handle)
     free(h);
 }
 
+static int cps_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
+                         ncmp_err *err)
+{
+    return cps_start((cps **)handle, svc, err);
+}
+
+static void cps_row_stop(void *handle)
+{
+    cps_stop(handle);
+}
+
+static void cps_row_destroy(void *handle)
+{
+    cps_destroy(handle);
+}
+
 /* --- topics that are not a stage's input ---------------------------------- */
 
 static size_t add_topic(char (*names)[256], size_t n, size_t max, const char *topic)
@@ -281,6 +298,13 @@ const ncmp_role ncmp_roles[] = {
     SINGLETON_ROW("trust-watchdog", "trust", trust_watchdog_task, trust_watchdog_free, NULL),
     PUMP_ROW(FORWARD_AVC_ROLE, forward_avc_pump, forward_row_topics),
     PUMP_ROW(FORWARD_ASYNC_ROLE, forward_async_pump, forward_row_topics),
+    /* before rest: stopped after it, so the server rest owns is gone
+     * before anything cps owns (nothing, then) is freed */
+    {.name = "cps",
+     .needs_db = 1,
+     .start = cps_row_start,
+     .stop = cps_row_stop,
+     .destroy = cps_row_destroy},
     {.name = "rest",
      .needs_db = 1,
      .topics = rest_topics,
@@ -301,6 +325,14 @@ int ncmp_role_selected(const ncmp_role *r, const char *roles)
 {
     const char *name = r->part_of ? r->part_of : r->name;
     return listed(roles, name, strlen(name));
+}
+
+int ncmp_role_name_selected(const char *name, const char *roles)
+{
+    for (size_t i = 0; i < ncmp_nroles; i++)
+        if (strcmp(ncmp_roles[i].name, name) == 0)
+            return ncmp_role_selected(&ncmp_roles[i], roles);
+    return 0;
 }
 
 int ncmp_roles_check(const char *roles, ncmp_err *err)

@@ -28,7 +28,9 @@
  *     records on to other topics at least once, no database
  *     (ncmp_pump); the row names the function that fills the pump's role
  *     (where each record goes);
- *   the REST API, with a start of its own.
+ *   the others (rest, cps) with their own start; rest and cps share one
+ *     HTTP server when both are selected (rest owns it and adds cps's
+ *     routes; cps alone starts its own).
  * A row may be selected by another row's --roles name (`part_of`): the
  * module-sync sweep runs wherever module-sync does.
  *
@@ -105,6 +107,10 @@ extern const size_t ncmp_nroles;
 /* Is row `r` selected by `roles` (comma-separated --roles names, or
  * "all")? */
 int ncmp_role_selected(const ncmp_role *r, const char *roles);
+
+/* Is the row named `name` selected by `roles`? (For rows that share
+ * something with another: rest and cps share the HTTP server.) */
+int ncmp_role_name_selected(const char *name, const char *roles);
 
 /* Fails (FATAL) on a name in `roles` that is no row's. */
 int ncmp_roles_check(const char *roles, ncmp_err *err);

@@ -1,4 +1,5 @@
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ncmp_yang.h"
@@ -107,4 +108,75 @@ Test(ncmp_yang, semantic_errors_are_rejected)
     cr_assert_eq(err.cls, NCMP_ERR_REJECT);
     cr_assert(strstr(err.msg, "not valid YANG"), "%s", err.msg);
     ncmp_yang_sources_clear(src, 1);
+}
+
+/* A bad module names the line libyang stopped at. */
+Test(ncmp_yang, invalid_yang_names_the_line)
+{
+    ly_log_options(LY_LOSTORE);
+    ncmp_yang_source src[] = {
+        {"bad", "", "module bad {\n  namespace \"urn:bad\";\n  prefix b;\n  leaf x { typo; }\n}", 0,
+         NULL}};
+    ncmp_err err = {0};
+
+    cr_assert_eq(ncmp_yang_check_set(src, 1, &err), -1);
+    cr_assert(strstr(err.msg, "module bad"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "Line number 4"), "%s", err.msg);
+}
+
+/* The kept context has every module of the set implemented, even one
+ * that was first met as another's import. */
+Test(ncmp_yang, context_from_set_implements_every_module)
+{
+    ncmp_yang_source src[] = {
+        {"a", "2024-01-01", MOD_A, 0, NULL},
+        {"b", "2023-05-05", MOD_B, 0, NULL},
+        {"b-sub", "", SUB_B, 0, NULL},
+    };
+    struct ly_ctx *ctx = NULL;
+    ncmp_err err = {0};
+    const struct lys_module *b;
+
+    cr_assert_eq(ncmp_yang_ctx_from_set(src, 3, NULL, NULL, 1, &ctx, &err), 0, "%s", err.msg);
+    b = ly_ctx_get_module(ctx, "b", "2023-05-05");
+    cr_assert_not_null(b);
+    cr_assert(b->implemented);
+    ly_ctx_destroy(ctx);
+    ncmp_yang_sources_clear(src, 3);
+}
+
+Test(ncmp_yang, source_name_reads_name_and_newest_revision)
+{
+    static const struct {
+        const char *src, *name, *rev;
+    } cases[] = {
+        {MOD_A, "a", "2024-01-01"},
+        {SUB_B, "b-sub", ""},
+        {"/* c */ module \"q\" { import x { revision-date 2030-01-01; }\n"
+         " revision 2019-01-01; revision \"2021-02-03\" { } // revision 2099-01-01\n}",
+         "q", "2021-02-03"},
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *name = NULL, *rev = NULL;
+        ncmp_err err = {0};
+        cr_assert_eq(ncmp_yang_source_name(cases[i].src, &name, &rev, &err), 0, "%s", err.msg);
+        cr_expect_str_eq(name, cases[i].name);
+        cr_expect_str_eq(rev, cases[i].rev);
+        free(name);
+        free(rev);
+    }
+}
+
+Test(ncmp_yang, source_name_rejects_what_is_not_a_module)
+{
+    static const char *const bad[] = {"", "container x {}", "module", "module {", "/* open"};
+
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *name = NULL, *rev = NULL;
+        ncmp_err err = {0};
+        cr_expect_eq(ncmp_yang_source_name(bad[i], &name, &rev, &err), -1, "case %zu", i);
+        cr_expect_eq(err.cls, NCMP_ERR_REJECT);
+        cr_expect_null(name);
+    }
 }

@@ -28,7 +28,8 @@
 #include "ncmp_singleton.h"
 
 /* Storing sets takes this lock shared, the orphan cleanup exclusive: the
- * cleanup never deletes a source a set being stored is about to use. */
+ * cleanup never deletes a source a set being stored is about to use. The
+ * CPS store's schema sets (workers/cps) share the sources and the lock. */
 #define CLEANUP_LOCK "ncmp-module-cleanup"
 
 /* One handle of the batch that needs a sync. */
@@ -825,7 +826,8 @@ static const char SQL_CLEANUP[] =
     "DELETE FROM module_set s"
     " WHERE NOT EXISTS (SELECT 1 FROM cm_handle h WHERE h.module_set_id = s.id);"
     "DELETE FROM yang_resource r"
-    " WHERE NOT EXISTS (SELECT 1 FROM module_set_member m WHERE m.checksum = r.checksum);";
+    " WHERE NOT EXISTS (SELECT 1 FROM module_set_member m WHERE m.checksum = r.checksum)"
+    " AND NOT EXISTS (SELECT 1 FROM schema_set_member c WHERE c.checksum = r.checksum);";
 
 static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err *err)
 {

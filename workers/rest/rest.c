@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cps.h"
 #include "data.h"
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
@@ -25,6 +26,7 @@ struct rest {
     ncmp_http_server *server;
     health *health;
     data *data;
+    cps_api *cps; /* NULL unless the cps role is selected */
     int stopped;
 };
 
@@ -303,27 +305,39 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
 }
 
+void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg)
+{
+    memset(o, 0, sizeof(*o));
+    o->host = cfg->http_host;
+    o->port = cfg->http_port;
+    o->threads = cfg->http_threads;
+    o->max_body_bytes = (size_t)cfg->http_max_body_bytes;
+    o->auth_username = cfg->http_auth_username;
+    o->auth_password = cfg->http_auth_password;
+    o->connection_timeout_s = 60;
+    o->after = health_http_observe;
+}
+
 int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
 {
     rest *r = ncmp_xcalloc(1, sizeof(*r));
     const ncmp_config *cfg = svc->cfg;
-    ncmp_http_options o = {0};
+    ncmp_http_options o;
 
     r->cfg = cfg;
-    o.host = cfg->http_host;
-    o.port = cfg->http_port;
-    o.threads = cfg->http_threads;
-    o.max_body_bytes = (size_t)cfg->http_max_body_bytes;
-    o.auth_username = cfg->http_auth_username;
-    o.auth_password = cfg->http_auth_password;
-    o.connection_timeout_s = 60;
-    o.after = health_http_observe;
+    rest_http_options(&o, cfg);
     if (rest_pool_new(&r->pool, cfg, err) != 0 ||
         rest_registration_start(&r->registration, cfg, err) != 0 ||
         ncmp_http_server_new(&r->server, &o, err) != 0 ||
         health_start(&r->health, svc, r->server, r->pool, err) != 0)
         goto fail;
     routes_add(r);
+    /* one server per process: the cps role's routes join this one */
+    if (ncmp_role_name_selected("cps", cfg->roles)) {
+        if (cps_api_new(&r->cps, cfg, r->pool, err) != 0)
+            goto fail;
+        cps_api_routes_add(r->cps, r->server);
+    }
     if (data_start(&r->data, svc, r->server, r->pool, err) != 0 ||
         ncmp_http_server_start(r->server, err) != 0)
         goto fail;
@@ -357,6 +371,7 @@ void rest_destroy(rest *r)
         return;
     rest_stop(r);
     data_destroy(r->data);
+    cps_api_destroy(r->cps);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);
     free(r);

@@ -8,6 +8,9 @@
  * .../ch/searches, .../ch/searchCmHandles, GET .../ch/cmHandles and
  * .../ch?distinguishedName=. docs/rest.md describes each.
  *
+ * When the cps role is selected too, CPS's API (workers/cps) is served on
+ * the same server, pool and port.
+ *
  * Every search is one SQL statement whose rows PostgreSQL renders as JSON;
  * lists are streamed to the client block by block from a cursor.
  */
@@ -15,9 +18,14 @@
 #define NCMPD_REST_H
 
 #include "ncmp_err.h"
+#include "ncmp_http.h"
 #include "role.h"
 
 typedef struct rest rest;
+
+/* The HTTP server's options from http.* (shared with the cps role when it
+ * runs a server of its own). The strings are borrowed from `cfg`. */
+void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg);
 
 /* Open the database pool, start the registration side (its producer and
  * outcome consumer) and the HTTP server on http.host:http.port; data
