@@ -21,13 +21,6 @@ void ncmp_yang_log_setup(void)
     ly_log_options(LY_LOLOG | LY_LOSTORE);
 }
 
-int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err)
-{
-    if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY | LY_CTX_DISABLE_SEARCHDIRS, ctx) != LY_SUCCESS)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot create a libyang context");
-    return 0;
-}
-
 typedef struct set_lookup {
     const ncmp_yang_source *src;
     size_t n;

@@ -14,9 +14,6 @@
  * at start-up. libyang stores its own errors per context as well. */
 void ncmp_yang_log_setup(void);
 
-/* A fresh context. On success *ctx is owned by the caller (ly_ctx_destroy). */
-int ncmp_yang_ctx_new(struct ly_ctx **ctx, ncmp_err *err);
-
 /* One YANG source of a module set. */
 typedef struct ncmp_yang_source {
     const char *name;     /* as the DMI named it in its module references */
