@@ -1,0 +1,131 @@
+/*
+ * The pump engine (lib/ncmp_pump.c) in-process on a real broker: what a
+ * role's handle() says of each record is what happens to it, the offsets
+ * are committed past every record handled, dead letters carry the role's
+ * dlq_role, and ncmp_pump_stop ends the workers without a process stop.
+ * The forwarders' tests (test_forward.c) cover kills, rewinds and
+ * outages through ncmpd.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "it_util.h"
+#include "ncmp_pump.h"
+
+#define PARTITIONS 2
+#define RECORDS    40
+
+typedef struct pump_case {
+    char in[128], out[160], dlq[160];
+    long handled; /* DONE records, counted by handle() */
+} pump_case;
+
+/* Record "<i>": i % 4 == 0 goes to `out` keyed "k<i>", 1 is rejected, 2 is
+ * done, 3 is not ours. */
+static ncmp_pump_verdict handle(void *arg, const rd_kafka_message_t *m,
+                                const rd_kafka_headers_t *headers, ncmp_pump_route *r)
+{
+    pump_case *c = arg;
+    long i = strtol(m->payload, NULL, 10);
+
+    switch (i % 4) {
+    case 0:
+        snprintf(r->topic, sizeof(r->topic), "%s", c->out);
+        r->key = m->key;
+        r->keylen = m->key_len;
+        return NCMP_PUMP_SEND;
+    case 1:
+        snprintf(r->reason, sizeof(r->reason), "record %ld is refused", i);
+        return NCMP_PUMP_REJECT;
+    case 2:
+        __atomic_add_fetch(&c->handled, 1, __ATOMIC_SEQ_CST);
+        return NCMP_PUMP_DONE;
+    default:
+        return NCMP_PUMP_SKIP;
+    }
+}
+
+Test(pump, each_verdict_does_what_it_says_and_the_offsets_move_past_all, .timeout = 120)
+{
+    pump_case c = {0};
+    ncmp_config *cfg = it_config();
+    ncmp_pump_role role;
+    ncmp_pump *pump = NULL;
+    ncmp_err err;
+    char group[200], values[RECORDS][16], keys[RECORDS][16], buf[256];
+    it_outgoing recs[RECORDS];
+    it_record *out = NULL, *dlq = NULL;
+    size_t nout, ndlq;
+
+    it_unique(c.in, sizeof(c.in), "it-pump");
+    snprintf(c.out, sizeof(c.out), "%s-out", c.in);
+    snprintf(c.dlq, sizeof(c.dlq), "%s-dlq", c.in);
+    it_create_topic(c.in, PARTITIONS);
+    it_create_topic(c.out, PARTITIONS);
+    it_create_topic(c.dlq, PARTITIONS);
+    for (int i = 0; i < RECORDS; i++) {
+        snprintf(values[i], sizeof(values[i]), "%d", i);
+        snprintf(keys[i], sizeof(keys[i]), "k%d", i);
+        recs[i] = (it_outgoing){keys[i], values[i], strlen(values[i]), NULL};
+    }
+    it_publish(c.in, recs, RECORDS);
+    snprintf(buf, sizeof(buf), "g-%s", c.in);
+    cr_assert_eq(ncmp_config_set(cfg, "kafka.group.id", buf, &err), 0, "%s", err.msg);
+    role = (ncmp_pump_role){.name = "probe",
+                            .dlq_role = "probe-dlq-role",
+                            .input = c.in,
+                            .workers = 2,
+                            .batch_size = 7,
+                            .batch_wait_ms = 20,
+                            .handle = handle,
+                            .arg = &c};
+    cr_assert_eq(ncmp_pump_start(&pump, cfg, &role, &err), 0, "%s", err.msg);
+    snprintf(group, sizeof(group), "g-%s-probe", c.in);
+    for (int i = 0; i < 300 && it_committed_sum(group, c.in, PARTITIONS) < RECORDS; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(group, c.in, PARTITIONS), RECORDS,
+                 "committed past every record, whatever its verdict");
+    ncmp_pump_stop(pump);
+    cr_assert_eq(ncmp_pump_join(pump, &err), 0, "%s", err.msg);
+    ncmp_pump_destroy(pump);
+
+    cr_assert_eq(__atomic_load_n(&c.handled, __ATOMIC_SEQ_CST), RECORDS / 4);
+    nout = it_read_topic(c.out, RECORDS / 4, 30000, &out);
+    cr_assert_eq(nout, RECORDS / 4, "the SEND records, once each");
+    for (size_t i = 0; i < nout; i++) {
+        long v = strtol(out[i].value, NULL, 10);
+        cr_assert_eq(v % 4, 0, "%s was sent", out[i].value);
+        snprintf(buf, sizeof(buf), "k%ld", v);
+        cr_assert_str_eq(out[i].key, buf, "the route's key");
+    }
+    ndlq = it_read_topic(c.dlq, RECORDS / 4, 30000, &dlq);
+    cr_assert_eq(ndlq, RECORDS / 4, "the REJECT records, once each");
+    for (size_t i = 0; i < ndlq; i++) {
+        long v = strtol(dlq[i].value, NULL, 10);
+        char want[64];
+        cr_assert_eq(v % 4, 1, "%s was dead-lettered", dlq[i].value);
+        snprintf(want, sizeof(want), "record %ld is refused", v);
+        cr_assert_str_eq(it_record_header(&dlq[i], "dlq_reason", buf, sizeof(buf)), want);
+        cr_assert_str_eq(it_record_header(&dlq[i], "dlq_role", buf, sizeof(buf)), "probe-dlq-role");
+        cr_assert_str_eq(it_record_header(&dlq[i], "dlq_topic", buf, sizeof(buf)), c.in);
+    }
+    it_records_free(out, nout);
+    it_records_free(dlq, ndlq);
+    ncmp_config_destroy(cfg);
+}
+
+Test(pump, an_input_that_is_no_topic_name_is_refused_at_start)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_pump_role role = {.name = "probe", .input = "not a topic!", .handle = handle};
+    ncmp_pump *pump = NULL;
+    ncmp_err err;
+
+    cr_assert_eq(ncmp_pump_start(&pump, cfg, &role, &err), -1);
+    cr_assert_eq(err.cls, NCMP_ERR_FATAL);
+    cr_assert(strstr(err.msg, "not a topic!"), "%s", err.msg);
+    cr_assert_null(pump);
+    ncmp_config_destroy(cfg);
+}
