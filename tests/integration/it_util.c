@@ -523,3 +523,20 @@ int it_scratch_db_drop(const char *name)
     ncmp_db_close(admin);
     return rc;
 }
+
+int it_logged_port(const char *log_path)
+{
+    FILE *f = fopen(log_path, "r");
+    char line[1024];
+    int port = 0;
+
+    cr_assert_not_null(f, "no log %s", log_path);
+    while (!port && fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "listening on 127.0.0.1:");
+        if (p)
+            port = atoi(p + strlen("listening on 127.0.0.1:"));
+    }
+    fclose(f);
+    cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log_path);
+    return port;
+}

@@ -70,23 +70,6 @@ static void cps_cleanup(void)
 
 TestSuite(cps, .fini = cps_cleanup);
 
-static int logged_port(const char *log)
-{
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    int port = 0;
-
-    cr_assert_not_null(f, "no log %s", log);
-    while (!port && fgets(line, sizeof(line), f)) {
-        const char *p = strstr(line, "listening on 127.0.0.1:");
-        if (p)
-            port = atoi(p + strlen("listening on 127.0.0.1:"));
-    }
-    fclose(f);
-    cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log);
-    return port;
-}
-
 static cps_case *case_start(const char *name, const char *roles)
 {
     cps_case *c = &the_case;
@@ -120,7 +103,7 @@ static cps_case *case_start(const char *name, const char *roles)
         args[i] = c->flags[i];
     args[n] = NULL;
     c->pid = it_ncmpd_start(c->log, args);
-    c->port = logged_port(c->log);
+    c->port = it_logged_port(c->log);
     return c;
 }
 

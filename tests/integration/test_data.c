@@ -156,23 +156,6 @@ static void stub_start(data_case *c)
     snprintf(c->dmi, sizeof(c->dmi), "http://127.0.0.1:%d", p);
 }
 
-static int logged_port(const char *log)
-{
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    int port = 0;
-
-    cr_assert_not_null(f, "no log %s", log);
-    while (!port && fgets(line, sizeof(line), f)) {
-        const char *p = strstr(line, "listening on 127.0.0.1:");
-        if (p)
-            port = atoi(p + strlen("listening on 127.0.0.1:"));
-    }
-    fclose(f);
-    cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log);
-    return port;
-}
-
 static void flags_set(data_case *c)
 {
     int i = 0;
@@ -234,7 +217,7 @@ static data_case *case_start(const char *name)
         args[i] = c->flag[i];
     args[NFLAGS] = NULL;
     c->pid = it_ncmpd_start(c->log, args);
-    c->port = logged_port(c->log);
+    c->port = it_logged_port(c->log);
     /* the relay publishes lifecycle events once its recovery is over */
     for (int i = 0; !it_file_contains(c->log, "relaying lifecycle events"); i++) {
         cr_assert_lt(i, 600, "the lifecycle relay did not start; log %s", c->log);

@@ -64,24 +64,6 @@ static void rest_cleanup(void)
 
 TestSuite(rest, .fini = rest_cleanup);
 
-/* The port ncmpd logged ("listening on 127.0.0.1:<port>"). */
-static int logged_port(const char *log)
-{
-    FILE *f = fopen(log, "r");
-    char line[1024];
-    int port = 0;
-
-    cr_assert_not_null(f, "no log %s", log);
-    while (!port && fgets(line, sizeof(line), f)) {
-        const char *p = strstr(line, "listening on 127.0.0.1:");
-        if (p)
-            port = atoi(p + strlen("listening on 127.0.0.1:"));
-    }
-    fclose(f);
-    cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log);
-    return port;
-}
-
 /* Start ncmpd with the rest role (and `roles`), plus `extra` flags
  * (NULL-terminated, may be NULL). */
 static rest_case *case_start(const char *name, const char *roles, const char *const *extra)
@@ -117,7 +99,7 @@ static rest_case *case_start(const char *name, const char *roles, const char *co
         args[n++] = *e;
     args[n] = NULL;
     c->pid = it_ncmpd_start(c->log, args);
-    c->port = logged_port(c->log);
+    c->port = it_logged_port(c->log);
     cr_assert_eq(ncmp_db_open(&c->db, c->dburl, NULL, 10, &err), 0, "%s", err.msg);
     return c;
 }
