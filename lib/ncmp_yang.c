@@ -65,26 +65,7 @@ static LY_ERR set_import_cb(const char *mod_name, const char *mod_rev, const cha
     return LY_ENOTFOUND;
 }
 
-/* Does the source declare a submodule (first keyword after comments)? */
-static int is_submodule(const char *s)
-{
-    for (;;) {
-        while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-            s++;
-        if (s[0] == '/' && s[1] == '/') {
-            s = strchr(s, '\n');
-            if (!s)
-                return 0;
-        } else if (s[0] == '/' && s[1] == '*') {
-            s = strstr(s + 2, "*/");
-            if (!s)
-                return 0;
-            s += 2;
-        } else {
-            return strncmp(s, "submodule", 9) == 0;
-        }
-    }
-}
+static int is_submodule(const char *s);
 
 /* libyang's first error (the last says only that parsing failed), with
  * where it is ("Line number 12.") when libyang knows. */
@@ -223,6 +204,16 @@ static const char *next_token(const char *s, size_t *len)
     }
     *len = strcspn(s, " \t\r\n{};\"'");
     return s;
+}
+
+/* Does the source declare a submodule (its first keyword, after blanks
+ * and comments)? */
+static int is_submodule(const char *s)
+{
+    size_t len;
+    const char *t = next_token(s, &len);
+
+    return t && len == 9 && strncmp(t, "submodule", 9) == 0;
 }
 
 static int is_date(const char *t, size_t len)
