@@ -14,21 +14,10 @@ COMPOSE=$ROOT/compose/docker-compose.yml
 ENV_EXAMPLE=$ROOT/compose/ncmpd.env.example
 UNIT=$ROOT/compose/ncmpd.service
 DOCKERFILE=$ROOT/compose/Dockerfile
-pass=0 fail=0
+# shellcheck source=tests/scripts/check_lib.sh
+. "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-        echo "ok    $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL  $name"
-    fi
-}
 
 # The environment names of every option, from the generated reference.
 option_env_names() {
@@ -266,5 +255,4 @@ check "the Dockerfile runtime has every linked library" dockerfile_runtime_has_e
 check "the image runs ncmpd as a non-root user" dockerfile_runs_ncmpd_as_non_root
 check "the unit's stop timeout exceeds ncmpd's own" unit_stop_timeout_exceeds_shutdown_timeout
 check "systemd-analyze verify accepts the unit" systemd_accepts_the_unit
-echo "deploy: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary "deploy"

@@ -9,7 +9,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUN="$ROOT/run"
-pass=0 fail=0
+# shellcheck source=tests/scripts/check_lib.sh
+. "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
 up_dir=""
 # whatever way this ends, stop what `./run up` started and drop the scratch
@@ -22,18 +23,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM PIPE HUP
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-        echo "ok    $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL  $name"
-    fi
-}
 
 # doc_files: README.md and docs/*.md, relative to the root.
 doc_files() {
@@ -173,5 +162,4 @@ system_up_runs_examples() {
 
 check "every ./run command in the docs is listed by ./run --help" run_commands_are_listed
 check "every curl example of docs/rest.md answers, then down leaves nothing" system_up_runs_examples
-echo "docs: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary "docs"

@@ -6,21 +6,10 @@
 # their clients without a fabricated ncmpd config. Needs no services.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-pass=0 fail=0
+# shellcheck source=tests/scripts/check_lib.sh
+. "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-        echo "ok    $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL  $name"
-    fi
-}
 
 # calls_outside_wrapper DIR PATTERN: the C files under DIR's code folders,
 # but lib/ncmp_kafka.c, that match PATTERN (an extended regex); prints
@@ -72,5 +61,4 @@ check "nothing uses the legacy simple consumer" no_legacy_simple_consumer
 check "the check finds a call planted outside the wrapper" the_check_finds_a_planted_call
 check "lib/ncmp_kafka.h does not include the service config" wrapper_header_is_free_of_the_config
 check "tools, DMI stub and benchmarks use no ncmpd config" tools_make_clients_without_a_service_config
-echo "kafka clients: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary "kafka clients"

@@ -8,21 +8,10 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUN="$ROOT/run"
 FIX="$ROOT/tests/scripts/fixtures"
-pass=0 fail=0
+# shellcheck source=tests/scripts/check_lib.sh
+. "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-        echo "ok    $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL  $name"
-    fi
-}
 
 # has FILE LINE: FILE holds LINE exactly, as a whole line.
 has() {
@@ -148,5 +137,4 @@ check "the plot files appear" plots_appear
 check "the same input gives the same page" same_input_same_output
 check "without a scaling JSON: no plot, and it says so" without_scale_no_plot
 check "bad input is one clear error" bad_input_is_one_clear_error
-echo "report: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary "report"

@@ -6,21 +6,10 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUN="$ROOT/run"
-pass=0 fail=0
+# shellcheck source=tests/scripts/check_lib.sh
+. "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-
-check() {
-    local name=$1
-    shift
-    if "$@"; then
-        pass=$((pass + 1))
-        echo "ok    $name"
-    else
-        fail=$((fail + 1))
-        echo "FAIL  $name"
-    fi
-}
 
 help_lists_commands() {
     local out
@@ -83,5 +72,4 @@ check "unknown command fails" unknown_command_fails
 check "unknown benchmark fails" unknown_bench_fails
 check "taken port gives one clear line" taken_port_is_one_clear_line
 check "up then down leaves no process and no port" up_then_down_leaves_nothing
-echo "scripts: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+check_summary "scripts"
