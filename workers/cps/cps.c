@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cps_internal.h"
 #include "cps_schema.h"
 #include "health.h"
 #include "ncmp_buf.h"
@@ -13,20 +14,13 @@
 #include "rest.h"
 #include "rest_json.h"
 
-#define POOL_WAIT_MS 5000
-#define LIST_BLOCK   1000
-
-struct cps_api {
-    const ncmp_config *cfg;
-    rest_pool *pool;
-    cps_schema_cache *schemas;
-};
+#define LIST_BLOCK 1000
 
 /* --- helpers ------------------------------------------------------------- */
 
 /* The {v} of the path as a number: 1 or 2 (3 where `max` allows it);
  * anything else is answered 404 (no such path) and gives 0. */
-static int api_version(ncmp_http_request *req, int max)
+int cps_api_version(ncmp_http_request *req, int max)
 {
     const char *v = ncmp_http_param(req, "v");
     int n = v && v[0] == 'v' && v[1] >= '1' && v[1] <= '9' && !v[2] ? v[1] - '0' : 0;
@@ -40,7 +34,7 @@ static int api_version(ncmp_http_request *req, int max)
 
 /* CPS's names: no blanks, no characters that would need escaping in a
  * path or an xpath. Answers 400 and returns -1 otherwise. */
-static int name_valid(ncmp_http_request *req, const char *what, const char *name)
+int cps_name_valid(ncmp_http_request *req, const char *what, const char *name)
 {
     char details[256];
 
@@ -61,12 +55,9 @@ static int name_valid(ncmp_http_request *req, const char *what, const char *name
     return -1;
 }
 
-static void respond_error(ncmp_http_request *req, int status, const char *message, const char *fmt,
-                          ...) __attribute__((format(printf, 4, 5)));
-
 /* CPS's error body with details from a format. */
-static void respond_error(ncmp_http_request *req, int status, const char *message, const char *fmt,
-                          ...)
+void cps_respond_error(ncmp_http_request *req, int status, const char *message, const char *fmt,
+                       ...)
 {
     char details[512];
     va_list ap;
@@ -79,13 +70,13 @@ static void respond_error(ncmp_http_request *req, int status, const char *messag
 
 /* Run one statement (autocommit) on a pooled connection. On failure the
  * request is answered and -1 returned. *res is the caller's. */
-static int run_one(ncmp_http_request *req, cps_api *api, const char *sql, int nparams,
-                   const char *const *params, PGresult **res)
+int cps_run_one(ncmp_http_request *req, cps_api *api, const char *sql, int nparams,
+                const char *const *params, PGresult **res)
 {
     ncmp_db *db = NULL;
     ncmp_err err;
 
-    if (rest_pool_get(api->pool, POOL_WAIT_MS, &db, &err) != 0) {
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
         return -1;
     }
@@ -99,7 +90,7 @@ static int run_one(ncmp_http_request *req, cps_api *api, const char *sql, int np
 }
 
 /* 201 Created: v1 answers the name as text, v2 nothing. */
-static void respond_created(ncmp_http_request *req, int version, const char *name)
+void cps_respond_created(ncmp_http_request *req, int version, const char *name)
 {
     if (version == 1)
         ncmp_http_respond(req, 201, "text/plain", name, strlen(name));
@@ -123,18 +114,18 @@ static void h_dataspace_create(ncmp_http_request *req, void *arg)
     static const char sql[] =
         "INSERT INTO dataspace (name) VALUES ($1) ON CONFLICT DO NOTHING RETURNING id";
     const char *name = ncmp_http_query(req, "dataspace-name");
-    int v = api_version(req, 2);
+    int v = cps_api_version(req, 2);
     PGresult *res = NULL;
 
-    if (!v || name_valid(req, "dataspace-name", name) != 0 ||
-        run_one(req, arg, sql, 1, &name, &res) != 0)
+    if (!v || cps_name_valid(req, "dataspace-name", name) != 0 ||
+        cps_run_one(req, arg, sql, 1, &name, &res) != 0)
         return;
     if (PQntuples(res) == 0) {
         char details[512];
         snprintf(details, sizeof(details), "Dataspace with name %s already exists.", name);
         ncmp_http_respond_error(req, 409, "Already defined exception", details);
     } else {
-        respond_created(req, v, name);
+        cps_respond_created(req, v, name);
     }
     PQclear(res);
 }
@@ -158,12 +149,12 @@ static void h_dataspace_delete(ncmp_http_request *req, void *arg)
     PGresult *res = NULL;
     char details[512];
 
-    if (!api_version(req, 2) || name_valid(req, "dataspace-name", name) != 0 ||
-        run_one(req, arg, sql, 1, &name, &res) != 0)
+    if (!cps_api_version(req, 2) || cps_name_valid(req, "dataspace-name", name) != 0 ||
+        cps_run_one(req, arg, sql, 1, &name, &res) != 0)
         return;
     if (PQntuples(res) == 0) {
-        respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                      name);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          name);
     } else if (strcmp(PQgetvalue(res, 0, 0), "t") == 0 || strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
         snprintf(details, sizeof(details), "Dataspace with name %s is being referenced by %s.",
                  name, strcmp(PQgetvalue(res, 0, 0), "t") == 0 ? "Anchor(s)" : "Schema Set(s)");
@@ -179,7 +170,7 @@ static void h_dataspace_list(ncmp_http_request *req, void *arg)
 {
     cps_api *api = arg;
 
-    if (api_version(req, 2))
+    if (cps_api_version(req, 2))
         rest_db_stream_array(req, api->pool,
                              "SELECT json_build_object('name', name)::text FROM dataspace"
                              " ORDER BY name",
@@ -194,11 +185,11 @@ static void h_dataspace_get(ncmp_http_request *req, void *arg)
     const char *name = ncmp_http_param(req, "dataspace");
     PGresult *res = NULL;
 
-    if (!api_version(req, 2) || run_one(req, arg, sql, 1, &name, &res) != 0)
+    if (!cps_api_version(req, 2) || cps_run_one(req, arg, sql, 1, &name, &res) != 0)
         return;
     if (PQntuples(res) == 0)
-        respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                      name);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          name);
     else
         respond_row(res, req);
     PQclear(res);
@@ -206,18 +197,18 @@ static void h_dataspace_get(ncmp_http_request *req, void *arg)
 
 /* Does dataspace `name` exist? Answers 404 (or the error) and returns 0
  * when not. */
-static int dataspace_exists(ncmp_http_request *req, cps_api *api, const char *name)
+int cps_dataspace_exists(ncmp_http_request *req, cps_api *api, const char *name)
 {
     PGresult *res = NULL;
     int found;
 
-    if (run_one(req, api, "SELECT 1 FROM dataspace WHERE name = $1", 1, &name, &res) != 0)
+    if (cps_run_one(req, api, "SELECT 1 FROM dataspace WHERE name = $1", 1, &name, &res) != 0)
         return 0;
     found = PQntuples(res) > 0;
     PQclear(res);
     if (!found)
-        respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                      name);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          name);
     return found;
 }
 
@@ -240,7 +231,7 @@ static void schema_set_store(ncmp_http_request *req, cps_api *api, int version,
     int created = 0;
     char details[512];
 
-    if (rest_pool_get(api->pool, POOL_WAIT_MS, &db, &err) != 0) {
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
         return;
     }
@@ -250,15 +241,15 @@ static void schema_set_store(ncmp_http_request *req, cps_api *api, int version,
         goto failed;
     if (PQntuples(res) == 0) {
         ncmp_db_rollback(db);
-        respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                      dataspace);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          dataspace);
         goto cleanup;
     }
     if (cps_schema_store(db, PQgetvalue(res, 0, 0), name, src, &created, &err) != 0 ||
         ncmp_db_commit(db, &err) != 0)
         goto failed;
     if (created) {
-        respond_created(req, version, name);
+        cps_respond_created(req, version, name);
     } else {
         snprintf(details, sizeof(details),
                  "Schema Set with name %s already exists in dataspace %s.", name, dataspace);
@@ -279,7 +270,7 @@ static void h_schema_set_create(ncmp_http_request *req, void *arg)
 {
     const char *dataspace = ncmp_http_param(req, "dataspace");
     const char *name = ncmp_http_query(req, "schema-set-name");
-    int v = api_version(req, 2);
+    int v = cps_api_version(req, 2);
     ncmp_multipart_part *parts = NULL;
     size_t nparts = 0, len;
     const char *body = ncmp_http_body(req, &len);
@@ -288,7 +279,7 @@ static void h_schema_set_create(ncmp_http_request *req, void *arg)
     struct ly_ctx *ctx = NULL;
     ncmp_err err;
 
-    if (!v || name_valid(req, "schema-set-name", name) != 0)
+    if (!v || cps_name_valid(req, "schema-set-name", name) != 0)
         return;
     if (ncmp_multipart_parse(ncmp_http_header(req, "Content-Type"), body, len, &parts, &nparts,
                              &err) != 0) {
@@ -320,7 +311,7 @@ static void h_schema_set_list(ncmp_http_request *req, void *arg)
     cps_api *api = arg;
     const char *dataspace = ncmp_http_param(req, "dataspace");
 
-    if (api_version(req, 2) && dataspace_exists(req, api, dataspace))
+    if (cps_api_version(req, 2) && cps_dataspace_exists(req, api, dataspace))
         rest_db_stream_array(req, api->pool,
                              "SELECT " SCHEMA_SET_JSON " FROM schema_set s"
                              " JOIN dataspace d ON d.id = s.dataspace_id WHERE d.name = $1"
@@ -334,16 +325,16 @@ static void h_schema_set_get(ncmp_http_request *req, void *arg)
     const char *params[2] = {ncmp_http_param(req, "dataspace"), ncmp_http_param(req, "schema-set")};
     PGresult *res = NULL;
 
-    if (!api_version(req, 2) ||
-        run_one(req, arg,
-                "SELECT " SCHEMA_SET_JSON " FROM schema_set s JOIN dataspace d"
-                " ON d.id = s.dataspace_id WHERE d.name = $1 AND s.name = $2",
-                2, params, &res) != 0)
+    if (!cps_api_version(req, 2) ||
+        cps_run_one(req, arg,
+                    "SELECT " SCHEMA_SET_JSON " FROM schema_set s JOIN dataspace d"
+                    " ON d.id = s.dataspace_id WHERE d.name = $1 AND s.name = $2",
+                    2, params, &res) != 0)
         return;
     if (PQntuples(res) == 0)
-        respond_error(req, 404, "Schema Set not found",
-                      "Schema Set with name %s was not found for dataspace %s.", params[1],
-                      params[0]);
+        cps_respond_error(req, 404, "Schema Set not found",
+                          "Schema Set with name %s was not found for dataspace %s.", params[1],
+                          params[0]);
     else
         respond_row(res, req);
     PQclear(res);
@@ -372,7 +363,7 @@ static void h_schema_set_delete(ncmp_http_request *req, void *arg)
     int cascade;
     char details[512];
 
-    if (!api_version(req, 2))
+    if (!cps_api_version(req, 2))
         return;
     if (ncmp_http_query_bool(req, "cascade", 0, &cascade) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid query parameter",
@@ -380,12 +371,12 @@ static void h_schema_set_delete(ncmp_http_request *req, void *arg)
         return;
     }
     params[2] = cascade ? "true" : "false";
-    if (run_one(req, api, sql, 3, params, &res) != 0)
+    if (cps_run_one(req, api, sql, 3, params, &res) != 0)
         return;
     if (PQntuples(res) == 0) {
-        respond_error(req, 404, "Schema Set not found",
-                      "Schema Set with name %s was not found for dataspace %s.", params[1],
-                      params[0]);
+        cps_respond_error(req, 404, "Schema Set not found",
+                          "Schema Set with name %s was not found for dataspace %s.", params[1],
+                          params[0]);
     } else if (!cascade && strcmp(PQgetvalue(res, 0, 1), "t") == 0) {
         snprintf(details, sizeof(details),
                  "Schema Set with name %s in dataspace %s is having Anchor records associated.",
@@ -417,27 +408,27 @@ static void h_anchor_create(ncmp_http_request *req, void *arg)
     const char *params[3] = {ncmp_http_param(req, "dataspace"),
                              ncmp_http_query(req, "schema-set-name"),
                              ncmp_http_query(req, "anchor-name")};
-    int v = api_version(req, 2);
+    int v = cps_api_version(req, 2);
     PGresult *res = NULL;
     char details[512];
 
-    if (!v || name_valid(req, "schema-set-name", params[1]) != 0 ||
-        name_valid(req, "anchor-name", params[2]) != 0 ||
-        run_one(req, arg, sql, 3, params, &res) != 0)
+    if (!v || cps_name_valid(req, "schema-set-name", params[1]) != 0 ||
+        cps_name_valid(req, "anchor-name", params[2]) != 0 ||
+        cps_run_one(req, arg, sql, 3, params, &res) != 0)
         return;
     if (PQntuples(res) == 0) {
-        respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                      params[0]);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          params[0]);
     } else if (strcmp(PQgetvalue(res, 0, 0), "t") != 0) {
-        respond_error(req, 404, "Schema Set not found",
-                      "Schema Set with name %s was not found for dataspace %s.", params[1],
-                      params[0]);
+        cps_respond_error(req, 404, "Schema Set not found",
+                          "Schema Set with name %s was not found for dataspace %s.", params[1],
+                          params[0]);
     } else if (strcmp(PQgetvalue(res, 0, 1), "0") == 0) {
         snprintf(details, sizeof(details), "Anchor with name %s already exists in dataspace %s.",
                  params[2], params[0]);
         ncmp_http_respond_error(req, 409, "Already defined exception", details);
     } else {
-        respond_created(req, v, params[2]);
+        cps_respond_created(req, v, params[2]);
     }
     PQclear(res);
 }
@@ -449,17 +440,17 @@ static void h_anchor_list(ncmp_http_request *req, void *arg)
     const char *params[2] = {ncmp_http_param(req, "dataspace"),
                              ncmp_http_query(req, "schema-set-names")};
 
-    if (api_version(req, 2) && dataspace_exists(req, api, params[0]))
+    if (cps_api_version(req, 2) && cps_dataspace_exists(req, api, params[0]))
         rest_db_stream_array(req, api->pool,
                              "SELECT " ANCHOR_JSON " WHERE d.name = $1 AND ($2::text IS NULL"
                              " OR s.name = ANY (string_to_array($2, ','))) ORDER BY a.name",
                              2, params, LIST_BLOCK, rest_json_raw_row);
 }
 
-static void anchor_not_found(ncmp_http_request *req, const char *dataspace, const char *anchor)
+void cps_anchor_not_found(ncmp_http_request *req, const char *dataspace, const char *anchor)
 {
-    respond_error(req, 404, "Anchor not found",
-                  "Anchor with name %s does not exist in dataspace %s.", anchor, dataspace);
+    cps_respond_error(req, 404, "Anchor not found",
+                      "Anchor with name %s does not exist in dataspace %s.", anchor, dataspace);
 }
 
 /* GET /cps/api/{v}/dataspaces/{dataspace}/anchors/{anchor} */
@@ -468,12 +459,12 @@ static void h_anchor_get(ncmp_http_request *req, void *arg)
     const char *params[2] = {ncmp_http_param(req, "dataspace"), ncmp_http_param(req, "anchor")};
     PGresult *res = NULL;
 
-    if (!api_version(req, 2) ||
-        run_one(req, arg, "SELECT " ANCHOR_JSON " WHERE d.name = $1 AND a.name = $2", 2, params,
-                &res) != 0)
+    if (!cps_api_version(req, 2) ||
+        cps_run_one(req, arg, "SELECT " ANCHOR_JSON " WHERE d.name = $1 AND a.name = $2", 2, params,
+                    &res) != 0)
         return;
     if (PQntuples(res) == 0)
-        anchor_not_found(req, params[0], params[1]);
+        cps_anchor_not_found(req, params[0], params[1]);
     else
         respond_row(res, req);
     PQclear(res);
@@ -488,10 +479,10 @@ static void h_anchor_delete(ncmp_http_request *req, void *arg)
     const char *params[2] = {ncmp_http_param(req, "dataspace"), ncmp_http_param(req, "anchor")};
     PGresult *res = NULL;
 
-    if (!api_version(req, 2) || run_one(req, arg, sql, 2, params, &res) != 0)
+    if (!cps_api_version(req, 2) || cps_run_one(req, arg, sql, 2, params, &res) != 0)
         return;
     if (PQntuples(res) == 0)
-        anchor_not_found(req, params[0], params[1]);
+        cps_anchor_not_found(req, params[0], params[1]);
     else
         ncmp_http_respond(req, 204, NULL, "", 0);
     PQclear(res);
@@ -529,6 +520,7 @@ void cps_api_routes_add(cps_api *api, ncmp_http_server *s)
     ncmp_http_route(s, "DELETE", P "/dataspaces/{dataspace}/anchors/{anchor}", h_anchor_delete,
                     api);
 #undef P
+    cps_data_routes_add(api, s);
 }
 
 void cps_api_destroy(cps_api *api)

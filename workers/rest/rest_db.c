@@ -116,11 +116,11 @@ static const char SQL_BEGIN[] = "BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC';"
 typedef struct db_stream {
     rest_pool *pool;
     ncmp_db *db; /* NULL once given back */
-    rest_row_fn fmt;
+    const rest_stream_ops *ops;
+    void *state;
     int block_rows;
     int last_block;   /* the last FETCH returned fewer rows than asked */
-    int emitted;      /* a row is out: the next one needs a ',' */
-    int closed;       /* the ']' is in `pending` */
+    int closed;       /* the tail is in `pending` */
     ncmp_buf pending; /* formatted, not yet sent */
     size_t sent;      /* bytes of `pending` already sent */
 } db_stream;
@@ -139,8 +139,9 @@ static void stream_release(db_stream *st, int commit)
     st->db = NULL;
 }
 
-/* FETCH the next block and format it into `pending`. */
-static int stream_fetch(db_stream *st, ncmp_err *err)
+/* FETCH the next block and format it into `pending`; *rows is how many
+ * came. */
+static int stream_fetch(db_stream *st, int *rows, ncmp_err *err)
 {
     char sql[64];
     PGresult *res = NULL;
@@ -150,19 +151,17 @@ static int stream_fetch(db_stream *st, ncmp_err *err)
     if (ncmp_db_query(st->db, sql, 0, NULL, &res, err) != 0)
         return -1;
     n = PQntuples(res);
-    for (int i = 0; i < n; i++) {
-        if (st->emitted)
-            ncmp_buf_append_char(&st->pending, ',');
-        st->fmt(res, i, &st->pending);
-        st->emitted = 1;
-    }
+    for (int i = 0; i < n; i++)
+        st->ops->row(st->state, res, i, &st->pending);
     PQclear(res);
     st->last_block = n < st->block_rows;
     if (st->last_block) {
-        ncmp_buf_append_char(&st->pending, ']');
+        st->ops->tail(st->state, &st->pending);
         st->closed = 1;
         stream_release(st, 1);
     }
+    if (rows)
+        *rows = n;
     return 0;
 }
 
@@ -185,7 +184,7 @@ static ssize_t stream_next(void *arg, char *buf, size_t max)
             break;
         ncmp_buf_reset(&st->pending);
         st->sent = 0;
-        if (stream_fetch(st, &err) != 0) {
+        if (stream_fetch(st, NULL, &err) != 0) {
             log_warn("rest", "streamed answer cut: %s", err.msg);
             stream_release(st, 0);
             return -1;
@@ -200,13 +199,15 @@ static void stream_free(void *arg)
 
     stream_release(st, 0);
     ncmp_buf_free(&st->pending);
+    if (st->ops->free)
+        st->ops->free(st->state);
     free(st);
 }
 
 /* BEGIN, DECLARE the cursor, FETCH the first block: what can fail for a
  * reason the client should hear about fails here, before the first byte. */
 static int stream_open(db_stream *st, const char *sql, int nparams, const char *const *params,
-                       ncmp_err *err)
+                       int *rows, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
     int rc;
@@ -219,26 +220,72 @@ static int stream_open(db_stream *st, const char *sql, int nparams, const char *
     ncmp_buf_free(&declare);
     if (rc != 0)
         return -1;
-    ncmp_buf_append_char(&st->pending, '[');
-    return stream_fetch(st, err);
+    st->ops->head(st->state, &st->pending);
+    return stream_fetch(st, rows, err);
 }
 
-void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                          const char *const *params, int block_rows, rest_row_fn fmt)
+void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state)
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
+    int rows = 0;
     ncmp_err err;
 
     st->pool = pool;
     st->block_rows = block_rows;
-    st->fmt = fmt;
+    st->ops = ops;
+    st->state = state;
     if (rest_pool_get(pool, POOL_WAIT_MS, &st->db, &err) != 0 ||
-        stream_open(st, sql, nparams, params, &err) != 0) {
+        stream_open(st, sql, nparams, params, &rows, &err) != 0) {
         stream_free(st);
         rest_db_answer_error(req, &err);
         return;
     }
+    if (rows == 0 && ops->empty && ops->empty(state, req)) {
+        stream_free(st);
+        return;
+    }
     ncmp_http_respond_stream(req, 200, "application/json", 64 * 1024, stream_next, st, stream_free);
+}
+
+/* A JSON array of rows, each written by a rest_row_fn. */
+typedef struct array_state {
+    rest_row_fn fmt;
+    int emitted; /* a row is out: the next one needs a ',' */
+} array_state;
+
+static void array_head(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    ncmp_buf_append_char(out, '[');
+}
+
+static void array_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    array_state *a = arg;
+
+    if (a->emitted)
+        ncmp_buf_append_char(out, ',');
+    a->fmt(res, row, out);
+    a->emitted = 1;
+}
+
+static void array_tail(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    ncmp_buf_append_char(out, ']');
+}
+
+static const rest_stream_ops array_ops = {array_head, array_row, array_tail, NULL, free};
+
+void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                          const char *const *params, int block_rows, rest_row_fn fmt)
+{
+    array_state *a = ncmp_xcalloc(1, sizeof(*a));
+
+    a->fmt = fmt;
+    rest_db_stream(req, pool, sql, nparams, params, block_rows, &array_ops, a);
 }
 
 static int query_one(ncmp_db *db, const char *sql, int nparams, const char *const *params,

@@ -45,6 +45,25 @@ typedef void (*rest_row_fn)(const PGresult *res, int row, ncmp_buf *out);
 void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
                           const char *const *params, int block_rows, rest_row_fn fmt);
 
+/* A streamed answer of any shape: `head` before the first row, `row` for
+ * each, `tail` after the last, all appending to the body. `empty`, when
+ * set, is asked when the query returned no row at all: it may answer the
+ * request itself (a 404) and return 1, or return 0 to send head and tail.
+ * `free` (may be NULL) releases the state when the answer is done. */
+typedef struct rest_stream_ops {
+    void (*head)(void *state, ncmp_buf *out);
+    void (*row)(void *state, const PGresult *res, int row, ncmp_buf *out);
+    void (*tail)(void *state, ncmp_buf *out);
+    int (*empty)(void *state, ncmp_http_request *req);
+    void (*free)(void *state);
+} rest_stream_ops;
+
+/* rest_db_stream_array with the body written by `ops` on `state` (owned
+ * by the stream from here on: ops->free releases it in every case). */
+void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state);
+
 /* Run `sql` expecting at most one row; answer 200 with it written by
  * `fmt`, or call `missing(req, arg)` when there is no row. */
 void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,

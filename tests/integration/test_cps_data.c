@@ -1,0 +1,517 @@
+/*
+ * The CPS store's data API over HTTP against ncmpd running the cps role
+ * on a scratch database: the Open ROADM model and device of CPS's own
+ * performance tests (copies in tests/data/openroadm), and a small model
+ * written here for typed leaves, leaf-lists and XML.
+ */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "it_cps.h"
+#include "it_util.h"
+#include "ncmp_buf.h"
+
+TestSuite(cps_data, .fini = it_cps_cleanup);
+
+#define DS  "/cps/api/v2/dataspaces/ds"
+#define AN  DS "/anchors/a1"
+#define DEV "/openroadm-devices/openroadm-device"
+
+static const char GARDEN[] = "module garden {\n"
+                             "  yang-version 1.1;\n"
+                             "  namespace \"urn:garden\";\n"
+                             "  prefix g;\n"
+                             "  revision 2024-03-03;\n"
+                             "  container garden {\n"
+                             "    leaf name { type string; }\n"
+                             "    leaf open { type boolean; }\n"
+                             "    leaf-list tags { type string; }\n"
+                             "    list bed { key \"row col\";\n"
+                             "      leaf row { type uint8; }\n"
+                             "      leaf col { type string; }\n"
+                             "      leaf area { type decimal64 { fraction-digits 2; } }\n"
+                             "      container soil { leaf ph { type int16; } }\n"
+                             "    }\n"
+                             "  }\n"
+                             "}\n";
+
+static char *read_source_file(const char *rel, size_t *len)
+{
+    char path[1024];
+    FILE *f;
+    char *data;
+    long n;
+
+    snprintf(path, sizeof(path), "%s/%s", NCMP_SOURCE_DIR, rel);
+    f = fopen(path, "rb");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    data = malloc((size_t)n + 1);
+    cr_assert_eq(fread(data, 1, (size_t)n, f), (size_t)n);
+    data[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = (size_t)n;
+    return data;
+}
+
+/* `n` Open ROADM devices made from the sample, ids C201-7-1A-<first..>,
+ * as the elements of a JSON array (no brackets). */
+static void devices(ncmp_buf *out, int first, int n)
+{
+    char *sample = read_source_file("tests/data/openroadm/device.json", NULL);
+    const char *mark = strstr(sample, "NODE_ID_HERE");
+
+    cr_assert_not_null(mark);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            ncmp_buf_append_char(out, ',');
+        ncmp_buf_append(out, sample, (size_t)(mark - sample));
+        ncmp_buf_appendf(out, "%d", first + i);
+        ncmp_buf_append_str(out, mark + strlen("NODE_ID_HERE"));
+    }
+    free(sample);
+}
+
+static void send_json(cps_case *c, const char *method, const char *path, const char *json,
+                      long status, const char *needle)
+{
+    reply r;
+
+    it_cps_send(c, method, path, NULL, NULL, json, strlen(json), &r);
+    cr_expect_eq(r.status, status, "%s %s: %ld, expected %ld: %s", method, path, r.status, status,
+                 r.body.data ? r.body.data : "");
+    if (needle)
+        cr_expect(r.body.data && strstr(r.body.data, needle), "%s %s: no '%s' in %s", method, path,
+                  needle, r.body.data ? r.body.data : "(empty)");
+    ncmp_buf_free(&r.body);
+}
+
+/* The number of containers and list entries in a JSON answer (objects
+ * below the top). */
+static int count_nodes(json_object *o)
+{
+    int n = 0;
+
+    if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v)
+        {
+            (void)k;
+            if (json_object_is_type(v, json_type_object))
+                n += 1 + count_nodes(v);
+            else if (json_object_is_type(v, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(v); i++) {
+                    json_object *e = json_object_array_get_idx(v, i);
+                    if (json_object_is_type(e, json_type_object))
+                        n += 1 + count_nodes(e);
+                }
+        }
+    }
+    return n;
+}
+
+/* GET `path`; expects 200 and returns the parsed body (caller puts). */
+static json_object *get_json(cps_case *c, const char *path)
+{
+    reply r;
+    json_object *o;
+
+    it_cps_call(c, "GET", path, NULL, &r);
+    cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body.data);
+    o = json_tokener_parse(r.body.data);
+    cr_assert_not_null(o, "GET %s: not JSON: %.300s", path, r.body.data);
+    ncmp_buf_free(&r.body);
+    return o;
+}
+
+static int count_at(cps_case *c, const char *path)
+{
+    json_object *o = get_json(c, path);
+    int n = count_nodes(o);
+
+    json_object_put(o);
+    return n;
+}
+
+/* A case with dataspace ds, the Open ROADM schema set and anchor a1. */
+static cps_case *openroadm_case(const char *name)
+{
+    cps_case *c = it_cps_start(name, "cps");
+    char zip[1024];
+
+    snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=or&anchor-name=a1", NULL, 201, NULL);
+    return c;
+}
+
+static void post_devices(cps_case *c, int first, int n, long status)
+{
+    ncmp_buf body = NCMP_BUF_INIT;
+
+    ncmp_buf_append_str(&body, "{\"openroadm-devices\":{\"openroadm-device\":[");
+    devices(&body, first, n);
+    ncmp_buf_append_str(&body, "]}}");
+    send_json(c, "POST", AN "/nodes?xpath=/", body.data, status, NULL);
+    ncmp_buf_free(&body);
+}
+
+/* CPS's own data, posted as CPS posts it (no module prefix), read back
+ * whole and in parts, then changed by every kind of write. */
+Test(cps_data, openroadm_devices_through_every_write, .timeout = 180)
+{
+    cps_case *c = openroadm_case("cps_data_rw");
+    ncmp_buf body = NCMP_BUF_INIT;
+    json_object *o, *dev, *v;
+
+    post_devices(c, 0, 3, 201);
+    /* 1 + 3 devices of 86 nodes each */
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 3 * 86);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/openroadm-devices"
+                             "&descendants=direct"),
+                 1 + 3);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/openroadm-devices"),
+                 1);
+
+    /* one device by its key (either quote), with the module's prefix on top */
+    o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=" DEV
+                    "%5B@device-id=%22C201-7-1A-1%22%5D&descendants=all");
+    cr_assert(json_object_object_get_ex(o, "owbiv2:openroadm-device", &dev), "%s",
+              json_object_to_json_string(o));
+    cr_expect_eq(count_nodes(o), 86);
+    cr_assert(json_object_object_get_ex(dev, "ne-state", &v));
+    cr_expect_str_eq(json_object_get_string(v), "inservice");
+    json_object_put(o);
+
+    /* PATCH: the device's own leaves only */
+    send_json(c, "PATCH", AN "/nodes?xpath=/openroadm-devices",
+              "{\"openroadm-device\":[{\"device-id\":\"C201-7-1A-1\",\"status\":\"fail\"}]}", 200,
+              NULL);
+    o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=" DEV
+                    "%5B@device-id='C201-7-1A-1'%5D&descendants=all");
+    json_object_object_get_ex(o, "owbiv2:openroadm-device", &dev);
+    cr_assert(json_object_object_get_ex(dev, "status", &v));
+    cr_expect_str_eq(json_object_get_string(v), "fail");
+    cr_expect_eq(count_nodes(o), 86, "PATCH must not touch the subtree");
+    json_object_put(o);
+    /* PATCH of a node that does not exist: 404, nothing changed */
+    send_json(c, "PATCH", AN "/nodes?xpath=/openroadm-devices",
+              "{\"openroadm-device\":[{\"device-id\":\"nobody\",\"status\":\"fail\"}]}", 404,
+              "DataNode not found");
+
+    /* PUT: the device and its subtree replaced by the payload */
+    send_json(c, "PUT", AN "/nodes?xpath=/openroadm-devices",
+              "{\"openroadm-device\":[{\"device-id\":\"C201-7-1A-1\",\"ne-state\":\"inservice\"}]}",
+              200, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=" DEV
+                             "%5B@device-id='C201-7-1A-1'%5D&descendants=all"),
+                 1);
+    it_cps_expect(c, "GET",
+                  "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=" DEV
+                  "%5B@device-id='C201-7-1A-1'%5D/org-openroadm-device",
+                  NULL, 404, "DataNode not found");
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 2 * 86 + 1);
+
+    /* list-nodes: add one, then replace the list's whole content */
+    ncmp_buf_append_str(&body, "{\"openroadm-device\":[");
+    devices(&body, 7, 1);
+    ncmp_buf_append_str(&body, "]}");
+    send_json(c, "POST", AN "/list-nodes?xpath=/openroadm-devices", body.data, 201, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=" DEV), 4);
+    send_json(c, "POST", AN "/list-nodes?xpath=/openroadm-devices", "{\"openroadm-devices\":{}}",
+              400, NULL);
+    send_json(c, "PUT", AN "/list-nodes?xpath=/openroadm-devices", body.data, 200, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 86);
+
+    /* DELETE: a subtree, a whole list, the root */
+    it_cps_expect(c, "DELETE",
+                  AN "/nodes?xpath=" DEV "%5B@device-id='C201-7-1A-7'%5D/org-openroadm-device",
+                  NULL, 204, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 1);
+    it_cps_expect(c, "DELETE", AN "/nodes?xpath=" DEV, NULL, 204, NULL);
+    it_cps_expect(c, "DELETE", AN "/nodes?xpath=" DEV, NULL, 404, NULL);
+    it_cps_expect(c, "DELETE", AN "/nodes?xpath=/", NULL, 204, NULL);
+    o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all");
+    cr_expect_eq(json_object_object_length(o), 0);
+    json_object_put(o);
+    ncmp_buf_free(&body);
+    it_cps_fini(c);
+}
+
+/* Leaves come back with their YANG types (numbers, booleans, leaf-lists);
+ * XML is accepted; v1, v2 and v3 answer in their own shapes. */
+Test(cps_data, typed_leaves_xml_and_api_versions, .timeout = 120)
+{
+    cps_case *c = it_cps_start("cps_data_types", "cps");
+    char path[512];
+    reply r;
+    json_object *o, *g, *v;
+
+    it_cps_temp_path(path, sizeof(path), c, "garden.yang");
+    it_cps_write_file(path, GARDEN);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=g", path, 201, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=g&anchor-name=a1", NULL, 201, NULL);
+    send_json(c, "POST", AN "/nodes?xpath=/",
+              "{\"garden\":{\"name\":\"it's\",\"open\":true,\"tags\":[\"b\",\"a\"],"
+              "\"bed\":[{\"row\":1,\"col\":\"x/y\",\"area\":\"2.5\",\"soil\":{\"ph\":-3}}]}}",
+              201, NULL);
+    o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden&descendants=all");
+    cr_assert(json_object_object_get_ex(o, "g:garden", &g), "%s", json_object_to_json_string(o));
+    cr_assert(json_object_object_get_ex(g, "open", &v));
+    cr_expect(json_object_is_type(v, json_type_boolean));
+    cr_assert(json_object_object_get_ex(g, "tags", &v));
+    cr_expect_eq(json_object_array_length(v), 2);
+    cr_assert(json_object_object_get_ex(g, "bed", &v));
+    v = json_object_array_get_idx(v, 0);
+    cr_assert(json_object_object_get_ex(v, "row", &g));
+    cr_expect(json_object_is_type(g, json_type_int));
+    cr_assert(json_object_object_get_ex(v, "area", &g));
+    cr_expect(json_object_is_type(g, json_type_double));
+    json_object_put(o);
+
+    /* the entry by both keys, in the other order, with a '/' in a value */
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/"
+                             "bed%5B@col='x/y'%20and%20@row=1%5D/soil"),
+                 1);
+    /* v2: a list of {name: node}; v1: the node */
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/ds/anchors/a1/node?xpath=/garden", NULL, 200,
+                  "[{\"g:garden\":{");
+    it_cps_expect(c, "GET", "/cps/api/v1/dataspaces/ds/anchors/a1/node?xpath=/garden", NULL, 200,
+                  "{\"g:garden\":{");
+    it_cps_expect(c, "GET", "/cps/api/v4/dataspaces/ds/anchors/a1/node?xpath=/garden", NULL, 404,
+                  NULL);
+
+    /* XML in */
+    {
+        static const char xml[] = "<bed xmlns=\"urn:garden\"><row>2</row><col>z</col></bed>";
+        it_cps_send(c, "POST", AN "/list-nodes?xpath=/garden", NULL, "application/xml", xml,
+                    strlen(xml), &r);
+        cr_expect_eq(r.status, 201, "%s", r.body.data);
+        ncmp_buf_free(&r.body);
+    }
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
+
+    /* dry-run: validated, not stored */
+    send_json(c, "POST", AN "/list-nodes?xpath=/garden&dry-run=true",
+              "{\"bed\":[{\"row\":3,\"col\":\"q\"}]}", 200, NULL);
+    send_json(c, "POST", AN "/list-nodes?xpath=/garden&dry-run=true",
+              "{\"bed\":[{\"row\":300,\"col\":\"q\"}]}", 400, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
+    it_cps_fini(c);
+}
+
+/* Data the model refuses is a 400 with libyang's reason, and nothing of
+ * the payload is stored. */
+Test(cps_data, invalid_data_is_400_and_stores_nothing, .timeout = 120)
+{
+    cps_case *c = openroadm_case("cps_data_invalid");
+    static const struct {
+        const char *xpath, *body, *needle;
+    } bad[] = {
+        {"/",
+         "{\"openroadm-devices\":{\"openroadm-device\":[{\"device-id\":\"x\","
+         "\"ne-state\":\"sideways\"}]}}",
+         "sideways"},
+        {"/", "{\"openroadm-devices\":{\"openroadm-device\":[{\"device-id\":\"x\",\"nosuch\":1}]}}",
+         "nosuch"},
+        {"/", "{\"openroadm-devices\":{\"openroadm-device\":[{\"ne-state\":\"inservice\"}]}}",
+         NULL},
+        {"/", "{\"no-such-top\":{}}", NULL},
+        {"/", "{\"openroadm-devices\":", NULL},
+        {"/", "[1,2]", NULL},
+        {"/openroadm-devices", "{\"openroadm-device\":[{\"device-id\":\"y\",\"status\":7}]}", NULL},
+        {"/no-such-parent", "{\"x\":{}}", NULL},
+    };
+    char path[512];
+
+    post_devices(c, 0, 1, 201);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(path, sizeof(path), AN "/nodes?xpath=%s", bad[i].xpath);
+        send_json(c, "POST", path, bad[i].body, 400, bad[i].needle);
+    }
+    send_json(c, "POST", AN "/nodes?xpath=/", "", 400, NULL);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 86);
+    it_cps_fini(c);
+}
+
+/* Names that do not exist are CPS's 404s; a node that exists is a 409,
+ * and a payload with one is refused whole. */
+Test(cps_data, unknown_names_404_and_duplicates_409, .timeout = 120)
+{
+    cps_case *c = openroadm_case("cps_data_404");
+    ncmp_buf body = NCMP_BUF_INIT;
+
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/nods/anchors/a1/node?xpath=/", NULL, 404,
+                  "Dataspace not found");
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/noan/node?xpath=/", NULL, 404,
+                  "Anchor not found");
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/openroadm-devices",
+                  NULL, 404, "DataNode not found");
+    it_cps_expect(c, "DELETE", AN "/nodes?xpath=/openroadm-devices", NULL, 404, NULL);
+    send_json(c, "POST", AN "/list-nodes?xpath=/openroadm-devices",
+              "{\"openroadm-device\":[{\"device-id\":\"x\"}]}", 404, "DataNode not found");
+    send_json(c, "POST", "/cps/api/v2/dataspaces/ds/anchors/noan/nodes?xpath=/", "{}", 404,
+              "Anchor not found");
+
+    post_devices(c, 0, 2, 201);
+    post_devices(c, 0, 1, 409);
+    /* one new device and one that exists: neither is stored */
+    ncmp_buf_append_str(&body, "{\"openroadm-device\":[");
+    devices(&body, 5, 1);
+    ncmp_buf_append_char(&body, ',');
+    devices(&body, 1, 1);
+    ncmp_buf_append_str(&body, "]}");
+    send_json(c, "POST", AN "/list-nodes?xpath=/openroadm-devices", body.data, 409,
+              "already exists");
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 2 * 86);
+    ncmp_buf_free(&body);
+    it_cps_fini(c);
+}
+
+/* Hostile xpaths and descendants options: 4xx, never 5xx, never a crash;
+ * a body beyond http.max-body-bytes is 413 without being held. */
+Test(cps_data, hostile_requests_are_4xx, .timeout = 180)
+{
+    cps_case *c = openroadm_case("cps_data_hostile");
+    static const char *const xpaths[] = {
+        "%5B",
+        "/openroadm-devices%5B",
+        "/a%5B@",
+        "/a%5B@k='x",
+        "//",
+        "/a/",
+        "/a%5B@k=%5D",
+        "/a%5B@k='1'%20or%20@j='2'%5D",
+        "/a%5B@k='%01'%5D",
+        "/a%5B@k=\"'%22'\"%5D",
+        "/1abc",
+        "/a:b:c",
+        "/a%5B@k='v'%5D%5B@j='w'%5D",
+        "a/b",
+        "/%C3%A9",
+    };
+    ncmp_buf big = NCMP_BUF_INIT;
+    char path[1024];
+    reply r;
+
+    post_devices(c, 0, 1, 201);
+    for (size_t i = 0; i < sizeof(xpaths) / sizeof(xpaths[0]); i++) {
+        static const char *const methods[] = {"GET", "DELETE", "POST", "PUT", "PATCH"};
+        for (size_t m = 0; m < 5; m++) {
+            snprintf(path, sizeof(path), "%s?xpath=%s",
+                     m == 0 ? "/cps/api/v3/dataspaces/ds/anchors/a1/node" : AN "/nodes", xpaths[i]);
+            it_cps_send(c, methods[m], path, NULL, NULL, m >= 2 ? "{\"x\":{}}" : NULL,
+                        m >= 2 ? 8 : 0, &r);
+            cr_expect(r.status >= 400 && r.status < 500, "%s %s: %ld %s", methods[m], path,
+                      r.status, r.body.data);
+            ncmp_buf_free(&r.body);
+        }
+    }
+    /* a very long xpath, a bad descendants value */
+    ncmp_buf_append_str(&big, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=");
+    for (int i = 0; i < 3000; i++)
+        ncmp_buf_append_str(&big, "/abc");
+    it_cps_call(c, "GET", big.data, NULL, &r);
+    cr_expect(r.status >= 400 && r.status < 500, "long xpath: %ld", r.status);
+    ncmp_buf_free(&r.body);
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=some",
+                  NULL, 400, NULL);
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=-2",
+                  NULL, 400, NULL);
+    /* 50 MB */
+    ncmp_buf_reset(&big);
+    ncmp_buf_reserve(&big, 50u << 20);
+    memset(big.data, ' ', 50u << 20);
+    big.len = 50u << 20;
+    it_cps_send(c, "POST", AN "/nodes?xpath=/", NULL, NULL, big.data, big.len, &r);
+    cr_expect_eq(r.status, 413, "50 MB body: %ld", r.status);
+    ncmp_buf_free(&r.body);
+    ncmp_buf_free(&big);
+    /* still serving, data intact */
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 86);
+    it_cps_fini(c);
+}
+
+typedef struct writer_arg {
+    cps_case *c;
+    int id;
+    int failures;
+} writer_arg;
+
+/* Each writer adds its own devices, replaces a device every writer
+ * replaces, and patches it, 10 times. */
+static void *writer(void *p)
+{
+    writer_arg *a = p;
+    char body[256];
+    reply r;
+
+    for (int i = 0; i < 10; i++) {
+        ncmp_buf dev = NCMP_BUF_INIT;
+        ncmp_buf_append_str(&dev, "{\"openroadm-device\":[");
+        devices(&dev, 1000 + a->id * 100 + i, 1);
+        ncmp_buf_append_str(&dev, "]}");
+        it_cps_send(a->c, "POST", AN "/list-nodes?xpath=/openroadm-devices", NULL, NULL, dev.data,
+                    dev.len, &r);
+        a->failures += r.status != 201;
+        ncmp_buf_free(&r.body);
+        ncmp_buf_free(&dev);
+        snprintf(body, sizeof(body),
+                 "{\"openroadm-device\":[{\"device-id\":\"shared\",\"ne-state\":\"%s\"}]}",
+                 i % 2 ? "inservice" : "jeopardy");
+        it_cps_send(a->c, "PUT", AN "/nodes?xpath=/openroadm-devices", NULL, NULL, body,
+                    strlen(body), &r);
+        a->failures += r.status != 200;
+        ncmp_buf_free(&r.body);
+        snprintf(body, sizeof(body),
+                 "{\"openroadm-device\":[{\"device-id\":\"shared\",\"status\":\"success\"}]}");
+        it_cps_send(a->c, "PATCH", AN "/nodes?xpath=/openroadm-devices", NULL, NULL, body,
+                    strlen(body), &r);
+        a->failures += r.status != 200;
+        ncmp_buf_free(&r.body);
+    }
+    return NULL;
+}
+
+/* Concurrent writers to one anchor: every write answered 2xx, nothing
+ * lost, no node twice. */
+Test(cps_data, concurrent_writers_lose_nothing, .timeout = 240)
+{
+    cps_case *c = openroadm_case("cps_data_concurrent");
+    pthread_t t[6];
+    writer_arg a[6];
+
+    post_devices(c, 0, 1, 201);
+    for (int i = 0; i < 6; i++) {
+        a[i] = (writer_arg){c, i, 0};
+        cr_assert_eq(pthread_create(&t[i], NULL, writer, &a[i]), 0);
+    }
+    for (int i = 0; i < 6; i++) {
+        pthread_join(t[i], NULL);
+        cr_expect_eq(a[i].failures, 0, "writer %d: %d failed requests; log %s", i, a[i].failures,
+                     c->log);
+    }
+    /* 1 + 60 new devices + "shared" (one node) */
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/openroadm-devices"
+                             "/openroadm-device"),
+                 62);
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
+                 1 + 61 * 86 + 1);
+    it_cps_fini(c);
+}

@@ -1,0 +1,1156 @@
+/*
+ * The CPS store's data API: save, update, replace and delete data nodes
+ * of an anchor, and read them back with their descendants.
+ *
+ * A write is parsed and checked by libyang against the anchor's schema
+ * set (types, structure, list keys: what CPS's parser checks), turned into
+ * one fragment row per container and list entry, and written in one
+ * transaction with set-based SQL and COPY, never a statement per node.
+ * Writers of one anchor are serialised by a transaction-level advisory
+ * lock, so that two replacements of the same subtree cannot interleave
+ * their delete and insert.
+ *
+ * A read is one range scan of the fragment key (0008's comment explains
+ * why the rows arrive as a depth-first walk), streamed as nested JSON
+ * while the rows arrive: memory stays flat with the size of the answer.
+ */
+#include <libyang/libyang.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cps_internal.h"
+#include "cps_path.h"
+#include "ncmp_buf.h"
+#include "ncmp_log.h"
+
+#define READ_BLOCK 5000
+
+/* The lock class of the anchor write lock (pg_advisory_xact_lock(int, int);
+ * the second key is the anchor id modulo 2^31: two anchors that share a
+ * slot only wait for each other). */
+#define SQL_LOCK_ANCHOR "SELECT pg_advisory_xact_lock(1129337649, ($1::bigint % 2147483647)::int)"
+
+#define SQL_COPY "COPY fragment (anchor_id, path, depth, name, attributes) FROM STDIN"
+
+/* --- the anchor and its schema -------------------------------------------- */
+
+typedef struct target {
+    const char *dataspace, *anchor_name;
+    char anchor_id[24];
+    cps_schema *schema; /* a reference, released by target_clear */
+} target;
+
+static void target_clear(target *t)
+{
+    cps_schema_release(t->schema);
+    t->schema = NULL;
+}
+
+/* Resolve {dataspace}/{anchor} and load its schema set. Answers 404 (or
+ * the error) and returns -1 when it cannot. */
+static int target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, target *t)
+{
+    static const char sql[] =
+        "SELECT d.id, a.id, a.schema_set_id FROM dataspace d"
+        " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2 WHERE d.name = $1";
+    const char *params[2];
+    PGresult *res = NULL;
+    ncmp_err err;
+
+    t->dataspace = ncmp_http_param(req, "dataspace");
+    t->anchor_name = ncmp_http_param(req, "anchor");
+    params[0] = t->dataspace;
+    params[1] = t->anchor_name;
+    if (ncmp_db_query(db, sql, 2, params, &res, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          t->dataspace);
+        return -1;
+    }
+    if (PQgetisnull(res, 0, 1)) {
+        PQclear(res);
+        cps_anchor_not_found(req, t->dataspace, t->anchor_name);
+        return -1;
+    }
+    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", PQgetvalue(res, 0, 1));
+    if (cps_schema_get(api->schemas, db, PQgetvalue(res, 0, 2), &t->schema, &err) != 0) {
+        PQclear(res);
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    PQclear(res);
+    return 0;
+}
+
+/* The implemented module with a top-level data node `name`. */
+static const struct lys_module *top_module(const struct ly_ctx *ctx, const char *name, size_t len)
+{
+    const struct lys_module *mod;
+    uint32_t idx = 0;
+
+    while ((mod = ly_ctx_get_module_iter(ctx, &idx)))
+        if (mod->implemented && mod->compiled && lys_find_child(NULL, mod, name, len, 0, 0))
+            return mod;
+    return NULL;
+}
+
+/* --- the payload ---------------------------------------------------------- */
+
+/* Skip JSON whitespace. */
+static size_t ws(const char *s, size_t i, size_t len)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The end of the JSON string starting at s[i] == '"' (index after it). */
+static size_t string_end(const char *s, size_t i, size_t len)
+{
+    for (i++; i < len; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return len + 1;
+}
+
+/* The end of the JSON value starting at s[i]: strings skipped, brackets
+ * counted (the text is checked by libyang afterwards; this only needs to
+ * find the member boundaries of well-formed input). */
+static size_t value_end(const char *s, size_t i, size_t len)
+{
+    int depth = 0;
+
+    while (i < len) {
+        char c = s[i];
+        if (c == '"') {
+            i = string_end(s, i, len);
+            if (depth == 0)
+                return i;
+            continue;
+        }
+        if (c == '{' || c == '[')
+            depth++;
+        else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return i;
+            if (--depth == 0)
+                return i + 1;
+        } else if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
+            return i;
+        i++;
+    }
+    return len;
+}
+
+/* CPS accepts top-level member names without their module
+ * ({"bookstore": ...}); libyang wants them qualified. Copy the document
+ * to `out` with each unqualified top-level name prefixed by the module
+ * that defines a top-level node of that name (a name no module has is
+ * left for libyang to refuse). */
+static void qualify_top_names(const struct ly_ctx *ctx, const char *s, size_t len, ncmp_buf *out)
+{
+    size_t i = ws(s, 0, len), done = 0;
+
+    if (i >= len || s[i] != '{')
+        goto rest;
+    i++;
+    for (;;) {
+        size_t k0, k1;
+        i = ws(s, i, len);
+        if (i >= len || s[i] != '"')
+            break;
+        k0 = i + 1;
+        k1 = string_end(s, i, len);
+        if (k1 > len)
+            break;
+        k1--; /* the closing quote */
+        if (!memchr(s + k0, ':', k1 - k0) && !memchr(s + k0, '\\', k1 - k0)) {
+            const struct lys_module *mod = top_module(ctx, s + k0, k1 - k0);
+            if (mod) {
+                ncmp_buf_append(out, s + done, k0 - done);
+                ncmp_buf_append_str(out, mod->name);
+                ncmp_buf_append_char(out, ':');
+                done = k0;
+            }
+        }
+        i = ws(s, k1 + 1, len);
+        if (i >= len || s[i] != ':')
+            break;
+        i = value_end(s, ws(s, i + 1, len), len);
+        i = ws(s, i, len);
+        if (i >= len || s[i] != ',')
+            break;
+        i++;
+    }
+rest:
+    ncmp_buf_append(out, s + done, len - done);
+}
+
+/* libyang's last error for this thread as "message (path)". */
+static void ly_error(const struct ly_ctx *ctx, const char *what, ncmp_err *err)
+{
+    const struct ly_err_item *e = ly_err_last(ctx);
+
+    ncmp_err_set(err, NCMP_ERR_REJECT, "%s: %s%s%s%s", what, e && e->msg ? e->msg : "invalid data",
+                 e && e->path ? " (" : "", e && e->path ? e->path : "", e && e->path ? ")" : "");
+    ly_err_clean((struct ly_ctx *)ctx, NULL);
+}
+
+/* The payload parsed under the node `path` (stored form, "" for the root):
+ * on success *tree owns the whole parsed tree (with the parent's
+ * ancestors when there is a parent) and *first is the first parsed node
+ * (the parent's first new child, or the first top-level node). */
+static int parse_payload(const struct ly_ctx *ctx, const char *path, const char *body, size_t len,
+                         int xml, struct lyd_node **tree, struct lyd_node **parent_out,
+                         ncmp_err *err)
+{
+    struct lyd_node *top = NULL, *parent = NULL, *parsed = NULL;
+    struct ly_in *in = NULL;
+    ncmp_buf doc = NCMP_BUF_INIT;
+    int rc = -1;
+
+    if (path[0]) {
+        ncmp_buf lypath = NCMP_BUF_INIT;
+        const char *name;
+        size_t nlen;
+        const struct lys_module *mod;
+
+        cps_path_first_name(path, &name, &nlen);
+        mod = top_module(ctx, name, nlen);
+        if (!mod) {
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "no module of the anchor's schema set has a node %.*s", (int)nlen, name);
+            return -1;
+        }
+        if (cps_path_to_libyang(path, mod->name, &lypath, err) != 0) {
+            ncmp_buf_free(&lypath);
+            return -1;
+        }
+        if (lyd_new_path2(NULL, ctx, lypath.data, NULL, 0, 0, 0, &top, &parent) != LY_SUCCESS) {
+            ncmp_buf_free(&lypath);
+            ly_error(ctx, "xpath does not match the schema", err);
+            return -1;
+        }
+        ncmp_buf_free(&lypath);
+    }
+    if (xml) {
+        ncmp_buf_append(&doc, body, len);
+    } else if (!parent) {
+        qualify_top_names(ctx, body, len, &doc);
+    } else {
+        ncmp_buf_append(&doc, body, len);
+    }
+    ncmp_buf_append_char(&doc, '\0');
+    if (ly_in_new_memory(doc.data, &in) != LY_SUCCESS) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "libyang input");
+        goto cleanup;
+    }
+    if (lyd_parse_data(ctx, parent, in, xml ? LYD_XML : LYD_JSON, LYD_PARSE_ONLY | LYD_PARSE_STRICT,
+                       0, parent ? NULL : &parsed) != LY_SUCCESS) {
+        ly_error(ctx, "invalid data", err);
+        goto cleanup;
+    }
+    *tree = parent ? top : parsed;
+    *parent_out = parent;
+    top = NULL;
+    parsed = NULL;
+    rc = 0;
+cleanup:
+    ly_in_free(in, 0);
+    lyd_free_all(top);
+    lyd_free_all(parsed);
+    ncmp_buf_free(&doc);
+    return rc;
+}
+
+/* --- payload to fragment rows ------------------------------------------- */
+
+typedef struct rows {
+    const char *anchor_id;
+    ncmp_buf copy;      /* COPY text rows */
+    ncmp_buf attrs;     /* scratch: one node's attributes */
+    ncmp_buf tops;      /* PostgreSQL array literal of the top nodes' paths */
+    ncmp_buf top_attrs; /* PostgreSQL array literal of their attributes */
+    ncmp_buf lists;     /* the distinct list paths of top list entries */
+    size_t ntops, nrows;
+    int top_entries; /* how many top nodes are list entries */
+} rows;
+
+static void rows_free(rows *r)
+{
+    ncmp_buf_free(&r->copy);
+    ncmp_buf_free(&r->attrs);
+    ncmp_buf_free(&r->tops);
+    ncmp_buf_free(&r->top_attrs);
+    ncmp_buf_free(&r->lists);
+}
+
+static LY_DATA_TYPE value_type(const struct lyd_value *v)
+{
+    while (v->realtype->basetype == LY_TYPE_UNION && v->subvalue)
+        v = &v->subvalue->value;
+    return v->realtype->basetype;
+}
+
+/* One leaf value as JSON: numbers and booleans bare, as CPS answers
+ * them; everything else a string. */
+static void value_json(const struct lyd_node *leaf, ncmp_buf *out)
+{
+    const struct lyd_node_term *t = (const struct lyd_node_term *)leaf;
+    const char *s = lyd_get_value(leaf);
+
+    switch (value_type(&t->value)) {
+    case LY_TYPE_INT8:
+    case LY_TYPE_INT16:
+    case LY_TYPE_INT32:
+    case LY_TYPE_INT64:
+    case LY_TYPE_UINT8:
+    case LY_TYPE_UINT16:
+    case LY_TYPE_UINT32:
+    case LY_TYPE_UINT64:
+    case LY_TYPE_DEC64:
+    case LY_TYPE_BOOL:
+        ncmp_buf_append_str(out, s);
+        break;
+    case LY_TYPE_EMPTY:
+        ncmp_buf_append_str(out, "null");
+        break;
+    default:
+        ncmp_buf_append_json_string(out, s ? s : "");
+    }
+}
+
+/* The node's own leaves and leaf-lists as a JSON object. */
+static void attributes_json(const struct lyd_node *node, ncmp_buf *out)
+{
+    const struct lyd_node *c;
+    const struct lysc_node *open_list = NULL;
+    int any = 0;
+
+    ncmp_buf_append_char(out, '{');
+    LY_LIST_FOR(lyd_child(node), c)
+    {
+        if (!c->schema || !(c->schema->nodetype & (LYS_LEAF | LYS_LEAFLIST)))
+            continue;
+        if (open_list && c->schema != open_list) {
+            ncmp_buf_append_char(out, ']');
+            open_list = NULL;
+        }
+        if (c->schema->nodetype == LYS_LEAFLIST && c->schema == open_list) {
+            ncmp_buf_append_char(out, ',');
+        } else {
+            if (any)
+                ncmp_buf_append_char(out, ',');
+            ncmp_buf_append_json_string(out, c->schema->name);
+            ncmp_buf_append_char(out, ':');
+            if (c->schema->nodetype == LYS_LEAFLIST) {
+                ncmp_buf_append_char(out, '[');
+                open_list = c->schema;
+            }
+        }
+        value_json(c, out);
+        any = 1;
+    }
+    if (open_list)
+        ncmp_buf_append_char(out, ']');
+    ncmp_buf_append_char(out, '}');
+}
+
+typedef struct keytext {
+    ncmp_buf text;
+} keytext;
+
+static int keytext_cmp(const void *a, const void *b)
+{
+    const ncmp_buf *x = &((const keytext *)a)->text, *y = &((const keytext *)b)->text;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(x->data, y->data, n);
+
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Append the step of `node` (SEP name [keys]) to `path`. */
+static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *err)
+{
+    keytext keys[CPS_PATH_MAX_KEY];
+    size_t n = 0;
+    const struct lyd_node *c;
+
+    ncmp_buf_append_char(path, CPS_PATH_SEP);
+    ncmp_buf_append_str(path, node->schema->name);
+    if (node->schema->nodetype != LYS_LIST)
+        return 0;
+    memset(keys, 0, sizeof(keys));
+    LY_LIST_FOR(lyd_child(node), c)
+    {
+        const char *v;
+        if (!c->schema || !lysc_is_key(c->schema))
+            continue;
+        if (n == CPS_PATH_MAX_KEY)
+            break;
+        v = lyd_get_value(c);
+        if (strchr(v, CPS_PATH_SEP)) {
+            for (size_t i = 0; i < n; i++)
+                ncmp_buf_free(&keys[i].text);
+            ncmp_err_set(err, NCMP_ERR_REJECT, "a key of %s holds U+0001", node->schema->name);
+            return -1;
+        }
+        ncmp_buf_appendf(&keys[n].text, "@%s='", c->schema->name);
+        for (; *v; v++) {
+            if (*v == '\'')
+                ncmp_buf_append_char(&keys[n].text, '\'');
+            ncmp_buf_append_char(&keys[n].text, *v);
+        }
+        ncmp_buf_append_char(&keys[n].text, '\'');
+        n++;
+    }
+    if (n == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT,
+                     "list %s has no keys: its entries cannot be told apart in the store",
+                     node->schema->name);
+        return -1;
+    }
+    qsort(keys, n, sizeof(keys[0]), keytext_cmp);
+    ncmp_buf_append_char(path, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            ncmp_buf_append_str(path, " and ");
+        ncmp_buf_append(path, keys[i].text.data, keys[i].text.len);
+        ncmp_buf_free(&keys[i].text);
+    }
+    ncmp_buf_append_char(path, ']');
+    return 0;
+}
+
+/* The COPY row of `node` and of its descendants; `path` holds the
+ * parent's stored path and is restored on return. */
+static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int depth, ncmp_err *err)
+{
+    size_t mark = path->len;
+    const struct lyd_node *c;
+
+    if (append_step(node, path, err) != 0)
+        return -1;
+    ncmp_buf_reset(&r->attrs);
+    attributes_json(node, &r->attrs);
+    ncmp_buf_append_copy_field(&r->copy, r->anchor_id, strlen(r->anchor_id));
+    ncmp_buf_append_char(&r->copy, '\t');
+    ncmp_buf_append_copy_field(&r->copy, path->data, path->len);
+    ncmp_buf_appendf(&r->copy, "\t%d\t", depth);
+    ncmp_buf_append_str(&r->copy, node->schema->name);
+    ncmp_buf_append_char(&r->copy, '\t');
+    ncmp_buf_append_copy_field(&r->copy, r->attrs.data, r->attrs.len);
+    ncmp_buf_append_char(&r->copy, '\n');
+    r->nrows++;
+    LY_LIST_FOR(lyd_child(node), c)
+    {
+        if (c->schema && (c->schema->nodetype & (LYS_CONTAINER | LYS_LIST)) &&
+            emit_node(r, c, path, depth + 1, err) != 0)
+            return -1;
+    }
+    path->len = mark;
+    path->data[mark] = '\0';
+    return 0;
+}
+
+/* Append one element to a PostgreSQL array literal being built. */
+static void array_add(ncmp_buf *a, const char *s, size_t len)
+{
+    ncmp_buf_append_char(a, a->len ? ',' : '{');
+    ncmp_buf_append_char(a, '"');
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '"' || s[i] == '\\')
+            ncmp_buf_append_char(a, '\\');
+        ncmp_buf_append_char(a, s[i]);
+    }
+    ncmp_buf_append_char(a, '"');
+}
+
+static void array_close(ncmp_buf *a)
+{
+    if (!a->len)
+        ncmp_buf_append_char(a, '{');
+    ncmp_buf_append_char(a, '}');
+}
+
+/* Rows for every container and list entry parsed under `parent_path`
+ * (the siblings starting at `first`). Leaves at the top of the payload
+ * have no row to live in: REJECT. */
+static int build_rows(rows *r, const struct lyd_node *first, const char *parent_path, ncmp_err *err)
+{
+    ncmp_buf path = NCMP_BUF_INIT;
+    const struct lyd_node *n;
+    int depth = cps_path_depth(parent_path, strlen(parent_path)) + 1;
+    int rc = -1;
+
+    ncmp_buf_append_str(&path, parent_path);
+    LY_LIST_FOR(first, n)
+    {
+        if (!n->schema)
+            continue;
+        if (!(n->schema->nodetype & (LYS_CONTAINER | LYS_LIST))) {
+            if (lysc_is_key(n->schema))
+                continue; /* the parent's own keys, made with it */
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "%s is a leaf: a payload holds containers or list entries under the "
+                         "xpath; to change leaves, PATCH their node",
+                         n->schema->name);
+            goto cleanup;
+        }
+        if (emit_node(r, n, &path, depth, err) != 0)
+            goto cleanup;
+        {
+            size_t mark = path.len;
+            append_step(n, &path, err);
+            array_add(&r->tops, path.data, path.len);
+            ncmp_buf_reset(&r->attrs);
+            attributes_json(n, &r->attrs);
+            array_add(&r->top_attrs, r->attrs.data, r->attrs.len);
+            if (n->schema->nodetype == LYS_LIST) {
+                ncmp_buf list = NCMP_BUF_INIT;
+                r->top_entries++;
+                ncmp_buf_append(&list, path.data, mark);
+                ncmp_buf_append_char(&list, CPS_PATH_SEP);
+                ncmp_buf_append_str(&list, n->schema->name);
+                array_add(&r->lists, list.data, list.len);
+                ncmp_buf_free(&list);
+            }
+            path.len = mark;
+            path.data[mark] = '\0';
+        }
+        r->ntops++;
+    }
+    if (r->ntops == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the payload holds no data node");
+        goto cleanup;
+    }
+    array_close(&r->tops);
+    array_close(&r->top_attrs);
+    array_close(&r->lists);
+    rc = 0;
+cleanup:
+    ncmp_buf_free(&path);
+    return rc;
+}
+
+/* --- writes --------------------------------------------------------------- */
+
+typedef enum write_kind {
+    W_SAVE,         /* POST nodes: create; 409 when a node exists */
+    W_SAVE_LIST,    /* POST list-nodes: create list entries */
+    W_UPDATE,       /* PATCH nodes: merge the top nodes' leaves */
+    W_REPLACE,      /* PUT nodes: replace the top nodes and their subtrees */
+    W_REPLACE_LIST, /* PUT list-nodes: replace every entry of the lists */
+} write_kind;
+
+static int is_unique_violation(const ncmp_err *err)
+{
+    return strstr(err->msg, "(SQLSTATE 23505)") != NULL;
+}
+
+/* Run the write in the caller's transaction. 0, or -1 with the request
+ * answered. */
+static int write_apply(ncmp_http_request *req, ncmp_db *db, const target *t, write_kind kind,
+                       const char *parent, const char *xpath, rows *r)
+{
+    static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
+    static const char sql_delete_nodes[] =
+        "DELETE FROM fragment f USING unnest($2::text[]) p(path)"
+        " WHERE f.anchor_id = $1 AND f.path >= p.path AND f.path < p.path || E'\\x02'";
+    static const char sql_delete_lists[] =
+        "DELETE FROM fragment f USING unnest($2::text[]) l(path)"
+        " WHERE f.anchor_id = $1 AND f.path >= l.path || '[' AND f.path < l.path || '\\'";
+    static const char sql_update[] =
+        "UPDATE fragment f SET attributes = f.attributes || u.attributes"
+        " FROM unnest($2::text[], $3::jsonb[]) u(path, attributes)"
+        " WHERE f.anchor_id = $1 AND f.path = u.path";
+    const char *params[3] = {t->anchor_id, NULL, NULL};
+    PGresult *res = NULL;
+    ncmp_err err;
+
+    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, NULL, &err) != 0)
+        goto db_error;
+    if (parent[0]) {
+        params[1] = parent;
+        if (ncmp_db_query(db, sql_parent, 2, params, &res, &err) != 0)
+            goto db_error;
+        if (PQntuples(res) == 0) {
+            PQclear(res);
+            cps_respond_error(
+                req, 404, "DataNode not found",
+                "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
+                t->anchor_name, t->dataspace);
+            return -1;
+        }
+        PQclear(res);
+    }
+    if (kind == W_UPDATE) {
+        char count[24];
+        params[1] = r->tops.data;
+        params[2] = r->top_attrs.data;
+        if (ncmp_db_query(db, sql_update, 3, params, &res, &err) != 0)
+            goto db_error;
+        snprintf(count, sizeof(count), "%zu", r->ntops);
+        if (strcmp(PQcmdTuples(res), count) != 0) {
+            PQclear(res);
+            cps_respond_error(req, 404, "DataNode not found",
+                              "%zu of the %zu data nodes to update under %s do not exist in "
+                              "anchor %s.",
+                              r->ntops - (size_t)atol(PQcmdTuples(res)), r->ntops, xpath,
+                              t->anchor_name);
+            return -1;
+        }
+        PQclear(res);
+        return 0;
+    }
+    if (kind == W_REPLACE) {
+        params[1] = r->tops.data;
+        if (ncmp_db_query(db, sql_delete_nodes, 2, params, NULL, &err) != 0)
+            goto db_error;
+    } else if (kind == W_REPLACE_LIST) {
+        params[1] = r->lists.data;
+        if (ncmp_db_query(db, sql_delete_lists, 2, params, NULL, &err) != 0)
+            goto db_error;
+    }
+    if (ncmp_db_copy(db, SQL_COPY, r->copy.data, r->copy.len, &err) != 0) {
+        if (is_unique_violation(&err)) {
+            cps_respond_error(req, 409, "Already defined exception",
+                              "A data node of the payload already exists under %s in anchor %s"
+                              " (or the payload names one node twice).",
+                              xpath, t->anchor_name);
+            return -1;
+        }
+        goto db_error;
+    }
+    return 0;
+db_error:
+    rest_db_answer_error(req, &err);
+    return -1;
+}
+
+static void data_write(ncmp_http_request *req, cps_api *api, write_kind kind)
+{
+    const char *xpath = ncmp_http_query(req, "xpath");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
+    int v = cps_api_version(req, 2), dry_run = 0, xml = ctype && strstr(ctype, "xml");
+    size_t len = 0;
+    const char *body = ncmp_http_body(req, &len);
+    ncmp_buf parent = NCMP_BUF_INIT;
+    target t = {0};
+    rows r = {0};
+    struct lyd_node *tree = NULL, *under = NULL;
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    int in_tx = 0;
+
+    if (!v)
+        return;
+    if (ncmp_http_query_bool(req, "dry-run", 0, &dry_run) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request", "dry-run must be true or false");
+        return;
+    }
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &parent, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    ncmp_buf_append_char(&parent, '\0');
+    parent.len--;
+    if (!body || len == 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request", "the request has no data");
+        goto cleanup;
+    }
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    if (parse_payload(cps_schema_ctx(t.schema), parent.data, body, len, xml, &tree, &under, &err) !=
+        0) {
+        ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
+        goto cleanup;
+    }
+    r.anchor_id = t.anchor_id;
+    if (build_rows(&r, under ? lyd_child(under) : tree, parent.data, &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
+        goto cleanup;
+    }
+    if ((kind == W_SAVE_LIST || kind == W_REPLACE_LIST) && (size_t)r.top_entries != r.ntops) {
+        cps_respond_error(req, 400, "Data Validation Failed",
+                          "list-nodes takes list entries only; the payload has %zu other "
+                          "node(s) under %s",
+                          r.ntops - (size_t)r.top_entries, xpath);
+        goto cleanup;
+    }
+    if (dry_run) {
+        ncmp_http_respond(req, 200, NULL, "", 0);
+        goto cleanup;
+    }
+    if (ncmp_db_begin(db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    in_tx = 1;
+    if (write_apply(req, db, &t, kind, parent.data, xpath, &r) != 0)
+        goto cleanup;
+    if (ncmp_db_commit(db, &err) != 0) {
+        in_tx = 0;
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    in_tx = 0;
+    if (kind == W_SAVE || kind == W_SAVE_LIST)
+        ncmp_http_respond(req, 201, NULL, "", 0);
+    else
+        ncmp_http_respond(req, 200, NULL, "", 0);
+cleanup:
+    if (in_tx)
+        ncmp_db_rollback(db);
+    if (db)
+        rest_pool_put(api->pool, db);
+    lyd_free_all(tree);
+    target_clear(&t);
+    rows_free(&r);
+    ncmp_buf_free(&parent);
+}
+
+static void h_save(ncmp_http_request *req, void *arg)
+{
+    data_write(req, arg, W_SAVE);
+}
+
+static void h_save_list(ncmp_http_request *req, void *arg)
+{
+    data_write(req, arg, W_SAVE_LIST);
+}
+
+static void h_update(ncmp_http_request *req, void *arg)
+{
+    data_write(req, arg, W_UPDATE);
+}
+
+static void h_replace(ncmp_http_request *req, void *arg)
+{
+    data_write(req, arg, W_REPLACE);
+}
+
+static void h_replace_list(ncmp_http_request *req, void *arg)
+{
+    data_write(req, arg, W_REPLACE_LIST);
+}
+
+/* DELETE .../nodes?xpath= (and v1's list-nodes): the node and its
+ * subtree, every entry of a list when the xpath names a list, the whole
+ * tree for "/". */
+static void h_delete(ncmp_http_request *req, void *arg)
+{
+    static const char sql[] =
+        "DELETE FROM fragment WHERE anchor_id = $1 AND ($2 = '' OR"
+        " (path >= $2 AND path < $2 || E'\\x02') OR (path >= $2 || '[' AND path < $2 || '\\'))";
+    cps_api *api = arg;
+    const char *xpath = ncmp_http_query(req, "xpath");
+    ncmp_buf path = NCMP_BUF_INIT;
+    const char *params[2];
+    target t = {0};
+    ncmp_db *db = NULL;
+    PGresult *res = NULL;
+    ncmp_err err;
+    int in_tx = 0;
+
+    if (!cps_api_version(req, 2))
+        return;
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &path, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    ncmp_buf_append_char(&path, '\0');
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    params[0] = t.anchor_id;
+    params[1] = path.data;
+    if (ncmp_db_begin(db, &err) != 0)
+        goto db_error;
+    in_tx = 1;
+    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, NULL, &err) != 0 ||
+        ncmp_db_query(db, sql, 2, params, &res, &err) != 0)
+        goto db_error;
+    if (path.data[0] && strcmp(PQcmdTuples(res), "0") == 0) {
+        cps_respond_error(req, 404, "DataNode not found",
+                          "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
+                          xpath, t.anchor_name, t.dataspace);
+        goto cleanup;
+    }
+    if (ncmp_db_commit(db, &err) != 0) {
+        in_tx = 0;
+        goto db_error;
+    }
+    in_tx = 0;
+    ncmp_http_respond(req, 204, NULL, "", 0);
+    goto cleanup;
+db_error:
+    rest_db_answer_error(req, &err);
+cleanup:
+    PQclear(res);
+    if (in_tx)
+        ncmp_db_rollback(db);
+    if (db)
+        rest_pool_put(api->pool, db);
+    target_clear(&t);
+    ncmp_buf_free(&path);
+}
+
+/* --- reads ---------------------------------------------------------------- */
+
+/* How deep below the requested nodes a read goes: -1 all, 0 none, N. */
+static int descendants_option(ncmp_http_request *req, int version, int *depth)
+{
+    const char *d;
+
+    if (version == 1) {
+        int all = 0;
+        if (ncmp_http_query_bool(req, "include-descendants", 0, &all) != 0)
+            return -1;
+        *depth = all ? -1 : 0;
+        return 0;
+    }
+    d = ncmp_http_query(req, "descendants");
+    if (!d || strcmp(d, "none") == 0 || strcmp(d, "0") == 0) {
+        *depth = 0;
+    } else if (strcmp(d, "direct") == 0 || strcmp(d, "1") == 0) {
+        *depth = 1;
+    } else if (strcmp(d, "all") == 0 || strcmp(d, "-1") == 0) {
+        *depth = -1;
+    } else {
+        char *end;
+        long n = strtol(d, &end, 10);
+        if (*end || end == d || n < -1 || n > 10000)
+            return -1;
+        *depth = (int)n;
+    }
+    return 0;
+}
+
+/* One open node of the JSON being written. */
+typedef struct frame {
+    size_t path_len; /* its stored path: the first path_len bytes of tree_writer.path */
+    int members;     /* something is written inside its object */
+    char list[256];  /* the list whose entries are open as an array, "" none */
+} frame;
+
+#define TW_MAX_DEPTH 128
+
+/* The tree writer: rows (path, depth, attributes) in stored-path order
+ * in, nested JSON out. Every open node's path is a prefix of the deepest
+ * open node's, so one buffer holds them all. */
+typedef struct tree_writer {
+    int version;       /* 1: one node; 2: a list of {name: node}; 3: one map */
+    int group_entries; /* v3: top list entries go in an array (a list or the root was read) */
+    char prefix[128];  /* the module prefix of the top nodes */
+    ncmp_buf path;     /* the deepest open node's stored path */
+    frame stack[TW_MAX_DEPTH];
+    int nstack;
+    int tops;           /* top nodes written */
+    char top_list[256]; /* v3: the list whose top entries are open as an array */
+    int done;           /* v1: the first node is complete */
+    int rows;           /* rows seen */
+    /* for the answer when there is no row */
+    const char *xpath, *anchor, *dataspace;
+    int root;
+    cps_schema *schema; /* held for the prefix lookup */
+} tree_writer;
+
+/* Is `path` inside the node whose path is p[0..plen)? */
+static int inside(const char *path, size_t len, const char *p, size_t plen)
+{
+    return len > plen && memcmp(path, p, plen) == 0 && path[plen] == CPS_PATH_SEP;
+}
+
+static int same_name(const char *list, const char *name, size_t nlen)
+{
+    return list[0] && strlen(list) == nlen && memcmp(list, name, nlen) == 0;
+}
+
+static void set_name(char *dst, size_t size, const char *name, size_t nlen)
+{
+    if (nlen >= size)
+        nlen = size - 1;
+    memcpy(dst, name, nlen);
+    dst[nlen] = '\0';
+}
+
+static void tw_close_frame(tree_writer *w, ncmp_buf *out)
+{
+    frame *f = &w->stack[--w->nstack];
+
+    if (f->list[0])
+        ncmp_buf_append_char(out, ']');
+    ncmp_buf_append_char(out, '}');
+}
+
+static void tw_head(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    ncmp_buf_append_char(out, w->version == 2 ? '[' : '{');
+}
+
+/* `"[prefix:]name":` for the last step of `path`. */
+static void member_name(ncmp_buf *out, const char *prefix, const char *name, size_t nlen)
+{
+    ncmp_buf_append_char(out, '"');
+    if (prefix && prefix[0]) {
+        ncmp_buf_append_str(out, prefix);
+        ncmp_buf_append_char(out, ':');
+    }
+    ncmp_buf_append(out, name, nlen);
+    ncmp_buf_append_str(out, "\":");
+}
+
+/* The members of a jsonb object's text, braces dropped; whether any. */
+static int append_members(ncmp_buf *out, const char *json, size_t len)
+{
+    if (len <= 2)
+        return 0;
+    ncmp_buf_append(out, json + 1, len - 2);
+    return 1;
+}
+
+/* A top node: its member name (and the brackets around it) in the answer. */
+static void tw_top(tree_writer *w, ncmp_buf *out, int entry, const char *name, size_t nlen)
+{
+    if (w->version == 2) {
+        if (w->tops)
+            ncmp_buf_append_char(out, ',');
+        ncmp_buf_append_char(out, '{');
+        member_name(out, w->prefix, name, nlen);
+        return;
+    }
+    if (w->version == 3 && entry && w->group_entries && same_name(w->top_list, name, nlen)) {
+        ncmp_buf_append_char(out, ',');
+        return;
+    }
+    if (w->top_list[0]) {
+        ncmp_buf_append_char(out, ']');
+        w->top_list[0] = '\0';
+    }
+    if (w->tops)
+        ncmp_buf_append_char(out, ',');
+    member_name(out, w->prefix, name, nlen);
+    if (w->version == 3 && entry && w->group_entries) {
+        ncmp_buf_append_char(out, '[');
+        set_name(w->top_list, sizeof(w->top_list), name, nlen);
+    }
+}
+
+/* A node inside the open node `p`. */
+static void tw_child(frame *p, ncmp_buf *out, int entry, const char *name, size_t nlen)
+{
+    if (p->list[0] && !(entry && same_name(p->list, name, nlen))) {
+        ncmp_buf_append_char(out, ']');
+        p->list[0] = '\0';
+    }
+    if (entry && p->list[0]) {
+        ncmp_buf_append_char(out, ',');
+    } else {
+        if (p->members)
+            ncmp_buf_append_char(out, ',');
+        member_name(out, NULL, name, nlen);
+        if (entry) {
+            ncmp_buf_append_char(out, '[');
+            set_name(p->list, sizeof(p->list), name, nlen);
+        }
+    }
+    p->members = 1;
+}
+
+static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+    const char *path = PQgetvalue(res, row, 0);
+    size_t len = (size_t)PQgetlength(res, row, 0);
+    int entry = cps_path_is_list_entry(path, len);
+    const char *name;
+    size_t nlen;
+    frame *f;
+
+    w->rows++;
+    if (w->done)
+        return;
+    cps_path_last_name(path, len, &name, &nlen);
+    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
+        tw_close_frame(w, out);
+    if (w->nstack == 0) {
+        if (w->version == 1 && w->tops > 0) {
+            w->done = 1;
+            return;
+        }
+        if (w->root) {
+            const struct lys_module *mod = top_module(cps_schema_ctx(w->schema), name, nlen);
+            snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
+        }
+        tw_top(w, out, entry, name, nlen);
+        w->tops++;
+    } else {
+        tw_child(&w->stack[w->nstack - 1], out, entry, name, nlen);
+    }
+    ncmp_buf_append_char(out, '{');
+    if (w->nstack == TW_MAX_DEPTH) { /* deeper than any model: its subtree is left out */
+        ncmp_buf_append_char(out, '}');
+        return;
+    }
+    f = &w->stack[w->nstack++];
+    ncmp_buf_reset(&w->path);
+    ncmp_buf_append(&w->path, path, len);
+    f->path_len = len;
+    f->list[0] = '\0';
+    f->members = append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+}
+
+static void tw_tail(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    while (w->nstack > 0)
+        tw_close_frame(w, out);
+    if (w->version == 2) {
+        if (w->tops)
+            ncmp_buf_append_char(out, '}');
+        ncmp_buf_append_char(out, ']');
+        return;
+    }
+    if (w->top_list[0])
+        ncmp_buf_append_char(out, ']');
+    ncmp_buf_append_char(out, '}');
+}
+
+/* No row: the root of an empty anchor is an empty answer, anything else
+ * is CPS's 404. */
+static int tw_empty(void *arg, ncmp_http_request *req)
+{
+    tree_writer *w = arg;
+
+    if (w->root)
+        return 0;
+    cps_respond_error(req, 404, "DataNode not found",
+                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
+                      w->xpath, w->anchor, w->dataspace);
+    return 1;
+}
+
+static void tw_free(void *arg)
+{
+    tree_writer *w = arg;
+
+    ncmp_buf_free(&w->path);
+    cps_schema_release(w->schema);
+    free(w);
+}
+
+static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free};
+
+/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
+static void h_get(ncmp_http_request *req, void *arg)
+{
+    /* The node and its subtree down to the depth ($3), or the entries of
+     * the list the xpath names, or every node of the root ($2 = ''); one
+     * range of the key, read in its order. */
+    static const char sql[] =
+        "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND depth <= $3 AND"
+        " (($2 = '') OR (path >= $2 AND path < $2 || '\\'"
+        " AND (path < $2 || E'\\x02' OR path >= $2 || '['))) ORDER BY path";
+    cps_api *api = arg;
+    const char *xpath = ncmp_http_query(req, "xpath");
+    int v = cps_api_version(req, 3), fetch = 0, top_depth;
+    tree_writer *w = NULL;
+    ncmp_buf path = NCMP_BUF_INIT;
+    char maxdepth[16];
+    const char *params[3];
+    target t = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+
+    if (!v)
+        return;
+    if (descendants_option(req, v, &fetch) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "descendants must be none, direct, all or a number >= -1");
+        return;
+    }
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &path, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    ncmp_buf_append_char(&path, '\0');
+    path.len--;
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    rest_pool_put(api->pool, db);
+    db = NULL;
+    top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
+    snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
+    w = ncmp_xcalloc(1, sizeof(*w));
+    w->version = v;
+    w->root = path.len == 0;
+    w->group_entries = w->root || !cps_path_is_list_entry(path.data, path.len);
+    w->xpath = xpath;
+    w->anchor = t.anchor_name;
+    w->dataspace = t.dataspace;
+    if (path.len) {
+        const char *name;
+        size_t nlen;
+        const struct lys_module *mod;
+        cps_path_first_name(path.data, &name, &nlen);
+        mod = top_module(cps_schema_ctx(t.schema), name, nlen);
+        if (mod)
+            snprintf(w->prefix, sizeof(w->prefix), "%s", mod->prefix);
+    }
+    /* The root's top nodes may come from several modules: the writer
+     * looks each one's prefix up in the schema it holds. */
+    w->schema = t.schema;
+    t.schema = NULL;
+    params[0] = t.anchor_id;
+    params[1] = path.data;
+    params[2] = maxdepth;
+    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK, &tree_ops, w);
+cleanup:
+    if (db)
+        rest_pool_put(api->pool, db);
+    target_clear(&t);
+    ncmp_buf_free(&path);
+}
+
+void cps_data_routes_add(cps_api *api, ncmp_http_server *s)
+{
+#define A "/cps/api/{v}/dataspaces/{dataspace}/anchors/{anchor}"
+    ncmp_http_route(s, "POST", A "/nodes", h_save, api);
+    ncmp_http_route(s, "PATCH", A "/nodes", h_update, api);
+    ncmp_http_route(s, "PUT", A "/nodes", h_replace, api);
+    ncmp_http_route(s, "DELETE", A "/nodes", h_delete, api);
+    ncmp_http_route(s, "POST", A "/list-nodes", h_save_list, api);
+    ncmp_http_route(s, "PUT", A "/list-nodes", h_replace_list, api);
+    ncmp_http_route(s, "DELETE", A "/list-nodes", h_delete, api);
+    ncmp_http_route(s, "GET", A "/node", h_get, api);
+#undef A
+}

@@ -1,0 +1,49 @@
+/*
+ * What the CPS API's handler files share: the API's state and the small
+ * answers every handler gives the same way (CPS's status codes and error
+ * body). Not for use outside workers/cps/.
+ */
+#ifndef NCMPD_CPS_INTERNAL_H
+#define NCMPD_CPS_INTERNAL_H
+
+#include "cps.h"
+#include "cps_schema.h"
+
+struct cps_api {
+    const ncmp_config *cfg;
+    rest_pool *pool;
+    cps_schema_cache *schemas;
+};
+
+#define CPS_POOL_WAIT_MS 5000
+
+/* The {v} of the path as a number, 1 to `max`; anything else is answered
+ * 404 and gives 0. */
+int cps_api_version(ncmp_http_request *req, int max);
+
+/* CPS's names (dataspaces, schema sets, anchors): 400 and -1 when
+ * missing or with characters other than letters, digits and -_.:@~. */
+int cps_name_valid(ncmp_http_request *req, const char *what, const char *name);
+
+/* CPS's error body, details from a format. */
+void cps_respond_error(ncmp_http_request *req, int status, const char *message, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+
+/* One autocommit statement on a pooled connection; answers the request
+ * and returns -1 on failure. *res is the caller's. */
+int cps_run_one(ncmp_http_request *req, cps_api *api, const char *sql, int nparams,
+                const char *const *params, PGresult **res);
+
+/* 201: v1 answers the name as text, v2 nothing. */
+void cps_respond_created(ncmp_http_request *req, int version, const char *name);
+
+/* 1 when dataspace `name` exists; otherwise answers 404 (or the database
+ * error) and gives 0. */
+int cps_dataspace_exists(ncmp_http_request *req, cps_api *api, const char *name);
+
+void cps_anchor_not_found(ncmp_http_request *req, const char *dataspace, const char *anchor);
+
+/* The data routes (cps_data.c). */
+void cps_data_routes_add(cps_api *api, ncmp_http_server *server);
+
+#endif
