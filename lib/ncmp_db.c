@@ -29,6 +29,7 @@ struct ncmp_db {
     ncmp_histogram *begin_seconds;
     ncmp_histogram *commit_seconds;
     ncmp_histogram *copy_seconds;
+    double copy_started; /* ncmp_now_ms() of the COPY in progress */
 };
 
 static ncmp_histogram *statement_seconds(const char *name)
@@ -312,19 +313,24 @@ void ncmp_db_rollback(ncmp_db *db)
         PQclear(PQexec(db->conn, "ROLLBACK"));
 }
 
-int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err)
+int ncmp_db_copy_start(ncmp_db *db, const char *copy_sql, ncmp_err *err)
 {
     PGresult *res;
-    const size_t chunk = 1 << 20;
-    double start;
 
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
-    start = ncmp_now_ms();
+    db->copy_started = ncmp_now_ms();
     res = PQexec(db->conn, copy_sql);
     if (PQresultStatus(res) != PGRES_COPY_IN)
         return fail(db, res, "COPY failed to start", err);
     PQclear(res);
+    return 0;
+}
+
+int ncmp_db_copy_put(ncmp_db *db, const char *data, size_t len, ncmp_err *err)
+{
+    const size_t chunk = 1 << 20;
+
     for (size_t off = 0; off < len; off += chunk) {
         size_t n = len - off < chunk ? len - off : chunk;
         if (PQputCopyData(db->conn, data + off, (int)n) != 1) {
@@ -332,6 +338,13 @@ int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len
             return fail(db, PQgetResult(db->conn), "COPY data", err);
         }
     }
+    return 0;
+}
+
+int ncmp_db_copy_end(ncmp_db *db, ncmp_err *err)
+{
+    PGresult *res;
+
     if (PQputCopyEnd(db->conn, NULL) != 1)
         return fail(db, NULL, "COPY end", err);
     res = PQgetResult(db->conn);
@@ -344,6 +357,22 @@ int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len
     PQclear(res);
     while ((res = PQgetResult(db->conn)))
         PQclear(res);
-    observe_since(db->copy_seconds, start);
+    observe_since(db->copy_seconds, db->copy_started);
     return 0;
+}
+
+void ncmp_db_copy_abort(ncmp_db *db, const char *why)
+{
+    PGresult *res;
+
+    if (PQputCopyEnd(db->conn, why ? why : "aborted") == 1)
+        while ((res = PQgetResult(db->conn)))
+            PQclear(res);
+}
+
+int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err)
+{
+    if (ncmp_db_copy_start(db, copy_sql, err) != 0 || ncmp_db_copy_put(db, data, len, err) != 0)
+        return -1;
+    return ncmp_db_copy_end(db, err);
 }

@@ -65,6 +65,17 @@ void ncmp_db_rollback(ncmp_db *db);
 /* `copy_sql` is "COPY t (cols) FROM STDIN"; `data` is COPY text format. */
 int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err);
 
+/* The same in steps, for data produced while it is sent (the server
+ * stores one block while the next is made): start, put any number of
+ * times, end (which reports the COPY's own failure, e.g. a unique
+ * violation). After a failed put the COPY is over; after a failure of the
+ * caller's own, ncmp_db_copy_abort ends it (the transaction is then
+ * failed: roll it back). */
+int ncmp_db_copy_start(ncmp_db *db, const char *copy_sql, ncmp_err *err);
+int ncmp_db_copy_put(ncmp_db *db, const char *data, size_t len, ncmp_err *err);
+int ncmp_db_copy_end(ncmp_db *db, ncmp_err *err);
+void ncmp_db_copy_abort(ncmp_db *db, const char *why);
+
 /* Classify a failed result (or a connection without a result). */
 ncmp_err_class ncmp_db_classify(PGconn *conn, const PGresult *res);
 

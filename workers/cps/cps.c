@@ -471,7 +471,7 @@ static void h_anchor_get(ncmp_http_request *req, void *arg)
 }
 
 /* DELETE /cps/api/{v}/dataspaces/{dataspace}/anchors/{anchor}: its data
- * goes with it (the fragments' foreign key cascades). */
+ * goes with it (0008's trigger deletes its fragments). */
 static void h_anchor_delete(ncmp_http_request *req, void *arg)
 {
     static const char sql[] = "DELETE FROM anchor a USING dataspace d WHERE d.id = a.dataspace_id"
