@@ -1364,7 +1364,166 @@ static void tw_free(void *arg)
     free(w);
 }
 
-static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free};
+static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free, NULL};
+
+/* --- the same tree as XML ------------------------------------------------ */
+
+/*
+ * CPS answers XML when asked (Accept or Content-Type application/xml) with
+ * the elements of its JSON answer side by side: the top nodes named
+ * prefix:name (here with that prefix declared, so the text is namespace
+ * well-formed), lists and leaf-lists as repeated elements, leaves as
+ * elements holding their value.
+ */
+
+static void xml_text(ncmp_buf *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '<':
+            ncmp_buf_append_str(out, "&lt;");
+            break;
+        case '>':
+            ncmp_buf_append_str(out, "&gt;");
+            break;
+        case '&':
+            ncmp_buf_append_str(out, "&amp;");
+            break;
+        case '"':
+            ncmp_buf_append_str(out, "&quot;");
+            break;
+        default:
+            ncmp_buf_append_char(out, s[i]);
+        }
+    }
+}
+
+static void xml_leaf(ncmp_buf *out, const char *name, json_object *v)
+{
+    ncmp_buf_appendf(out, "<%s>", name);
+    if (v && !json_object_is_type(v, json_type_null)) {
+        const char *t = json_object_get_string(v);
+        xml_text(out, t, strlen(t));
+    }
+    ncmp_buf_appendf(out, "</%s>", name);
+}
+
+/* The leaves of one row (its attributes' jsonb text) as elements. */
+static void xml_leaves(ncmp_buf *out, const char *json, size_t len)
+{
+    json_object *o = NULL;
+    ncmp_err err;
+
+    if (ncmp_json_parse(json, len, &o, &err) != 0 || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return;
+    }
+    json_object_object_foreach(o, k, v)
+    {
+        if (json_object_is_type(v, json_type_array))
+            for (size_t i = 0; i < json_object_array_length(v); i++)
+                xml_leaf(out, k, json_object_array_get_idx(v, i));
+        else
+            xml_leaf(out, k, v);
+    }
+    json_object_put(o);
+}
+
+/* Close the innermost open element. */
+static void xml_close(tree_writer *w, ncmp_buf *out)
+{
+    frame *f = &w->stack[--w->nstack];
+    const char *name;
+    size_t nlen;
+
+    cps_path_last_name(w->path.data, f->path_len, &name, &nlen);
+    ncmp_buf_append_str(out, "</");
+    if (w->nstack == 0 && f->list[0]) /* the top node's qualified name */
+        ncmp_buf_append_str(out, f->list);
+    ncmp_buf_append(out, name, nlen);
+    ncmp_buf_append_char(out, '>');
+}
+
+static void xml_head(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    (void)out;
+}
+
+static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+    const char *path = PQgetvalue(res, row, 0);
+    size_t len = (size_t)PQgetlength(res, row, 0);
+    const char *name;
+    size_t nlen;
+    frame *f;
+
+    w->rows++;
+    if (w->done)
+        return;
+    cps_path_last_name(path, len, &name, &nlen);
+    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
+        xml_close(w, out);
+    if (w->nstack == TW_MAX_DEPTH)
+        return;
+    f = &w->stack[w->nstack];
+    f->list[0] = '\0';
+    ncmp_buf_append_char(out, '<');
+    if (w->nstack == 0) {
+        const struct lys_module *mod;
+        const char *first;
+        size_t flen;
+        if (w->version == 1 && w->tops > 0) {
+            w->done = 1;
+            return;
+        }
+        cps_path_first_name(path, &first, &flen);
+        mod = top_module(cps_schema_ctx(w->schema), first, flen);
+        if (mod) {
+            /* f->list holds "prefix:" for the closing tag */
+            snprintf(f->list, sizeof(f->list), "%s:", mod->prefix);
+            ncmp_buf_append_str(out, f->list);
+            ncmp_buf_append(out, name, nlen);
+            ncmp_buf_appendf(out, " xmlns:%s=\"", mod->prefix);
+            xml_text(out, mod->ns, strlen(mod->ns));
+            ncmp_buf_append_char(out, '"');
+        } else {
+            ncmp_buf_append(out, name, nlen);
+        }
+        w->tops++;
+    } else {
+        ncmp_buf_append(out, name, nlen);
+    }
+    ncmp_buf_append_char(out, '>');
+    w->nstack++;
+    ncmp_buf_reset(&w->path);
+    ncmp_buf_append(&w->path, path, len);
+    f->path_len = len;
+    xml_leaves(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+}
+
+static void xml_tail(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    while (w->nstack > 0)
+        xml_close(w, out);
+}
+
+static const rest_stream_ops xml_ops = {xml_head, xml_row, xml_tail,
+                                        tw_empty, tw_free, "application/xml"};
+
+/* Does the client want XML (CPS reads its Content-Type; Accept is the
+ * usual way)? */
+static int wants_xml(ncmp_http_request *req)
+{
+    const char *accept = ncmp_http_header(req, "Accept");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
+
+    return (accept && strstr(accept, "xml") && !strstr(accept, "json")) ||
+           (ctype && strstr(ctype, "xml"));
+}
 
 /* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
 static void h_get(ncmp_http_request *req, void *arg)
@@ -1435,7 +1594,8 @@ static void h_get(ncmp_http_request *req, void *arg)
     params[0] = t.anchor_id;
     params[1] = path.data;
     params[2] = maxdepth;
-    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK, &tree_ops, w);
+    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK,
+                   wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
     if (db)
         rest_pool_put(api->pool, db);
