@@ -79,6 +79,13 @@ typedef struct tree_writer {
     const char *xpath, *anchor, *dataspace;
     int root;
     cps_schema *schema; /* held for the prefix lookup */
+    /* queries: column 3 names the match a row belongs to (a new value
+     * starts a new top node, even inside the last one's subtree); with
+     * by_anchor, column 4 is the anchor's name and the answer is CPS's
+     * [{"anchorName", "dataNodes": [...]}] */
+    int grouped, by_anchor;
+    ncmp_buf group, anchor_now;
+    char prefix_of[256]; /* the first step cps_top_module was last asked for */
 } tree_writer;
 
 /* Is `path` inside the node whose path is p[0..plen)? */
@@ -142,7 +149,7 @@ static void tw_top(tree_writer *w, ncmp_buf *out, int entry, const char *name, s
 {
     if (w->version == 2) {
         if (w->tops)
-            ncmp_buf_append_char(out, ',');
+            ncmp_buf_append_str(out, "},"); /* the previous node's {name: node} */
         ncmp_buf_append_char(out, '{');
         member_name(out, w->prefix, name, nlen);
         return;
@@ -185,6 +192,67 @@ static void tw_child(frame *p, ncmp_buf *out, int entry, const char *name, size_
     p->members = 1;
 }
 
+/* The prefix of the top node at `path`: its first step's module's, as
+ * CPS's prefix resolver gives it. */
+static void tw_prefix(tree_writer *w, const char *path)
+{
+    const char *first;
+    size_t flen;
+    const struct lys_module *mod;
+
+    cps_path_first_name(path, &first, &flen);
+    if (strlen(w->prefix_of) == flen && memcmp(w->prefix_of, first, flen) == 0)
+        return;
+    set_name(w->prefix_of, sizeof(w->prefix_of), first, flen);
+    mod = cps_top_module(cps_schema_ctx(w->schema), first, flen);
+    snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
+}
+
+/* Does column `col` of the row differ from `seen` (then remembered)? */
+static int column_changed(const PGresult *res, int row, int col, ncmp_buf *seen)
+{
+    const char *v = PQgetvalue(res, row, col);
+    size_t len = (size_t)PQgetlength(res, row, col);
+
+    if (seen->data && seen->len == len && memcmp(seen->data, v, len) == 0)
+        return 0;
+    ncmp_buf_reset(seen);
+    ncmp_buf_append(seen, v, len);
+    ncmp_buf_append_char(seen, '\0');
+    seen->len--;
+    return 1;
+}
+
+static void tw_close_all(tree_writer *w, ncmp_buf *out)
+{
+    while (w->nstack > 0)
+        tw_close_frame(w, out);
+}
+
+/* A row of the next match: whatever is open is complete. */
+static void tw_group(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    if (column_changed(res, row, 3, &w->group))
+        tw_close_all(w, out);
+}
+
+/* A row of the next anchor: close its predecessor's dataNodes. */
+static void tw_anchor(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    int first = w->anchor_now.data == NULL;
+
+    if (!column_changed(res, row, 4, &w->anchor_now))
+        return;
+    tw_close_all(w, out);
+    if (!first)
+        ncmp_buf_append_str(out, w->tops ? "}]}," : "]},");
+    ncmp_buf_append_str(out, "{\"anchorName\":");
+    ncmp_buf_append_json_string(out, w->anchor_now.data);
+    ncmp_buf_append_str(out, ",\"dataNodes\":[");
+    w->tops = 0;
+    ncmp_buf_reset(&w->group); /* the same path in the next anchor is a new match */
+}
+
 static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
 {
     tree_writer *w = arg;
@@ -199,6 +267,10 @@ static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
     if (w->done)
         return;
     cps_path_last_name(path, len, &name, &nlen);
+    if (w->by_anchor)
+        tw_anchor(w, res, row, out);
+    if (w->grouped)
+        tw_group(w, res, row, out);
     while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
         tw_close_frame(w, out);
     if (w->nstack == 0) {
@@ -206,10 +278,7 @@ static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
             w->done = 1;
             return;
         }
-        if (w->root) {
-            const struct lys_module *mod = cps_top_module(cps_schema_ctx(w->schema), name, nlen);
-            snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
-        }
+        tw_prefix(w, path);
         tw_top(w, out, entry, name, nlen);
         w->tops++;
     } else {
@@ -232,10 +301,11 @@ static void tw_tail(void *arg, ncmp_buf *out)
 {
     tree_writer *w = arg;
 
-    while (w->nstack > 0)
-        tw_close_frame(w, out);
+    tw_close_all(w, out);
+    if (w->by_anchor && w->anchor_now.data)
+        ncmp_buf_append_str(out, w->tops ? "}]}" : "]}");
     if (w->version == 2) {
-        if (w->tops)
+        if (w->tops && !w->by_anchor)
             ncmp_buf_append_char(out, '}');
         ncmp_buf_append_char(out, ']');
         return;
@@ -264,6 +334,8 @@ static void tw_free(void *arg)
     tree_writer *w = arg;
 
     ncmp_buf_free(&w->path);
+    ncmp_buf_free(&w->group);
+    ncmp_buf_free(&w->anchor_now);
     cps_schema_release(w->schema);
     free(w);
 }
@@ -482,17 +554,8 @@ static void h_get(ncmp_http_request *req, void *arg)
     w->xpath = xpath;
     w->anchor = t.anchor_name;
     w->dataspace = t.dataspace;
-    if (path.len) {
-        const char *name;
-        size_t nlen;
-        const struct lys_module *mod;
-        cps_path_first_name(path.data, &name, &nlen);
-        mod = cps_top_module(cps_schema_ctx(t.schema), name, nlen);
-        if (mod)
-            snprintf(w->prefix, sizeof(w->prefix), "%s", mod->prefix);
-    }
-    /* The root's top nodes may come from several modules: the writer
-     * looks each one's prefix up in the schema it holds. */
+    /* top nodes may come from several modules: the writer looks each
+     * one's prefix up in the schema it holds */
     w->schema = t.schema;
     t.schema = NULL;
     params[0] = t.anchor_id;
