@@ -52,20 +52,6 @@ run_commands_are_listed() {
     return $bad
 }
 
-# free_port: a loopback port nobody listens on, not handed out before.
-_ports=" "
-free_port() {
-    local p i
-    for ((i = 0; i < 100; i++)); do
-        p=$((20000 + RANDOM % 20000))
-        case "$_ports" in *" $p "*) continue ;; esac
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue
-        _ports+="$p "
-        echo "$p"
-        return 0
-    done
-    return 1
-}
 
 # extract_examples FILE DIR: each ```sh block of FILE holding curl becomes
 # DIR/NNN.sh; DIR/NNN.expect holds the statuses the text before it states

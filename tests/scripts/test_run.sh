@@ -41,24 +41,28 @@ taken_port_is_one_clear_line() {
 }
 
 up_then_down_leaves_nothing() {
-    local dir="$scratch/updown" out pids p
-    export NCMP_INSTANCE_DIR=$dir NCMP_PG_PORT=55732 NCMP_BROKER_PORT=59392 NCMP_BROKER_CONTROLLER_PORT=59393
-    export NCMP_HTTP_PORT=58783 NCMP_DMISTUB_PORT=58792
+    local dir="$scratch/updown" out pids p pg broker ctl http dmi
+    # free ports, not fixed ones: another instance on this machine may
+    # hold any fixed choice
+    pg=$(free_port) && broker=$(free_port) && ctl=$(free_port) && http=$(free_port) && dmi=$(free_port) ||
+        { echo "no free ports"; return 1; }
+    export NCMP_INSTANCE_DIR=$dir NCMP_PG_PORT=$pg NCMP_BROKER_PORT=$broker NCMP_BROKER_CONTROLLER_PORT=$ctl
+    export NCMP_HTTP_PORT=$http NCMP_DMISTUB_PORT=$dmi
     out=$("$RUN" up 2>&1) || { echo "$out"; "$RUN" down; return 1; }
     grep -q "PostgreSQL  postgresql://" <<<"$out" || { echo "$out"; "$RUN" down; return 1; }
     pids=$(cat "$dir"/*.pid)
     [ "$(echo "$pids" | wc -l)" -eq 4 ] || { echo "expected 4 pids: $pids"; "$RUN" down; return 1; }
     "$RUN" status | grep -q "ncmpd  running" || { "$RUN" down; return 1; }
     # the REST API and the DMI stub answer
-    curl -fsS "http://127.0.0.1:58783/actuator/health" | grep -q '"UP"' ||
+    curl -fsS "http://127.0.0.1:$http/actuator/health" | grep -q '"UP"' ||
         { echo "REST health did not answer"; "$RUN" down; return 1; }
-    curl -fsS "http://127.0.0.1:58792/actuator/health" | grep -q '"UP"' ||
+    curl -fsS "http://127.0.0.1:$dmi/actuator/health" | grep -q '"UP"' ||
         { echo "DMI stub health did not answer"; "$RUN" down; return 1; }
     "$RUN" down >/dev/null 2>&1 || return 1
     for p in $pids; do
         kill -0 "$p" 2>/dev/null && { echo "pid $p still running"; return 1; }
     done
-    for p in 55732 59392 59393 58783 58792; do
+    for p in $pg $broker $ctl $http $dmi; do
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { echo "port $p still open"; return 1; }
     done
     ls "$dir"/*.pid >/dev/null 2>&1 && { echo "pid files left"; return 1; }

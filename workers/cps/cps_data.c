@@ -859,12 +859,12 @@ static int write_apply(ncmp_http_request *req, ncmp_db *db, const cps_target *t,
             goto db_error;
         snprintf(count, sizeof(count), "%zu", r->ntops);
         if (strcmp(PQcmdTuples(res), count) != 0) {
+            size_t updated = (size_t)atol(PQcmdTuples(res));
             PQclear(res);
             cps_respond_error(req, 404, "DataNode not found",
                               "%zu of the %zu data nodes to update under %s do not exist in "
                               "anchor %s.",
-                              r->ntops - (size_t)atol(PQcmdTuples(res)), r->ntops, xpath,
-                              t->anchor_name);
+                              r->ntops - updated, r->ntops, xpath, t->anchor_name);
             return -1;
         }
         PQclear(res);
