@@ -44,6 +44,8 @@ typedef struct http_answer {
     struct MHD_Response *resp;
 } http_answer;
 
+#define MAX_EXTRA_HEADERS 4
+
 struct ncmp_http_request {
     ncmp_http_server *srv;
     struct MHD_Connection *conn;
@@ -67,6 +69,8 @@ struct ncmp_http_request {
     int queued;         /* the answer went to MHD */
     int status;         /* what was answered, for the log and the hook */
     double t_start;
+    char *xnames[MAX_EXTRA_HEADERS], *xvalues[MAX_EXTRA_HEADERS]; /* ncmp_http_add_header */
+    int nextra;
     http_answer answer;
     pthread_mutex_t lock; /* answered/suspended across threads */
     ncmp_http_request *next_suspended;
@@ -400,6 +404,17 @@ const char *ncmp_http_body(const ncmp_http_request *req, size_t *len)
 
 /* Hand the answer over; resumes the connection when it was suspended.
  * Lock order everywhere: server, then request. */
+void ncmp_http_add_header(ncmp_http_request *req, const char *name, const char *value)
+{
+    if (req->nextra == MAX_EXTRA_HEADERS) {
+        log_error("http", "%s %s: more than %d extra headers; %s dropped", req->method, req->path,
+                  MAX_EXTRA_HEADERS, name);
+        return;
+    }
+    req->xnames[req->nextra] = ncmp_xstrdup(name);
+    req->xvalues[req->nextra++] = ncmp_xstrdup(value);
+}
+
 static void answer_set(ncmp_http_request *req, int status, struct MHD_Response *resp)
 {
     ncmp_http_server *srv = req->srv;
@@ -416,6 +431,8 @@ static void answer_set(ncmp_http_request *req, int status, struct MHD_Response *
     }
     req->answered = 1;
     req->status = status;
+    for (int i = 0; i < req->nextra; i++)
+        MHD_add_response_header(resp, req->xnames[i], req->xvalues[i]);
     req->answer.status = status;
     req->answer.resp = resp;
     if (req->suspended) {
@@ -730,6 +747,10 @@ static void request_free(ncmp_http_request *req)
     for (int i = 0; i < req->nquery; i++) {
         free(req->qnames[i]);
         free(req->qvalues[i]);
+    }
+    for (int i = 0; i < req->nextra; i++) {
+        free(req->xnames[i]);
+        free(req->xvalues[i]);
     }
     if (req->answer.resp)
         MHD_destroy_response(req->answer.resp);

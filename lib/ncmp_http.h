@@ -133,6 +133,10 @@ void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *co
                               size_t block, ncmp_http_stream_fn fn, void *arg,
                               void (*free_fn)(void *));
 
+/* A header for the answer, whichever respond function sends it (call
+ * before it, from the handler's thread); up to 4 per request. */
+void ncmp_http_add_header(ncmp_http_request *req, const char *name, const char *value);
+
 /* Answer later: after the handler returns, the connection waits (without
  * a server thread) until one of the respond functions is called for `req`
  * from any thread. Path, query and body stay valid until then; headers do

@@ -28,6 +28,8 @@ int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err)
 
     memset(svc, 0, sizeof(*svc));
     svc->cfg = cfg;
+    if (!ncmp_roles_need_services(cfg->roles))
+        return 0;
     ncmp_dmi_opts_from_config(&opts, cfg);
     ncmp_kafka_opts_from_config(&kopts, cfg);
     if (ncmp_producer_new(&svc->producer, &kopts, NCMP_PRODUCER_KEYED, "ncmpd", err) != 0 ||
@@ -302,6 +304,7 @@ const ncmp_role ncmp_roles[] = {
      * before anything cps owns (nothing, then) is freed */
     {.name = "cps",
      .needs_db = 1,
+     .no_services = 1,
      .start = cps_row_start,
      .stop = cps_row_stop,
      .destroy = cps_row_destroy},
@@ -364,6 +367,14 @@ int ncmp_roles_need_db(const char *roles)
 {
     for (size_t i = 0; i < ncmp_nroles; i++)
         if (ncmp_roles[i].needs_db && ncmp_role_selected(&ncmp_roles[i], roles))
+            return 1;
+    return 0;
+}
+
+int ncmp_roles_need_services(const char *roles)
+{
+    for (size_t i = 0; i < ncmp_nroles; i++)
+        if (!ncmp_roles[i].no_services && ncmp_role_selected(&ncmp_roles[i], roles))
             return 1;
     return 0;
 }

@@ -53,7 +53,9 @@
  * one producer (idempotent, acks=all; keyed records land on the partition
  * NCMP's Java clients pick, as the lifecycle events do) and one DMI
  * client, so that dmi.max-connections holds per process. Everything here
- * outlives every role; the roles borrow it. */
+ * outlives every role; the roles borrow it. When no selected row uses
+ * them (the CPS store alone), neither is made: producer and dmi are NULL
+ * and the process needs no Kafka. */
 typedef struct ncmp_services {
     const ncmp_config *cfg;
     ncmp_producer *producer;
@@ -75,6 +77,7 @@ struct ncmp_role {
     const char *name;    /* as in --roles, in logs */
     const char *part_of; /* NULL, or the --roles name that selects this row */
     int needs_db;
+    int no_services; /* uses neither the shared producer nor the DMI client */
     /* stage rows: the module's functions, and where the row's settings
      * are in ncmp_config (offsetof: its topic, workers, batch-size,
      * batch-wait-ms); the workers' `arg` is the process's ncmp_services */
@@ -117,6 +120,10 @@ int ncmp_roles_check(const char *roles, ncmp_err *err);
 
 /* Does any selected row use the database? */
 int ncmp_roles_need_db(const char *roles);
+
+/* Does any selected row use the shared producer and DMI client? (The CPS
+ * store alone needs no Kafka at all.) */
+int ncmp_roles_need_services(const char *roles);
 
 /* The topics of every row (selected or not), without duplicates, into
  * names[0..max); returns how many. */

@@ -303,6 +303,29 @@ Test(cps_data, typed_leaves_xml_and_api_versions, .timeout = 120)
         ncmp_buf_free(&r.body);
     }
     cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
+    /* v2 with several nodes: one {name: node} each, valid JSON */
+    {
+        json_object *list =
+            get_json(c, "/cps/api/v2/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"
+                        "&descendants=all");
+        cr_assert(json_object_is_type(list, json_type_array));
+        cr_expect_eq(json_object_array_length(list), 2);
+        json_object_put(list);
+    }
+
+    /* XML out: CPS's element shapes, the top prefix declared */
+    it_cps_send(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden&descendants=all",
+                NULL, "application/xml", "", 0, &r);
+    cr_expect_eq(r.status, 200);
+    cr_expect(strstr(r.body.data, "<g:garden xmlns:g=\"urn:garden\">") == r.body.data, "%s",
+              r.body.data);
+    cr_expect(strstr(r.body.data, "<tags>b</tags><tags>a</tags>"), "%s", r.body.data);
+    cr_expect(strstr(r.body.data, "<name>it's</name>"), "%s", r.body.data);
+    cr_expect(strstr(r.body.data, "<soil><ph>-3</ph></soil>"), "%s", r.body.data);
+    cr_expect(strstr(r.body.data, "</bed><bed>"), "list entries are repeated elements: %s",
+              r.body.data);
+    cr_expect(strstr(r.body.data, "</g:garden>"), "%s", r.body.data);
+    ncmp_buf_free(&r.body);
 
     /* dry-run: validated, not stored */
     send_json(c, "POST", AN "/list-nodes?xpath=/garden&dry-run=true",

@@ -2,7 +2,7 @@
 # Tests that the documentation's commands work: every `./run <command>`
 # written in README.md and docs/*.md is one that `./run --help` lists (and
 # every `./run bench <scenario>` a scenario it lists); every curl example
-# of docs/rest.md, run in order against a live system (`./run up` in a
+# of docs/rest.md and docs/cps.md, run in order against a live system (`./run up` in a
 # scratch instance on free ports), gets an answer that is not a 5xx, or
 # the status the text before the example states ("answers NNN"). Stops
 # everything it started (`./run down`) and checks nothing is left.
@@ -68,8 +68,9 @@ free_port() {
 }
 
 # extract_examples FILE DIR: each ```sh block of FILE holding curl becomes
-# DIR/NNN.sh; DIR/NNN.expect holds the status the text before it states
-# ("answers NNN"), or nothing.
+# DIR/NNN.sh; DIR/NNN.expect holds the statuses the text before it states
+# ("answers NNN" for every call, "answers NNN, NNN and NNN" one per call in
+# order), or nothing.
 extract_examples() {
     awk -v dir="$2" '
         /^```sh$/ { inblock = 1; body = ""; next }
@@ -90,8 +91,11 @@ extract_examples() {
         /^```/ { next }
         {
             prose = prose " " $0
-            if (match(prose, /answers [1-5][0-9][0-9]/))
-                expect = substr(prose, RSTART + 8, 3)
+            if (match(prose, /answers [1-5][0-9][0-9]((,| and|, and) [1-5][0-9][0-9])*/)) {
+                expect = substr(prose, RSTART + 8, RLENGTH - 8)
+                gsub(/,|and/, " ", expect)
+                gsub(/  +/, " ", expect)
+            }
         }
     ' "$1"
 }
@@ -101,33 +105,38 @@ extract_examples() {
 run_example() {
     local sh=$1 port=$2
     sed "s/127\.0\.0\.1:8883/127.0.0.1:$port/g; s/localhost:8883/localhost:$port/g" "$sh" >"$sh.run"
-    BODY="$sh.body" CODES="$sh.codes" bash -c '
+    # from the root: examples name the repository's files by relative path
+    cd "$ROOT" && BODY="$sh.body" CODES="$sh.codes" bash -c '
         curl() { command curl "$@" -sS --max-time 60 -o "$BODY" -w "%{http_code}\n" >>"$CODES"; }
         . "$1"' _ "$sh.run" >/dev/null 2>"$sh.err"
     cat "$sh.codes" 2>/dev/null
 }
 
-rest_examples_answer() {
-    local dir="$scratch/examples" http ex codes expect code bad=0 n=0
+# examples_answer DOC: every curl example of docs/DOC.md, in order.
+examples_answer() {
+    local doc=$1 dir="$scratch/examples-$1" http ex codes expect want code bad=0 n=0 i
     mkdir -p "$dir"
-    extract_examples "$ROOT/docs/rest.md" "$dir"
-    [ -n "$(ls "$dir"/*.sh 2>/dev/null)" ] || { echo "no curl example found in docs/rest.md"; return 1; }
+    extract_examples "$ROOT/docs/$doc.md" "$dir"
+    [ -n "$(ls "$dir"/*.sh 2>/dev/null)" ] || { echo "no curl example found in docs/$doc.md"; return 1; }
     http=$NCMP_HTTP_PORT
     for ex in "$dir"/*.sh; do
         n=$((n + 1))
         codes=$(run_example "$ex" "$http" | tr "\n" " ")
-        expect=$(cat "${ex%.sh}.expect")
-        [ -n "$codes" ] || { echo "example $n made no request: $(cat "$ex.err")"; bad=1; continue; }
+        read -r -a expect <"${ex%.sh}.expect"
+        [ -n "$codes" ] || { echo "$doc example $n made no request: $(cat "$ex.err")"; bad=1; continue; }
+        i=0
         for code in $codes; do
-            if [ -n "$expect" ] && [ "$code" != "$expect" ]; then
-                echo "example $n answered $code, the text says $expect: $(head -c 300 "$ex.body")"
+            if [ ${#expect[@]} -gt 1 ]; then want=${expect[$i]:-none}; else want=${expect[0]:-}; fi
+            i=$((i + 1))
+            if [ -n "$want" ] && [ "$code" != "$want" ]; then
+                echo "$doc example $n, call $i answered $code, the text says $want: $(head -c 300 "$ex.body")"
                 bad=1
-            elif [ -z "$expect" ] && { [ "$code" -ge 500 ] || [ "$code" -lt 100 ]; }; then
-                echo "example $n answered $code: $(head -c 300 "$ex.body" 2>/dev/null) $(cat "$ex.err")"
+            elif [ -z "$want" ] && { [ "$code" -ge 500 ] || [ "$code" -lt 100 ]; }; then
+                echo "$doc example $n answered $code: $(head -c 300 "$ex.body" 2>/dev/null) $(cat "$ex.err")"
                 bad=1
             fi
         done
-        echo "      example $n: $codes${expect:+ (documented $expect)}"
+        echo "      $doc example $n: $codes${expect[*]:+ (documented ${expect[*]})}"
     done
     return $bad
 }
@@ -147,7 +156,8 @@ system_up_runs_examples() {
         curl -fsS "http://127.0.0.1:$http/actuator/health" 2>/dev/null | grep -q '"UP"' && break
         sleep 0.2
     done
-    rest_examples_answer || rc=1
+    examples_answer rest || rc=1
+    examples_answer cps || rc=1
     "$RUN" down >/dev/null 2>&1 || { echo "./run down failed"; rc=1; }
     for p in $pids; do
         kill -0 "$p" 2>/dev/null && { echo "pid $p still running"; rc=1; }
@@ -161,5 +171,5 @@ system_up_runs_examples() {
 }
 
 check "every ./run command in the docs is listed by ./run --help" run_commands_are_listed
-check "every curl example of docs/rest.md answers, then down leaves nothing" system_up_runs_examples
+check "every curl example of docs/rest.md and docs/cps.md answers, then down leaves nothing" system_up_runs_examples
 check_summary "docs"

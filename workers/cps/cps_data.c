@@ -1,6 +1,6 @@
 /*
- * The CPS store's data API: save, update, replace and delete data nodes
- * of an anchor, and read them back with their descendants.
+ * The CPS store's writes: save, update, replace and delete data nodes of
+ * an anchor (reads are in cps_read.c).
  *
  * A write is parsed and checked by libyang against the anchor's schema
  * set (types, structure, list keys: what CPS's parser checks), turned into
@@ -9,10 +9,6 @@
  * Writers of one anchor take turns on a lock of the anchor's row, so that
  * two replacements of the same subtree cannot interleave their delete and
  * insert, and the anchor cannot be deleted under a write.
- *
- * A read is one range scan of the fragment key (0008's comment explains
- * why the rows arrive as a depth-first walk), streamed as nested JSON
- * while the rows arrive: memory stays flat with the size of the answer.
  */
 #include <libyang/libyang.h>
 #include <stdio.h>
@@ -26,8 +22,6 @@
 #include "ncmp_log.h"
 #include "ncmp_time.h"
 
-#define READ_BLOCK 5000
-
 /* A write locks its anchor's row: writers of one anchor take turns, and a
  * delete of the anchor waits for the write (and then takes its fragments
  * with it, 0008's trigger). No row: the anchor went away meanwhile. */
@@ -37,13 +31,7 @@
 
 /* --- the anchor and its schema -------------------------------------------- */
 
-typedef struct target {
-    const char *dataspace, *anchor_name;
-    char anchor_id[24];
-    cps_schema *schema; /* a reference, released by target_clear */
-} target;
-
-static void target_clear(target *t)
+void cps_target_clear(cps_target *t)
 {
     cps_schema_release(t->schema);
     t->schema = NULL;
@@ -51,7 +39,7 @@ static void target_clear(target *t)
 
 /* Resolve {dataspace}/{anchor} and load its schema set. Answers 404 (or
  * the error) and returns -1 when it cannot. */
-static int target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, target *t)
+int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t)
 {
     static const char sql[] =
         "SELECT d.id, a.id, a.schema_set_id FROM dataspace d"
@@ -90,7 +78,7 @@ static int target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, tar
 }
 
 /* The implemented module with a top-level data node `name`. */
-static const struct lys_module *top_module(const struct ly_ctx *ctx, const char *name, size_t len)
+const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len)
 {
     const struct lys_module *mod;
     uint32_t idx = 0;
@@ -175,7 +163,7 @@ static void qualify_top_names(const struct ly_ctx *ctx, const char *s, size_t le
             break;
         k1--; /* the closing quote */
         if (!memchr(s + k0, ':', k1 - k0) && !memchr(s + k0, '\\', k1 - k0)) {
-            const struct lys_module *mod = top_module(ctx, s + k0, k1 - k0);
+            const struct lys_module *mod = cps_top_module(ctx, s + k0, k1 - k0);
             if (mod) {
                 ncmp_buf_append(out, s + done, k0 - done);
                 ncmp_buf_append_str(out, mod->name);
@@ -274,7 +262,7 @@ static const struct lysc_node *relax_child(const struct ly_ctx *ctx, const struc
             snprintf(module, sizeof(module), "%.*s", (int)(colon - key), key);
             mod = ly_ctx_get_module_implemented(ctx, module);
         } else {
-            mod = top_module(ctx, key, strlen(key));
+            mod = cps_top_module(ctx, key, strlen(key));
         }
         return mod ? lys_find_child(NULL, mod, name, 0, 0, 0) : NULL;
     }
@@ -369,7 +357,7 @@ static int parse_payload(const struct ly_ctx *ctx, const char *path, const char 
         const struct lys_module *mod;
 
         cps_path_first_name(path, &name, &nlen);
-        mod = top_module(ctx, name, nlen);
+        mod = cps_top_module(ctx, name, nlen);
         if (!mod) {
             ncmp_err_set(err, NCMP_ERR_REJECT,
                          "no module of the anchor's schema set has a node %.*s", (int)nlen, name);
@@ -823,7 +811,7 @@ static int is_unique_violation(const ncmp_err *err)
 
 /* Run the write in the caller's transaction. 0, or -1 with the request
  * answered. */
-static int write_apply(ncmp_http_request *req, ncmp_db *db, const target *t, write_kind kind,
+static int write_apply(ncmp_http_request *req, ncmp_db *db, const cps_target *t, write_kind kind,
                        const char *parent, const char *xpath, rows *r)
 {
     static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
@@ -928,7 +916,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, write_kind kind)
     size_t len = 0;
     const char *body = ncmp_http_body(req, &len);
     ncmp_buf parent = NCMP_BUF_INIT;
-    target t = {0};
+    cps_target t = {0};
     rows r = {0};
     struct lyd_node *tree = NULL, *under = NULL;
     ncmp_db *db = NULL;
@@ -958,7 +946,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, write_kind kind)
         rest_db_answer_error(req, &err);
         goto cleanup;
     }
-    if (target_resolve(req, api, db, &t) != 0)
+    if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
     started = ncmp_now_ms();
     if (parse_payload(cps_schema_ctx(t.schema), parent.data, body, len, xml, &tree, &under, &err) !=
@@ -1014,7 +1002,7 @@ cleanup:
     if (db)
         rest_pool_put(api->pool, db);
     lyd_free_all(tree);
-    target_clear(&t);
+    cps_target_clear(&t);
     rows_free(&r);
     ncmp_buf_free(&parent);
 }
@@ -1056,7 +1044,7 @@ static void h_delete(ncmp_http_request *req, void *arg)
     const char *xpath = ncmp_http_query(req, "xpath");
     ncmp_buf path = NCMP_BUF_INIT;
     const char *params[2];
-    target t = {0};
+    cps_target t = {0};
     ncmp_db *db = NULL;
     PGresult *res = NULL;
     ncmp_err err;
@@ -1075,7 +1063,7 @@ static void h_delete(ncmp_http_request *req, void *arg)
         rest_db_answer_error(req, &err);
         goto cleanup;
     }
-    if (target_resolve(req, api, db, &t) != 0)
+    if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
     params[0] = t.anchor_id;
     params[1] = path.data;
@@ -1113,333 +1101,7 @@ cleanup:
         ncmp_db_rollback(db);
     if (db)
         rest_pool_put(api->pool, db);
-    target_clear(&t);
-    ncmp_buf_free(&path);
-}
-
-/* --- reads ---------------------------------------------------------------- */
-
-/* How deep below the requested nodes a read goes: -1 all, 0 none, N. */
-static int descendants_option(ncmp_http_request *req, int version, int *depth)
-{
-    const char *d;
-
-    if (version == 1) {
-        int all = 0;
-        if (ncmp_http_query_bool(req, "include-descendants", 0, &all) != 0)
-            return -1;
-        *depth = all ? -1 : 0;
-        return 0;
-    }
-    d = ncmp_http_query(req, "descendants");
-    if (!d || strcmp(d, "none") == 0 || strcmp(d, "0") == 0) {
-        *depth = 0;
-    } else if (strcmp(d, "direct") == 0 || strcmp(d, "1") == 0) {
-        *depth = 1;
-    } else if (strcmp(d, "all") == 0 || strcmp(d, "-1") == 0) {
-        *depth = -1;
-    } else {
-        char *end;
-        long n = strtol(d, &end, 10);
-        if (*end || end == d || n < -1 || n > 10000)
-            return -1;
-        *depth = (int)n;
-    }
-    return 0;
-}
-
-/* One open node of the JSON being written. */
-typedef struct frame {
-    size_t path_len; /* its stored path: the first path_len bytes of tree_writer.path */
-    int members;     /* something is written inside its object */
-    char list[256];  /* the list whose entries are open as an array, "" none */
-} frame;
-
-#define TW_MAX_DEPTH 128
-
-/* The tree writer: rows (path, depth, attributes) in stored-path order
- * in, nested JSON out. Every open node's path is a prefix of the deepest
- * open node's, so one buffer holds them all. */
-typedef struct tree_writer {
-    int version;       /* 1: one node; 2: a list of {name: node}; 3: one map */
-    int group_entries; /* v3: top list entries go in an array (a list or the root was read) */
-    char prefix[128];  /* the module prefix of the top nodes */
-    ncmp_buf path;     /* the deepest open node's stored path */
-    frame stack[TW_MAX_DEPTH];
-    int nstack;
-    int tops;           /* top nodes written */
-    char top_list[256]; /* v3: the list whose top entries are open as an array */
-    int done;           /* v1: the first node is complete */
-    int rows;           /* rows seen */
-    /* for the answer when there is no row */
-    const char *xpath, *anchor, *dataspace;
-    int root;
-    cps_schema *schema; /* held for the prefix lookup */
-} tree_writer;
-
-/* Is `path` inside the node whose path is p[0..plen)? */
-static int inside(const char *path, size_t len, const char *p, size_t plen)
-{
-    return len > plen && memcmp(path, p, plen) == 0 && path[plen] == CPS_PATH_SEP;
-}
-
-static int same_name(const char *list, const char *name, size_t nlen)
-{
-    return list[0] && strlen(list) == nlen && memcmp(list, name, nlen) == 0;
-}
-
-static void set_name(char *dst, size_t size, const char *name, size_t nlen)
-{
-    if (nlen >= size)
-        nlen = size - 1;
-    memcpy(dst, name, nlen);
-    dst[nlen] = '\0';
-}
-
-static void tw_close_frame(tree_writer *w, ncmp_buf *out)
-{
-    frame *f = &w->stack[--w->nstack];
-
-    if (f->list[0])
-        ncmp_buf_append_char(out, ']');
-    ncmp_buf_append_char(out, '}');
-}
-
-static void tw_head(void *arg, ncmp_buf *out)
-{
-    tree_writer *w = arg;
-
-    ncmp_buf_append_char(out, w->version == 2 ? '[' : '{');
-}
-
-/* `"[prefix:]name":` for the last step of `path`. */
-static void member_name(ncmp_buf *out, const char *prefix, const char *name, size_t nlen)
-{
-    ncmp_buf_append_char(out, '"');
-    if (prefix && prefix[0]) {
-        ncmp_buf_append_str(out, prefix);
-        ncmp_buf_append_char(out, ':');
-    }
-    ncmp_buf_append(out, name, nlen);
-    ncmp_buf_append_str(out, "\":");
-}
-
-/* The members of a jsonb object's text, braces dropped; whether any. */
-static int append_members(ncmp_buf *out, const char *json, size_t len)
-{
-    if (len <= 2)
-        return 0;
-    ncmp_buf_append(out, json + 1, len - 2);
-    return 1;
-}
-
-/* A top node: its member name (and the brackets around it) in the answer. */
-static void tw_top(tree_writer *w, ncmp_buf *out, int entry, const char *name, size_t nlen)
-{
-    if (w->version == 2) {
-        if (w->tops)
-            ncmp_buf_append_char(out, ',');
-        ncmp_buf_append_char(out, '{');
-        member_name(out, w->prefix, name, nlen);
-        return;
-    }
-    if (w->version == 3 && entry && w->group_entries && same_name(w->top_list, name, nlen)) {
-        ncmp_buf_append_char(out, ',');
-        return;
-    }
-    if (w->top_list[0]) {
-        ncmp_buf_append_char(out, ']');
-        w->top_list[0] = '\0';
-    }
-    if (w->tops)
-        ncmp_buf_append_char(out, ',');
-    member_name(out, w->prefix, name, nlen);
-    if (w->version == 3 && entry && w->group_entries) {
-        ncmp_buf_append_char(out, '[');
-        set_name(w->top_list, sizeof(w->top_list), name, nlen);
-    }
-}
-
-/* A node inside the open node `p`. */
-static void tw_child(frame *p, ncmp_buf *out, int entry, const char *name, size_t nlen)
-{
-    if (p->list[0] && !(entry && same_name(p->list, name, nlen))) {
-        ncmp_buf_append_char(out, ']');
-        p->list[0] = '\0';
-    }
-    if (entry && p->list[0]) {
-        ncmp_buf_append_char(out, ',');
-    } else {
-        if (p->members)
-            ncmp_buf_append_char(out, ',');
-        member_name(out, NULL, name, nlen);
-        if (entry) {
-            ncmp_buf_append_char(out, '[');
-            set_name(p->list, sizeof(p->list), name, nlen);
-        }
-    }
-    p->members = 1;
-}
-
-static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
-{
-    tree_writer *w = arg;
-    const char *path = PQgetvalue(res, row, 0);
-    size_t len = (size_t)PQgetlength(res, row, 0);
-    int entry = cps_path_is_list_entry(path, len);
-    const char *name;
-    size_t nlen;
-    frame *f;
-
-    w->rows++;
-    if (w->done)
-        return;
-    cps_path_last_name(path, len, &name, &nlen);
-    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
-        tw_close_frame(w, out);
-    if (w->nstack == 0) {
-        if (w->version == 1 && w->tops > 0) {
-            w->done = 1;
-            return;
-        }
-        if (w->root) {
-            const struct lys_module *mod = top_module(cps_schema_ctx(w->schema), name, nlen);
-            snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
-        }
-        tw_top(w, out, entry, name, nlen);
-        w->tops++;
-    } else {
-        tw_child(&w->stack[w->nstack - 1], out, entry, name, nlen);
-    }
-    ncmp_buf_append_char(out, '{');
-    if (w->nstack == TW_MAX_DEPTH) { /* deeper than any model: its subtree is left out */
-        ncmp_buf_append_char(out, '}');
-        return;
-    }
-    f = &w->stack[w->nstack++];
-    ncmp_buf_reset(&w->path);
-    ncmp_buf_append(&w->path, path, len);
-    f->path_len = len;
-    f->list[0] = '\0';
-    f->members = append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
-}
-
-static void tw_tail(void *arg, ncmp_buf *out)
-{
-    tree_writer *w = arg;
-
-    while (w->nstack > 0)
-        tw_close_frame(w, out);
-    if (w->version == 2) {
-        if (w->tops)
-            ncmp_buf_append_char(out, '}');
-        ncmp_buf_append_char(out, ']');
-        return;
-    }
-    if (w->top_list[0])
-        ncmp_buf_append_char(out, ']');
-    ncmp_buf_append_char(out, '}');
-}
-
-/* No row: the root of an empty anchor is an empty answer, anything else
- * is CPS's 404. */
-static int tw_empty(void *arg, ncmp_http_request *req)
-{
-    tree_writer *w = arg;
-
-    if (w->root)
-        return 0;
-    cps_respond_error(req, 404, "DataNode not found",
-                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
-                      w->xpath, w->anchor, w->dataspace);
-    return 1;
-}
-
-static void tw_free(void *arg)
-{
-    tree_writer *w = arg;
-
-    ncmp_buf_free(&w->path);
-    cps_schema_release(w->schema);
-    free(w);
-}
-
-static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free};
-
-/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
-static void h_get(ncmp_http_request *req, void *arg)
-{
-    /* The node and its subtree down to the depth ($3), or the entries of
-     * the list the xpath names, or every node of the root ($2 = ''); one
-     * range of the key, read in its order. */
-    static const char sql[] =
-        "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND depth <= $3 AND"
-        " (($2 = '') OR (path >= $2 AND path < $2 || '\\'"
-        " AND (path < $2 || E'\\x02' OR path >= $2 || '['))) ORDER BY path";
-    cps_api *api = arg;
-    const char *xpath = ncmp_http_query(req, "xpath");
-    int v = cps_api_version(req, 3), fetch = 0, top_depth;
-    tree_writer *w = NULL;
-    ncmp_buf path = NCMP_BUF_INIT;
-    char maxdepth[16];
-    const char *params[3];
-    target t = {0};
-    ncmp_db *db = NULL;
-    ncmp_err err;
-
-    if (!v)
-        return;
-    if (descendants_option(req, v, &fetch) != 0) {
-        ncmp_http_respond_error(req, 400, "Invalid request",
-                                "descendants must be none, direct, all or a number >= -1");
-        return;
-    }
-    if (!xpath)
-        xpath = "/";
-    if (cps_path_encode(xpath, &path, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return;
-    }
-    ncmp_buf_append_char(&path, '\0');
-    path.len--;
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        goto cleanup;
-    }
-    if (target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    rest_pool_put(api->pool, db);
-    db = NULL;
-    top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
-    snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
-    w = ncmp_xcalloc(1, sizeof(*w));
-    w->version = v;
-    w->root = path.len == 0;
-    w->group_entries = w->root || !cps_path_is_list_entry(path.data, path.len);
-    w->xpath = xpath;
-    w->anchor = t.anchor_name;
-    w->dataspace = t.dataspace;
-    if (path.len) {
-        const char *name;
-        size_t nlen;
-        const struct lys_module *mod;
-        cps_path_first_name(path.data, &name, &nlen);
-        mod = top_module(cps_schema_ctx(t.schema), name, nlen);
-        if (mod)
-            snprintf(w->prefix, sizeof(w->prefix), "%s", mod->prefix);
-    }
-    /* The root's top nodes may come from several modules: the writer
-     * looks each one's prefix up in the schema it holds. */
-    w->schema = t.schema;
-    t.schema = NULL;
-    params[0] = t.anchor_id;
-    params[1] = path.data;
-    params[2] = maxdepth;
-    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK, &tree_ops, w);
-cleanup:
-    if (db)
-        rest_pool_put(api->pool, db);
-    target_clear(&t);
+    cps_target_clear(&t);
     ncmp_buf_free(&path);
 }
 
@@ -1453,6 +1115,5 @@ void cps_data_routes_add(cps_api *api, ncmp_http_server *s)
     ncmp_http_route(s, "POST", A "/list-nodes", h_save_list, api);
     ncmp_http_route(s, "PUT", A "/list-nodes", h_replace_list, api);
     ncmp_http_route(s, "DELETE", A "/list-nodes", h_delete, api);
-    ncmp_http_route(s, "GET", A "/node", h_get, api);
 #undef A
 }

@@ -43,7 +43,23 @@ int cps_dataspace_exists(ncmp_http_request *req, cps_api *api, const char *name)
 
 void cps_anchor_not_found(ncmp_http_request *req, const char *dataspace, const char *anchor);
 
-/* The data routes (cps_data.c). */
+/* The anchor a data request names ({dataspace}, {anchor} of its path). */
+typedef struct cps_target {
+    const char *dataspace, *anchor_name; /* the request's */
+    char anchor_id[24];
+    cps_schema *schema; /* a reference, released by cps_target_clear */
+} cps_target;
+
+/* Resolve the request's anchor and load its schema set with `db`.
+ * Answers 404 (or the error) and returns -1 when it cannot. */
+int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t);
+void cps_target_clear(cps_target *t);
+
+/* The implemented module of `ctx` with a top-level data node `name`. */
+const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);
+
+/* The write routes (cps_data.c) and the read routes (cps_read.c). */
 void cps_data_routes_add(cps_api *api, ncmp_http_server *server);
+void cps_read_routes_add(cps_api *api, ncmp_http_server *server);
 
 #endif

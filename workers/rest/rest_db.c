@@ -246,7 +246,8 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
         stream_free(st);
         return;
     }
-    ncmp_http_respond_stream(req, 200, "application/json", 64 * 1024, stream_next, st, stream_free);
+    ncmp_http_respond_stream(req, 200, ops->content_type ? ops->content_type : "application/json",
+                             64 * 1024, stream_next, st, stream_free);
 }
 
 /* A JSON array of rows, each written by a rest_row_fn. */
@@ -277,7 +278,7 @@ static void array_tail(void *arg, ncmp_buf *out)
     ncmp_buf_append_char(out, ']');
 }
 
-static const rest_stream_ops array_ops = {array_head, array_row, array_tail, NULL, free};
+static const rest_stream_ops array_ops = {array_head, array_row, array_tail, NULL, free, NULL};
 
 void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
                           const char *const *params, int block_rows, rest_row_fn fmt)

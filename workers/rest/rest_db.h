@@ -56,6 +56,7 @@ typedef struct rest_stream_ops {
     void (*tail)(void *state, ncmp_buf *out);
     int (*empty)(void *state, ncmp_http_request *req);
     void (*free)(void *state);
+    const char *content_type; /* NULL: application/json */
 } rest_stream_ops;
 
 /* rest_db_stream_array with the body written by `ops` on `state` (owned

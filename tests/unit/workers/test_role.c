@@ -59,6 +59,9 @@ Test(role, selection_by_name_part_of_and_all)
     cr_assert(!ncmp_role_selected(row("trust-watchdog"), "trust-watchdog"));
     cr_assert(!ncmp_roles_need_db("avc-forward,async-forward"));
     cr_assert(ncmp_roles_need_db("avc-forward,rest"));
+    cr_assert(!ncmp_roles_need_services("cps"));
+    cr_assert(ncmp_roles_need_services("cps,rest"));
+    cr_assert(ncmp_roles_need_services("all"));
 }
 
 Test(role, unknown_names_are_refused_with_the_list)

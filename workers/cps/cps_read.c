@@ -1,0 +1,577 @@
+/*
+ * The CPS store's reads: a node with its descendants, and CPS-path
+ * queries over one anchor or across a dataspace's anchors.
+ *
+ * Every answer is one range scan (or one join of the matches with their
+ * ranges) read through a cursor in key order (0008's comment explains
+ * why a subtree's rows arrive as a depth-first walk), and written out as
+ * nested JSON or as XML while the rows arrive: memory stays flat with
+ * the size of the answer.
+ */
+#include <libyang/libyang.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cps_internal.h"
+#include "cps_path.h"
+#include "ncmp_buf.h"
+#include "ncmp_json.h"
+#include "ncmp_log.h"
+
+#define READ_BLOCK 5000
+
+/* --- reads ---------------------------------------------------------------- */
+
+/* How deep below the requested nodes a read goes: -1 all, 0 none, N. */
+static int descendants_option(ncmp_http_request *req, int version, int *depth)
+{
+    const char *d;
+
+    if (version == 1) {
+        int all = 0;
+        if (ncmp_http_query_bool(req, "include-descendants", 0, &all) != 0)
+            return -1;
+        *depth = all ? -1 : 0;
+        return 0;
+    }
+    d = ncmp_http_query(req, "descendants");
+    if (!d || strcmp(d, "none") == 0 || strcmp(d, "0") == 0) {
+        *depth = 0;
+    } else if (strcmp(d, "direct") == 0 || strcmp(d, "1") == 0) {
+        *depth = 1;
+    } else if (strcmp(d, "all") == 0 || strcmp(d, "-1") == 0) {
+        *depth = -1;
+    } else {
+        char *end;
+        long n = strtol(d, &end, 10);
+        if (*end || end == d || n < -1 || n > 10000)
+            return -1;
+        *depth = (int)n;
+    }
+    return 0;
+}
+
+/* One open node of the JSON being written. */
+typedef struct frame {
+    size_t path_len; /* its stored path: the first path_len bytes of tree_writer.path */
+    int members;     /* something is written inside its object */
+    char list[256];  /* the list whose entries are open as an array, "" none */
+} frame;
+
+#define TW_MAX_DEPTH 128
+
+/* The tree writer: rows (path, depth, attributes) in stored-path order
+ * in, nested JSON out. Every open node's path is a prefix of the deepest
+ * open node's, so one buffer holds them all. */
+typedef struct tree_writer {
+    int version;       /* 1: one node; 2: a list of {name: node}; 3: one map */
+    int group_entries; /* v3: top list entries go in an array (a list or the root was read) */
+    char prefix[128];  /* the module prefix of the top nodes */
+    ncmp_buf path;     /* the deepest open node's stored path */
+    frame stack[TW_MAX_DEPTH];
+    int nstack;
+    int tops;           /* top nodes written */
+    char top_list[256]; /* v3: the list whose top entries are open as an array */
+    int done;           /* v1: the first node is complete */
+    int rows;           /* rows seen */
+    /* for the answer when there is no row */
+    const char *xpath, *anchor, *dataspace;
+    int root;
+    cps_schema *schema; /* held for the prefix lookup */
+    /* queries: column 3 names the match a row belongs to (a new value
+     * starts a new top node, even inside the last one's subtree); with
+     * by_anchor, column 4 is the anchor's name and the answer is CPS's
+     * [{"anchorName", "dataNodes": [...]}] */
+    int grouped, by_anchor;
+    ncmp_buf group, anchor_now;
+    char prefix_of[256]; /* the first step cps_top_module was last asked for */
+} tree_writer;
+
+/* Is `path` inside the node whose path is p[0..plen)? */
+static int inside(const char *path, size_t len, const char *p, size_t plen)
+{
+    return len > plen && memcmp(path, p, plen) == 0 && path[plen] == CPS_PATH_SEP;
+}
+
+static int same_name(const char *list, const char *name, size_t nlen)
+{
+    return list[0] && strlen(list) == nlen && memcmp(list, name, nlen) == 0;
+}
+
+static void set_name(char *dst, size_t size, const char *name, size_t nlen)
+{
+    if (nlen >= size)
+        nlen = size - 1;
+    memcpy(dst, name, nlen);
+    dst[nlen] = '\0';
+}
+
+static void tw_close_frame(tree_writer *w, ncmp_buf *out)
+{
+    frame *f = &w->stack[--w->nstack];
+
+    if (f->list[0])
+        ncmp_buf_append_char(out, ']');
+    ncmp_buf_append_char(out, '}');
+}
+
+static void tw_head(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    ncmp_buf_append_char(out, w->version == 2 ? '[' : '{');
+}
+
+/* `"[prefix:]name":` for the last step of `path`. */
+static void member_name(ncmp_buf *out, const char *prefix, const char *name, size_t nlen)
+{
+    ncmp_buf_append_char(out, '"');
+    if (prefix && prefix[0]) {
+        ncmp_buf_append_str(out, prefix);
+        ncmp_buf_append_char(out, ':');
+    }
+    ncmp_buf_append(out, name, nlen);
+    ncmp_buf_append_str(out, "\":");
+}
+
+/* The members of a jsonb object's text, braces dropped; whether any. */
+static int append_members(ncmp_buf *out, const char *json, size_t len)
+{
+    if (len <= 2)
+        return 0;
+    ncmp_buf_append(out, json + 1, len - 2);
+    return 1;
+}
+
+/* A top node: its member name (and the brackets around it) in the answer. */
+static void tw_top(tree_writer *w, ncmp_buf *out, int entry, const char *name, size_t nlen)
+{
+    if (w->version == 2) {
+        if (w->tops)
+            ncmp_buf_append_str(out, "},"); /* the previous node's {name: node} */
+        ncmp_buf_append_char(out, '{');
+        member_name(out, w->prefix, name, nlen);
+        return;
+    }
+    if (w->version == 3 && entry && w->group_entries && same_name(w->top_list, name, nlen)) {
+        ncmp_buf_append_char(out, ',');
+        return;
+    }
+    if (w->top_list[0]) {
+        ncmp_buf_append_char(out, ']');
+        w->top_list[0] = '\0';
+    }
+    if (w->tops)
+        ncmp_buf_append_char(out, ',');
+    member_name(out, w->prefix, name, nlen);
+    if (w->version == 3 && entry && w->group_entries) {
+        ncmp_buf_append_char(out, '[');
+        set_name(w->top_list, sizeof(w->top_list), name, nlen);
+    }
+}
+
+/* A node inside the open node `p`. */
+static void tw_child(frame *p, ncmp_buf *out, int entry, const char *name, size_t nlen)
+{
+    if (p->list[0] && !(entry && same_name(p->list, name, nlen))) {
+        ncmp_buf_append_char(out, ']');
+        p->list[0] = '\0';
+    }
+    if (entry && p->list[0]) {
+        ncmp_buf_append_char(out, ',');
+    } else {
+        if (p->members)
+            ncmp_buf_append_char(out, ',');
+        member_name(out, NULL, name, nlen);
+        if (entry) {
+            ncmp_buf_append_char(out, '[');
+            set_name(p->list, sizeof(p->list), name, nlen);
+        }
+    }
+    p->members = 1;
+}
+
+/* The prefix of the top node at `path`: its first step's module's, as
+ * CPS's prefix resolver gives it. */
+static void tw_prefix(tree_writer *w, const char *path)
+{
+    const char *first;
+    size_t flen;
+    const struct lys_module *mod;
+
+    cps_path_first_name(path, &first, &flen);
+    if (strlen(w->prefix_of) == flen && memcmp(w->prefix_of, first, flen) == 0)
+        return;
+    set_name(w->prefix_of, sizeof(w->prefix_of), first, flen);
+    mod = cps_top_module(cps_schema_ctx(w->schema), first, flen);
+    snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
+}
+
+/* Does column `col` of the row differ from `seen` (then remembered)? */
+static int column_changed(const PGresult *res, int row, int col, ncmp_buf *seen)
+{
+    const char *v = PQgetvalue(res, row, col);
+    size_t len = (size_t)PQgetlength(res, row, col);
+
+    if (seen->data && seen->len == len && memcmp(seen->data, v, len) == 0)
+        return 0;
+    ncmp_buf_reset(seen);
+    ncmp_buf_append(seen, v, len);
+    ncmp_buf_append_char(seen, '\0');
+    seen->len--;
+    return 1;
+}
+
+static void tw_close_all(tree_writer *w, ncmp_buf *out)
+{
+    while (w->nstack > 0)
+        tw_close_frame(w, out);
+}
+
+/* A row of the next match: whatever is open is complete. */
+static void tw_group(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    if (column_changed(res, row, 3, &w->group))
+        tw_close_all(w, out);
+}
+
+/* A row of the next anchor: close its predecessor's dataNodes. */
+static void tw_anchor(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    int first = w->anchor_now.data == NULL;
+
+    if (!column_changed(res, row, 4, &w->anchor_now))
+        return;
+    tw_close_all(w, out);
+    if (!first)
+        ncmp_buf_append_str(out, w->tops ? "}]}," : "]},");
+    ncmp_buf_append_str(out, "{\"anchorName\":");
+    ncmp_buf_append_json_string(out, w->anchor_now.data);
+    ncmp_buf_append_str(out, ",\"dataNodes\":[");
+    w->tops = 0;
+    ncmp_buf_reset(&w->group); /* the same path in the next anchor is a new match */
+}
+
+static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+    const char *path = PQgetvalue(res, row, 0);
+    size_t len = (size_t)PQgetlength(res, row, 0);
+    int entry = cps_path_is_list_entry(path, len);
+    const char *name;
+    size_t nlen;
+    frame *f;
+
+    w->rows++;
+    if (w->done)
+        return;
+    cps_path_last_name(path, len, &name, &nlen);
+    if (w->by_anchor)
+        tw_anchor(w, res, row, out);
+    if (w->grouped)
+        tw_group(w, res, row, out);
+    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
+        tw_close_frame(w, out);
+    if (w->nstack == 0) {
+        if (w->version == 1 && w->tops > 0) {
+            w->done = 1;
+            return;
+        }
+        tw_prefix(w, path);
+        tw_top(w, out, entry, name, nlen);
+        w->tops++;
+    } else {
+        tw_child(&w->stack[w->nstack - 1], out, entry, name, nlen);
+    }
+    ncmp_buf_append_char(out, '{');
+    if (w->nstack == TW_MAX_DEPTH) { /* deeper than any model: its subtree is left out */
+        ncmp_buf_append_char(out, '}');
+        return;
+    }
+    f = &w->stack[w->nstack++];
+    ncmp_buf_reset(&w->path);
+    ncmp_buf_append(&w->path, path, len);
+    f->path_len = len;
+    f->list[0] = '\0';
+    f->members = append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+}
+
+static void tw_tail(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    tw_close_all(w, out);
+    if (w->by_anchor && w->anchor_now.data)
+        ncmp_buf_append_str(out, w->tops ? "}]}" : "]}");
+    if (w->version == 2) {
+        if (w->tops && !w->by_anchor)
+            ncmp_buf_append_char(out, '}');
+        ncmp_buf_append_char(out, ']');
+        return;
+    }
+    if (w->top_list[0])
+        ncmp_buf_append_char(out, ']');
+    ncmp_buf_append_char(out, '}');
+}
+
+/* No row: the root of an empty anchor is an empty answer, anything else
+ * is CPS's 404. */
+static int tw_empty(void *arg, ncmp_http_request *req)
+{
+    tree_writer *w = arg;
+
+    if (w->root)
+        return 0;
+    cps_respond_error(req, 404, "DataNode not found",
+                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
+                      w->xpath, w->anchor, w->dataspace);
+    return 1;
+}
+
+static void tw_free(void *arg)
+{
+    tree_writer *w = arg;
+
+    ncmp_buf_free(&w->path);
+    ncmp_buf_free(&w->group);
+    ncmp_buf_free(&w->anchor_now);
+    cps_schema_release(w->schema);
+    free(w);
+}
+
+static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free, NULL};
+
+/* --- the same tree as XML ------------------------------------------------ */
+
+/*
+ * CPS answers XML when asked (Accept or Content-Type application/xml) with
+ * the elements of its JSON answer side by side: the top nodes named
+ * prefix:name (here with that prefix declared, so the text is namespace
+ * well-formed), lists and leaf-lists as repeated elements, leaves as
+ * elements holding their value.
+ */
+
+static void xml_text(ncmp_buf *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        switch (s[i]) {
+        case '<':
+            ncmp_buf_append_str(out, "&lt;");
+            break;
+        case '>':
+            ncmp_buf_append_str(out, "&gt;");
+            break;
+        case '&':
+            ncmp_buf_append_str(out, "&amp;");
+            break;
+        case '"':
+            ncmp_buf_append_str(out, "&quot;");
+            break;
+        default:
+            ncmp_buf_append_char(out, s[i]);
+        }
+    }
+}
+
+static void xml_leaf(ncmp_buf *out, const char *name, json_object *v)
+{
+    ncmp_buf_appendf(out, "<%s>", name);
+    if (v && !json_object_is_type(v, json_type_null)) {
+        const char *t = json_object_get_string(v);
+        xml_text(out, t, strlen(t));
+    }
+    ncmp_buf_appendf(out, "</%s>", name);
+}
+
+/* The leaves of one row (its attributes' jsonb text) as elements. */
+static void xml_leaves(ncmp_buf *out, const char *json, size_t len)
+{
+    json_object *o = NULL;
+    ncmp_err err;
+
+    if (ncmp_json_parse(json, len, &o, &err) != 0 || !json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return;
+    }
+    json_object_object_foreach(o, k, v)
+    {
+        if (json_object_is_type(v, json_type_array))
+            for (size_t i = 0; i < json_object_array_length(v); i++)
+                xml_leaf(out, k, json_object_array_get_idx(v, i));
+        else
+            xml_leaf(out, k, v);
+    }
+    json_object_put(o);
+}
+
+/* Close the innermost open element. */
+static void xml_close(tree_writer *w, ncmp_buf *out)
+{
+    frame *f = &w->stack[--w->nstack];
+    const char *name;
+    size_t nlen;
+
+    cps_path_last_name(w->path.data, f->path_len, &name, &nlen);
+    ncmp_buf_append_str(out, "</");
+    if (w->nstack == 0 && f->list[0]) /* the top node's qualified name */
+        ncmp_buf_append_str(out, f->list);
+    ncmp_buf_append(out, name, nlen);
+    ncmp_buf_append_char(out, '>');
+}
+
+static void xml_head(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    (void)out;
+}
+
+static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+    const char *path = PQgetvalue(res, row, 0);
+    size_t len = (size_t)PQgetlength(res, row, 0);
+    const char *name;
+    size_t nlen;
+    frame *f;
+
+    w->rows++;
+    if (w->done)
+        return;
+    cps_path_last_name(path, len, &name, &nlen);
+    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
+        xml_close(w, out);
+    if (w->nstack == TW_MAX_DEPTH)
+        return;
+    f = &w->stack[w->nstack];
+    f->list[0] = '\0';
+    ncmp_buf_append_char(out, '<');
+    if (w->nstack == 0) {
+        const struct lys_module *mod;
+        const char *first;
+        size_t flen;
+        if (w->version == 1 && w->tops > 0) {
+            w->done = 1;
+            return;
+        }
+        cps_path_first_name(path, &first, &flen);
+        mod = cps_top_module(cps_schema_ctx(w->schema), first, flen);
+        if (mod) {
+            /* f->list holds "prefix:" for the closing tag */
+            snprintf(f->list, sizeof(f->list), "%s:", mod->prefix);
+            ncmp_buf_append_str(out, f->list);
+            ncmp_buf_append(out, name, nlen);
+            ncmp_buf_appendf(out, " xmlns:%s=\"", mod->prefix);
+            xml_text(out, mod->ns, strlen(mod->ns));
+            ncmp_buf_append_char(out, '"');
+        } else {
+            ncmp_buf_append(out, name, nlen);
+        }
+        w->tops++;
+    } else {
+        ncmp_buf_append(out, name, nlen);
+    }
+    ncmp_buf_append_char(out, '>');
+    w->nstack++;
+    ncmp_buf_reset(&w->path);
+    ncmp_buf_append(&w->path, path, len);
+    f->path_len = len;
+    xml_leaves(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+}
+
+static void xml_tail(void *arg, ncmp_buf *out)
+{
+    tree_writer *w = arg;
+
+    while (w->nstack > 0)
+        xml_close(w, out);
+}
+
+static const rest_stream_ops xml_ops = {xml_head, xml_row, xml_tail,
+                                        tw_empty, tw_free, "application/xml"};
+
+/* Does the client want XML (CPS reads its Content-Type; Accept is the
+ * usual way)? */
+static int wants_xml(ncmp_http_request *req)
+{
+    const char *accept = ncmp_http_header(req, "Accept");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
+
+    return (accept && strstr(accept, "xml") && !strstr(accept, "json")) ||
+           (ctype && strstr(ctype, "xml"));
+}
+
+/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
+static void h_get(ncmp_http_request *req, void *arg)
+{
+    /* The node and its subtree down to the depth ($3), or the entries of
+     * the list the xpath names, or every node of the root ($2 = ''); one
+     * range of the key, read in its order. */
+    static const char sql[] =
+        "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND depth <= $3 AND"
+        " (($2 = '') OR (path >= $2 AND path < $2 || '\\'"
+        " AND (path < $2 || E'\\x02' OR path >= $2 || '['))) ORDER BY path";
+    cps_api *api = arg;
+    const char *xpath = ncmp_http_query(req, "xpath");
+    int v = cps_api_version(req, 3), fetch = 0, top_depth;
+    tree_writer *w = NULL;
+    ncmp_buf path = NCMP_BUF_INIT;
+    char maxdepth[16];
+    const char *params[3];
+    cps_target t = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+
+    if (!v)
+        return;
+    if (descendants_option(req, v, &fetch) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "descendants must be none, direct, all or a number >= -1");
+        return;
+    }
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &path, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    ncmp_buf_append_char(&path, '\0');
+    path.len--;
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (cps_target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    rest_pool_put(api->pool, db);
+    db = NULL;
+    top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
+    snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
+    w = ncmp_xcalloc(1, sizeof(*w));
+    w->version = v;
+    w->root = path.len == 0;
+    w->group_entries = w->root || !cps_path_is_list_entry(path.data, path.len);
+    w->xpath = xpath;
+    w->anchor = t.anchor_name;
+    w->dataspace = t.dataspace;
+    /* top nodes may come from several modules: the writer looks each
+     * one's prefix up in the schema it holds */
+    w->schema = t.schema;
+    t.schema = NULL;
+    params[0] = t.anchor_id;
+    params[1] = path.data;
+    params[2] = maxdepth;
+    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK,
+                   wants_xml(req) ? &xml_ops : &tree_ops, w);
+cleanup:
+    if (db)
+        rest_pool_put(api->pool, db);
+    cps_target_clear(&t);
+    ncmp_buf_free(&path);
+}
+
+void cps_read_routes_add(cps_api *api, ncmp_http_server *s)
+{
+    ncmp_http_route(s, "GET", "/cps/api/{v}/dataspaces/{dataspace}/anchors/{anchor}/node", h_get,
+                    api);
+}
