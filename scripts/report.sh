@@ -167,7 +167,7 @@ REPORT_CPS_TARGETS='{"times_faster": 20, "store": 100000, "cps_store": 3000, "re
 
 _report_cps() {
     _report_has cps || { _report_missing cps; return 0; }
-    _report_jq --argjson t "$REPORT_CPS_TARGETS" '.scenarios.cps |
+    _report_jq '.scenarios.cps | . as $c |
         def rate: if .seconds != null and .seconds > 0 and .nodes > 0 then (.nodes / .seconds | n) else "-" end;
         def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
         "\(.devices_per_anchor | n) devices per anchor (\(.devices_per_anchor * 86 + 1 | n) nodes), 3 anchors; reads are the median of \(.runs) runs, writes and deletes are timed once, as CPS times them. \"ncmpd vs CPS\" is CPS'"'"'s expected seconds over ncmpd'"'"'s.\n",
@@ -179,7 +179,7 @@ _report_cps() {
         "| target | measured | goal | met |",
         "|---|---|---|---|",
         ([.scenarios[] | select(.seconds != null and .seconds > 0) | {name, x: (.cps_expected_seconds / .seconds)}] | min_by(.x) as $w |
-         ([.scenarios[] | select(.seconds == null)] | length) as $f |
+         ([$c.scenarios[] | select(.seconds == null)] | length) as $f |
          "| every scenario faster than CPS'"'"'s expected time | slowest: \(if $w then times($w.x; 1) + " (" + ($w.name | sub("^CPS:"; "") | cell) + ")" else "n/a" end)\(if $f > 0 then "; \($f) failed" else "" end) | ≥ \($t.times_faster)× | \(yes(if $w then ($w.x >= $t.times_faster and $f == 0) else null end)) |"),
         "| store, validated nodes/s (3 anchors of \(.devices_per_anchor | n) devices) | \(.store_nodes_per_s | n) | ≥ \($t.store | n) (CPS ~\($t.cps_store | n)) | \(yes(if .store_nodes_per_s then .store_nodes_per_s >= $t.store else null end)) |",
         "| replace node and descendants, nodes/s (\(.replace_nodes | n) nodes) | \(.replace_nodes_per_s | n) | ≥ \($t.replace | n) | \(yes(if .replace_nodes_per_s then .replace_nodes_per_s >= $t.replace else null end)) |",
@@ -206,7 +206,8 @@ _report_cps() {
         "|---|---|---|---|---|---|",
         (.seed.runs | to_entries[] | "| \(.key + 1) | \(.value.nodes | n) | \(.value.database_nodes | n) | \(.value.seconds | secs) | \(.value.nodes_per_s | n) | \(if .value.nodes_per_s then (1000000 / .value.nodes_per_s | ms) else "n/a" end) |"),
         "",
-        "Reading every node of the last seed anchor: \(.seed.read_all_ms | ms) ms (PostgreSQL alone returning its rows: \(.seed.read_all_postgres_ms | ms) ms, ×\(ratio(.seed.read_all_ms; .seed.read_all_postgres_ms)))."'
+        "Reading every node of the last seed anchor: \(.seed.read_all_ms | ms) ms (PostgreSQL alone returning its rows: \(.seed.read_all_postgres_ms | ms) ms, ×\(ratio(.seed.read_all_ms; .seed.read_all_postgres_ms)))."' \
+        --argjson t "$REPORT_CPS_TARGETS" || return 1
     printf '\n'
     _report_cps_plot
 }
@@ -221,9 +222,12 @@ _report_cps_plot() {
         return 0
     fi
     mkdir -p "$dir"
-    _report_jq '.scenarios.cps.scenarios[] | select((.test == "Write" or .test == "Setup") and .seconds != null and .seconds > 0 and .nodes > 0) | "\(.nodes) \(.nodes / .seconds)"' >"$dir/cps-writes.dat"
+    _report_jq '.scenarios.cps.scenarios[] | select(.test == "Write" and .seconds != null and .seconds > 0 and .nodes > 0) | "\(.nodes) \(.nodes / .seconds)"' >"$dir/cps-writes.dat"
     _report_jq '.scenarios.cps.seed.runs[] | select(.nodes_per_s != null) | "\(.database_nodes) \(.nodes_per_s)"' >"$dir/cps-seed.dat"
-    _report_jq '.scenarios.cps.docs269[]? | select(.seconds != null) | . as $d | range(0; 10) as $i | select($d.tenths_nodes_per_s[$i] > 0) | "\(($i + 1) * $d.nodes / 10) \($d.tenths_nodes_per_s[$i]) \($d.documents)"' >"$dir/cps-docs.dat"
+    # a blank line between the two streams: two lines in the plot
+    _report_jq '.scenarios.cps.docs269[]? | select(.seconds != null) | . as $d |
+        ([range(0; 10) as $i | select($d.tenths_nodes_per_s[$i] > 0) |
+          "\(($i + 1) * $d.nodes / 10) \($d.tenths_nodes_per_s[$i])"] | join("\n")), ""' >"$dir/cps-docs.dat"
     gnuplot <<GNUPLOT || die "report: gnuplot failed"
 set terminal pngcairo size 900,540 noenhanced font ",11"
 set logscale x
