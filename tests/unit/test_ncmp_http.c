@@ -131,6 +131,8 @@ static void h_numbers(ncmp_http_request *req, void *arg)
     counter *c = ncmp_xcalloc(1, sizeof(*c));
 
     c->n = atol(ncmp_http_query(req, "n") ? ncmp_http_query(req, "n") : "0");
+    if (ncmp_http_query(req, "n"))
+        ncmp_http_add_header(req, "total-numbers", ncmp_http_query(req, "n"));
     ncmp_http_respond_stream(req, 200, "application/json", 4096, numbers_next, c, free);
 }
 
@@ -374,6 +376,8 @@ Test(ncmp_http, streamed_answer_arrives_whole_and_chunked)
     call(ncmp_http_server_port(srv), "GET", "/numbers?n=100000", NULL, 0, NULL, &r);
     cr_assert_eq(r.status, 200);
     cr_assert(strstr(r.headers.data, "chunked") != NULL, "%s", r.headers.data);
+    cr_assert(strstr(r.headers.data, "total-numbers: 100000\r\n") != NULL,
+              "a header added by the handler goes with the answer: %s", r.headers.data);
     o = parse(&r);
     cr_assert_eq(json_object_array_length(o), 100000);
     cr_assert_eq(json_object_get_int(json_object_array_get_idx(o, 99999)), 99999);
