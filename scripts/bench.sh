@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data cps)
 # Not single scenarios: a series of registration runs, and every scenario
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
@@ -577,6 +577,46 @@ bench_data() {
     fi
 }
 
+# bench_cps [--quick] [--devices N] [--seed-devices N] [--seed-anchors N]
+# [--docs A,B] [--runs R] [--json FILE]: CPS's own performance suite
+# (its Write, Get, Query, Update and Delete tests) over CPS's REST API
+# against ncmpd's CPS store (role cps), timed by the client beside CPS's
+# expected seconds; in the same run the raw limits on the same rows and
+# documents (COPY, PostgreSQL returning them, libyang parsing them), a
+# stream of 269 KB documents with ncmpd's RSS, and seed-sized anchors
+# (by default 4 of 3,000 devices: about 1,000,000 nodes). The model and
+# the sample device are the repository's (tests/data/openroadm). --quick:
+# 100 devices per anchor, small seed and streams (a smoke run).
+bench_cps() {
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-58884} args=() pid rc
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --quick) args+=(--devices 100 --delete-devices 100 --seed-devices 300 --seed-anchors 2
+            --docs 20,60 --runs 3); shift ;;
+        --devices | --delete-devices | --seed-devices | --seed-anchors | --docs | --runs) args+=("$1" "$2"); shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench cps: unknown option '$1' (options: --quick, --devices N, --seed-devices N, --seed-anchors N, --docs A,B, --runs R, --json FILE)" ;;
+        esac
+    done
+    services_up
+    port_in_use "$port" && die "bench cps: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    # a 3,000-device document of CPS's sample is 32 MB
+    ncmpd_start --roles=cps --http.host=127.0.0.1 --http.port="$port" --http.max-body-bytes=67108864
+    pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ncmpd ] || die "bench cps: pid $pid is not ncmpd"
+    info "CPS's performance suite against ncmpd (role cps, port $port)"
+    "$NCMP_BIN/tests/bench/ncmp-bench-cps" -u "http://127.0.0.1:$port" -d "$(pg_url)" \
+        -D "$NCMP_ROOT/tests/data" -p "$pid" ${json:+-j "$json"} "${args[@]}"
+    rc=$?
+    printf 'machine: %s cores shared by ncmpd, PostgreSQL and the client\n' "$(nproc)"
+    [ -n "$json" ] && [ -f "$json" ] && info "wrote $json"
+    case $rc in
+    0) return 0 ;;
+    3) die "bench cps: some scenarios failed (see the table; ncmpd's log: $NCMP_INSTANCE_DIR/ncmpd.log)" ;;
+    *) die "bench cps: the run failed (ncmpd's log: $NCMP_INSTANCE_DIR/ncmpd.log)" ;;
+    esac
+}
+
 # _bench_quick_args SCENARIO: the smaller sizes of `bench all --quick`.
 _bench_quick_args() {
     case "$1" in
@@ -586,6 +626,7 @@ _bench_quick_args() {
     avc) printf '%s\n' --events 50000 ;;
     search) printf '%s\n' --handles 2000 --runs 3 ;;
     data) printf '%s\n' --handles 1000 --seconds 5 ;;
+    cps) printf '%s\n' --quick ;;
     esac
 }
 

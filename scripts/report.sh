@@ -36,6 +36,9 @@ def d2: (. * 100 | round) as $c | ($c / 100 | floor | tostring) + "."
         + (($c % 100) | tostring | if length < 2 then "0" + . else . end);
 def d1: (. * 10 | round) as $c | ($c / 10 | floor | tostring) + "." + (($c % 10) | tostring);
 def ms: if . == null then "n/a" elif . >= 100 then n elif . >= 10 then d1 else d2 end;
+def secs: if . == null then "n/a" elif . >= 10 then d1 elif . >= 1 then d2
+          else (. * 1000 | round) as $m | "0." + ($m | tostring | if length < 3 then ("00" + .)[-3:] else . end) end;
+def cell: tostring | gsub("\\|"; "/");
 def ratio($a; $b): if $a == null or $b == null or $b == 0 then "n/a" else ($a / $b) | d2 end;
 def times($a; $b): if $a == null or $b == null or $b == 0 then "n/a"
     else ($a / $b) as $x | (if $x >= 100 then ($x | n) elif $x >= 10 then ($x | round | tostring)
@@ -158,6 +161,92 @@ _report_ingest() {
         "| raw COPY of the same rows | \(.copy_rows_per_s | n) | \(ratio(.pipeline_events_per_s; .copy_rows_per_s)) |"'
 }
 
+# CPS's store targets (the issue that asked for `bench cps`).
+REPORT_CPS_TARGETS='{"times_faster": 20, "store": 100000, "cps_store": 3000, "replace": 50000,
+ "delete": 400000, "vs_postgres": 1.5, "docs500_s": 15}'
+
+_report_cps() {
+    _report_has cps || { _report_missing cps; return 0; }
+    _report_jq '.scenarios.cps | . as $c |
+        def rate: if .seconds != null and .seconds > 0 and .nodes > 0 then (.nodes / .seconds | n) else "-" end;
+        def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
+        "\(.devices_per_anchor | n) devices per anchor (\(.devices_per_anchor * 86 + 1 | n) nodes), 3 anchors; reads are the median of \(.runs) runs, writes and deletes are timed once, as CPS times them. \"ncmpd vs CPS\" is CPS'"'"'s expected seconds over ncmpd'"'"'s.\n",
+        "| test | scenario | ncmpd, s | CPS expected, s | ncmpd vs CPS | nodes | nodes/s |",
+        "|---|---|---|---|---|---|---|",
+        (.scenarios[] | "| \(.test) | \(.name | sub("^CPS:"; "") | cell) | \(if .seconds == null then "failed: " + (.error // "?" | cell) else (.seconds | secs) end) | \(.cps_expected_seconds) | \(times(.cps_expected_seconds; .seconds)) | \(.nodes | n) | \(rate) |"),
+        "",
+        "Targets (a 2-core machine):\n",
+        "| target | measured | goal | met |",
+        "|---|---|---|---|",
+        ([.scenarios[] | select(.seconds != null and .seconds > 0) | {name, x: (.cps_expected_seconds / .seconds)}] | min_by(.x) as $w |
+         ([$c.scenarios[] | select(.seconds == null)] | length) as $f |
+         "| every scenario faster than CPS'"'"'s expected time | slowest: \(if $w then times($w.x; 1) + " (" + ($w.name | sub("^CPS:"; "") | cell) + ")" else "n/a" end)\(if $f > 0 then "; \($f) failed" else "" end) | ≥ \($t.times_faster)× | \(yes(if $w then ($w.x >= $t.times_faster and $f == 0) else null end)) |"),
+        "| store, validated nodes/s (3 anchors of \(.devices_per_anchor | n) devices) | \(.store_nodes_per_s | n) | ≥ \($t.store | n) (CPS ~\($t.cps_store | n)) | \(yes(if .store_nodes_per_s then .store_nodes_per_s >= $t.store else null end)) |",
+        "| replace node and descendants, nodes/s (\(.replace_nodes | n) nodes) | \(.replace_nodes_per_s | n) | ≥ \($t.replace | n) | \(yes(if .replace_nodes_per_s then .replace_nodes_per_s >= $t.replace else null end)) |",
+        "| delete, nodes/s (a whole tree) | \(.delete_nodes_per_s | n) | ≥ \($t.delete | n) | \(yes(if .delete_nodes_per_s then .delete_nodes_per_s >= $t.delete else null end)) |",
+        "| read all \(.read_all_nodes | n) nodes of an anchor, ms | \(.read_all_ms | ms) (PostgreSQL alone: \(.read_all_postgres_ms | ms), ×\(ratio(.read_all_ms; .read_all_postgres_ms))) | ≤ \($t.vs_postgres) × PostgreSQL | \(yes(if .read_all_ms and .read_all_postgres_ms then .read_all_ms <= $t.vs_postgres * .read_all_postgres_ms else null end)) |",
+        "| leaf-condition query returning every device, ms | \(.query_leaf_condition_ms | ms) (PostgreSQL alone: \(.query_leaf_condition_postgres_ms | ms), ×\(ratio(.query_leaf_condition_ms; .query_leaf_condition_postgres_ms))) | ≤ \($t.vs_postgres) × PostgreSQL | \(yes(if .query_leaf_condition_ms and .query_leaf_condition_postgres_ms then .query_leaf_condition_ms <= $t.vs_postgres * .query_leaf_condition_postgres_ms else null end)) |",
+        "| 500 documents of 269 KB, s | \(.docs269_500_seconds | secs) | ≤ \($t.docs500_s) | \(yes(if .docs269_500_seconds then .docs269_500_seconds <= $t.docs500_s else null end)) |",
+        "| 3,000 documents of 269 KB, s | \(.docs269_3000_seconds | secs) | the rate of 500 (\(if .docs269_500_seconds then (.docs269_500_seconds * 6 | secs) else "n/a" end)) | \(yes(if .docs269_500_seconds and .docs269_3000_seconds then .docs269_3000_seconds <= 1.1 * 6 * .docs269_500_seconds else null end)) |",
+        "| ncmpd'"'"'s RSS over the document streams, MB | \(.docs269_rss_start_mb | ms) → \(.docs269_rss_end_mb | ms) | flat | \(yes(if .docs269_rss_start_mb and .docs269_rss_end_mb then .docs269_rss_end_mb <= 1.2 * .docs269_rss_start_mb else null end)) |",
+        "",
+        "Raw limits, measured in the same run on the same rows and document:\n",
+        "| limit | rows or nodes | per second | ncmpd'"'"'s store / limit |",
+        "|---|---|---|---|",
+        "| COPY of one anchor'"'"'s fragment rows into an empty copy of `fragment` | \(.copy_rows | n) | \(.copy_rows_per_s | n) | \(ratio(.store_nodes_per_s; .copy_rows_per_s)) |",
+        "| libyang parsing the anchors'"'"' document (parse only, strict, as ncmpd) | \(.libyang_nodes | n) | \(.libyang_nodes_per_s | n) | \(ratio(.store_nodes_per_s; .libyang_nodes_per_s)) |",
+        "",
+        "Documents of 269 KB (25 devices, 2,150 nodes each) posted one after another as list elements of one anchor:\n",
+        "| documents | nodes | seconds | nodes/s | slowest tenth, nodes/s | RSS start → end, MB | peak RSS start → end, MB |",
+        "|---|---|---|---|---|---|---|",
+        (.docs269[]? | "| \(.documents | n) | \(.nodes | n) | \(if .seconds then (.seconds | secs) else "failed: " + (.error // "?" | cell) end) | \(if .seconds then (.nodes / .seconds | n) else "-" end) | \([.tenths_nodes_per_s[] | select(. > 0)] | min | n) | \(.rss_start_mb | ms) → \(.rss_end_mb | ms) | \(.peak_rss_start_mb | ms) → \(.peak_rss_end_mb | ms) |"),
+        "",
+        "Seed-sized anchors of \(.seed.devices | n) devices (\(.seed.devices * 86 + 1 | n) nodes), one after another:\n",
+        "| anchor | nodes | nodes in the database after | seconds | nodes/s | µs per node |",
+        "|---|---|---|---|---|---|",
+        (.seed.runs | to_entries[] | "| \(.key + 1) | \(.value.nodes | n) | \(.value.database_nodes | n) | \(.value.seconds | secs) | \(.value.nodes_per_s | n) | \(if .value.nodes_per_s then (1000000 / .value.nodes_per_s | ms) else "n/a" end) |"),
+        "",
+        "Reading every node of the last seed anchor: \(.seed.read_all_ms | ms) ms (PostgreSQL alone returning its rows: \(.seed.read_all_postgres_ms | ms) ms, ×\(ratio(.seed.read_all_ms; .seed.read_all_postgres_ms)))."' \
+        --argjson t "$REPORT_CPS_TARGETS" || return 1
+    printf '\n'
+    _report_cps_plot
+}
+
+# _report_cps_plot: nodes/s against nodes (writes by size, seed anchors by
+# the nodes in the database, the document stream by the nodes in its
+# anchor) into $_report_img; prints its Markdown.
+_report_cps_plot() {
+    local dir="$_report_img"
+    if ! command -v gnuplot >/dev/null; then
+        printf '_No plot: gnuplot was not installed when this report was made._\n'
+        return 0
+    fi
+    mkdir -p "$dir"
+    _report_jq '.scenarios.cps.scenarios[] | select(.test == "Write" and .seconds != null and .seconds > 0 and .nodes > 0) | "\(.nodes) \(.nodes / .seconds)"' >"$dir/cps-writes.dat"
+    _report_jq '.scenarios.cps.seed.runs[] | select(.nodes_per_s != null) | "\(.database_nodes) \(.nodes_per_s)"' >"$dir/cps-seed.dat"
+    # a blank line between the two streams: two lines in the plot
+    _report_jq '.scenarios.cps.docs269[]? | select(.seconds != null) | . as $d |
+        ([range(0; 10) as $i | select($d.tenths_nodes_per_s[$i] > 0) |
+          "\(($i + 1) * $d.nodes / 10) \($d.tenths_nodes_per_s[$i])"] | join("\n")), ""' >"$dir/cps-docs.dat"
+    gnuplot <<GNUPLOT || die "report: gnuplot failed"
+set terminal pngcairo size 900,540 noenhanced font ",11"
+set logscale x
+set grid
+set key bottom right
+set xlabel "nodes (log scale): in the request / in the database / in the anchor"
+set format x "%.0s%c"
+set ylabel "nodes/s"
+set yrange [0:*]
+set output "$dir/cps-nodes-per-s.png"
+set title "CPS store: nodes written per second against the number of nodes"
+plot "$dir/cps-writes.dat" using 1:2 with points pt 7 ps 1.2 title "one write, by nodes in the request", \
+     "$dir/cps-seed.dat" using 1:2 with linespoints lw 2 pt 5 title "seed anchors, by nodes in the database", \
+     "$dir/cps-docs.dat" using 1:2 with linespoints lw 1 pt 1 title "269 KB documents (tenths), by nodes in the anchor"
+GNUPLOT
+    rm -f "$dir/cps-writes.dat" "$dir/cps-seed.dat" "$dir/cps-docs.dat"
+    printf '![CPS store nodes/s against nodes](img/cps-nodes-per-s.png)\n'
+}
+
 # _report_plot: the two scaling plots into $_report_img; prints their
 # Markdown. Without gnuplot, says so.
 _report_plot() {
@@ -235,6 +324,7 @@ _report_block() {
     DATA) _report_data ;;
     AVC) _report_avc ;;
     INGEST) _report_ingest ;;
+    CPS) _report_cps ;;
     *) die "report: the template names an unknown block @$1@" ;;
     esac
 }

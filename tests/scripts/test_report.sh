@@ -51,6 +51,21 @@ avc_and_ingest_rows() {
         has "$f" "| raw COPY of the same rows | 100,000 | 0.30 |"
 }
 
+cps_rows_targets_and_limits() {
+    local f="$scratch/full/performance.md"
+    # CPS's expected seconds over ncmpd's; a failed scenario says why
+    has "$f" "| Write | Writing 50 devices | 0.050 | 1.45 | 29× | 4,301 | 86,020 |" &&
+        has "$f" "| Query | Query 1 anchor top element | failed: endpoint not available (HTTP 404) | 0.89 | n/a | 0 | - |" &&
+        has "$f" "| every scenario faster than CPS's expected time | slowest: 10× (Read datatree with all descendants); 1 failed | ≥ 20× | **no** |" &&
+        has "$f" "| store, validated nodes/s (3 anchors of 1,000 devices) | 120,000 | ≥ 100,000 (CPS ~3,000) | yes |" &&
+        has "$f" "| read all 86,001 nodes of an anchor, ms | 200 (PostgreSQL alone: 160, ×1.25) | ≤ 1.5 × PostgreSQL | yes |" &&
+        has "$f" "| leaf-condition query returning every device, ms | n/a (PostgreSQL alone: 180, ×n/a) | ≤ 1.5 × PostgreSQL | n/a |" &&
+        has "$f" "| 500 documents of 269 KB, s | 12.5 | ≤ 15 | yes |" &&
+        has "$f" "| COPY of one anchor's fragment rows into an empty copy of \`fragment\` | 86,001 | 150,000 | 0.80 |" &&
+        has "$f" "| 500 | 1,075,000 | 12.5 | 86,000 | 80,000 | 70.0 → 71.0 | 75.0 → 75.0 |" &&
+        has "$f" "| 2 | 258,001 | 774,005 | 2.58 | 100,000 | 10.0 |"
+}
+
 missing_and_failed_scenarios_said() {
     local f="$scratch/full/performance.md"
     has "$f" "_Not measured in this run (\`./run bench data\`)._" &&
@@ -89,7 +104,7 @@ plots_appear() {
         return 0
     fi
     local p
-    for p in registration-scale.png registration-scale-time.png; do
+    for p in registration-scale.png registration-scale-time.png cps-nodes-per-s.png; do
         [ "$(head -c 4 "$scratch/full/img/$p" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] ||
             { echo "$p is not a PNG"; return 1; }
         grep -qF "(img/$p)" "$scratch/full/performance.md" || { echo "$p not referenced"; return 1; }
@@ -129,6 +144,7 @@ check "registration rows and ratios" registration_rows_and_ratios
 check "module-sync rows, with the busy window" module_sync_rows
 check "search rows: NCMP's ms over ncmpd's" search_rows_lower_is_better
 check "avc and ingest rows" avc_and_ingest_rows
+check "cps rows, targets and raw limits" cps_rows_targets_and_limits
 check "a missing and a failed scenario are said" missing_and_failed_scenarios_said
 check "scaling rows sorted by size, with the linearity sentence" scaling_rows_sorted_with_linearity
 check "machine and commands" machine_and_commands
