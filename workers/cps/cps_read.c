@@ -502,22 +502,45 @@ static int wants_xml(ncmp_http_request *req)
 }
 
 /* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
+/* A read with every descendant: every row of the key's range [$3, $6)
+ * but the gap [$4, $5), in key order: one index range scan. The gap is
+ * empty unless the xpath may name a list: then [$3, $4) is the node's own
+ * subtree and [$5, $6) the list's entries, and between them lie siblings
+ * whose names extend the last step's (`name-x`), filtered out. */
+static const char SQL_READ_ALL[] =
+    "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND $2::int > 0"
+    " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5) ORDER BY path";
+
+/* A read bounded in depth ($2): a walk of the key that takes the next row
+ * after a node above the bound and jumps over the subtree of a node at
+ * it, one index probe per row answered. A range scan would read the
+ * whole subtree to answer its top (86,001 rows for one node without
+ * descendants). */
+static const char SQL_READ_WALK[] =
+    "WITH RECURSIVE r(path, depth, attributes, hi) AS ("
+    " SELECT s.path, s.depth, s.attributes, b.hi FROM (VALUES ($3, $4), ($5, $6)) b(lo, hi),"
+    " LATERAL (SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
+    "  AND path >= b.lo AND path < b.hi ORDER BY path LIMIT 1) s"
+    " UNION ALL"
+    " SELECT n.path, n.depth, n.attributes, r.hi FROM r,"
+    " LATERAL (SELECT path, depth, attributes FROM fragment f WHERE f.anchor_id = $1"
+    "  AND f.path >= r.path || CASE WHEN r.depth < $2::int THEN E'\\x01' ELSE E'\\x02' END"
+    "  AND f.path < r.hi ORDER BY f.path LIMIT 1) n)"
+    " SELECT path, depth, attributes FROM r ORDER BY path";
+
+/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= : the node at
+ * xpath (or the entries of the list it names, or the root's nodes) with
+ * its descendants down to the depth asked. */
 static void h_get(ncmp_http_request *req, void *arg)
 {
-    /* The node and its subtree down to the depth ($3), or the entries of
-     * the list the xpath names, or every node of the root ($2 = ''); one
-     * range of the key, read in its order. */
-    static const char sql[] =
-        "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND depth <= $3 AND"
-        " (($2 = '') OR (path >= $2 AND path < $2 || '\\'"
-        " AND (path < $2 || E'\\x02' OR path >= $2 || '['))) ORDER BY path";
     cps_api *api = arg;
     const char *xpath = ncmp_http_query(req, "xpath");
     int v = cps_api_version(req, 3), fetch = 0, top_depth;
     tree_writer *w = NULL;
-    ncmp_buf path = NCMP_BUF_INIT;
+    ncmp_buf path = NCMP_BUF_INIT, lo1 = NCMP_BUF_INIT, hi1 = NCMP_BUF_INIT;
+    ncmp_buf lo2 = NCMP_BUF_INIT, hi2 = NCMP_BUF_INIT;
     char maxdepth[16];
-    const char *params[3];
+    const char *params[6];
     cps_target t = {0};
     ncmp_db *db = NULL;
     ncmp_err err;
@@ -547,6 +570,26 @@ static void h_get(ncmp_http_request *req, void *arg)
     db = NULL;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
+    /* the node's range, and the entries' when the xpath may name a list:
+     * [lo1, hi1) and [lo2, hi2), lo2 >= hi1 (the gap between them is the
+     * node's siblings) */
+    if (path.len == 0) {
+        ncmp_buf_append_str(&lo1, "\x01");
+        ncmp_buf_append_str(&hi1, "\x02");
+    } else {
+        ncmp_buf_append(&lo1, path.data, path.len);
+        ncmp_buf_append(&hi1, path.data, path.len);
+        ncmp_buf_append_char(&hi1, '\x02');
+    }
+    if (path.len && !cps_path_is_list_entry(path.data, path.len)) {
+        ncmp_buf_append(&lo2, path.data, path.len);
+        ncmp_buf_append_char(&lo2, '[');
+        ncmp_buf_append(&hi2, path.data, path.len);
+        ncmp_buf_append_char(&hi2, '\\');
+    } else { /* no second range: an empty one at the end of the first */
+        ncmp_buf_append(&lo2, hi1.data, hi1.len);
+        ncmp_buf_append(&hi2, hi1.data, hi1.len);
+    }
     w = ncmp_xcalloc(1, sizeof(*w));
     w->version = v;
     w->root = path.len == 0;
@@ -559,15 +602,22 @@ static void h_get(ncmp_http_request *req, void *arg)
     w->schema = t.schema;
     t.schema = NULL;
     params[0] = t.anchor_id;
-    params[1] = path.data;
-    params[2] = maxdepth;
-    rest_db_stream(req, api->pool, sql, 3, params, READ_BLOCK,
+    params[1] = maxdepth;
+    params[2] = lo1.data;
+    params[3] = hi1.data;
+    params[4] = lo2.data;
+    params[5] = hi2.data;
+    rest_db_stream(req, api->pool, fetch < 0 ? SQL_READ_ALL : SQL_READ_WALK, 6, params, READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
     if (db)
         rest_pool_put(api->pool, db);
     cps_target_clear(&t);
     ncmp_buf_free(&path);
+    ncmp_buf_free(&lo1);
+    ncmp_buf_free(&hi1);
+    ncmp_buf_free(&lo2);
+    ncmp_buf_free(&hi2);
 }
 
 void cps_read_routes_add(cps_api *api, ncmp_http_server *s)
