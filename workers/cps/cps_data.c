@@ -1034,21 +1034,26 @@ static void h_replace_list(ncmp_http_request *req, void *arg)
 
 /* DELETE .../nodes?xpath= (and v1's list-nodes): the node and its
  * subtree, every entry of a list when the xpath names a list, the whole
- * tree for "/". */
+ * tree for "/". One statement, its own transaction: the names resolved,
+ * the anchor's row locked as every write does, the ranges deleted. */
 static void h_delete(ncmp_http_request *req, void *arg)
 {
     static const char sql[] =
-        "DELETE FROM fragment WHERE anchor_id = $1 AND ($2 = '' OR"
-        " (path >= $2 AND path < $2 || E'\\x02') OR (path >= $2 || '[' AND path < $2 || '\\'))";
+        "WITH d AS (SELECT id FROM dataspace WHERE name = $1),"
+        " a AS (SELECT id FROM anchor WHERE dataspace_id IN (SELECT id FROM d) AND name = $2"
+        "  FOR NO KEY UPDATE),"
+        " x AS (DELETE FROM fragment f USING a WHERE f.anchor_id = a.id"
+        "  AND f.path >= $3 AND f.path < $6 AND (f.path < $4 OR f.path >= $5) RETURNING 1)"
+        " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM a), (SELECT count(*) FROM x)";
     cps_api *api = arg;
     const char *xpath = ncmp_http_query(req, "xpath");
+    const char *dataspace = ncmp_http_param(req, "dataspace"),
+               *anchor = ncmp_http_param(req, "anchor");
     ncmp_buf path = NCMP_BUF_INIT;
-    const char *params[2];
-    cps_target t = {0};
-    ncmp_db *db = NULL;
+    cps_path_ranges rg = {0};
+    const char *params[6];
     PGresult *res = NULL;
     ncmp_err err;
-    int in_tx = 0;
 
     if (!cps_api_version(req, 2))
         return;
@@ -1058,50 +1063,29 @@ static void h_delete(ncmp_http_request *req, void *arg)
         rest_db_answer_error(req, &err);
         return;
     }
-    ncmp_buf_append_char(&path, '\0');
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
+    cps_path_ranges_of(path.data ? path.data : "", path.len, &rg);
+    params[0] = dataspace;
+    params[1] = anchor;
+    params[2] = rg.lo1.data;
+    params[3] = rg.hi1.data;
+    params[4] = rg.lo2.data;
+    params[5] = rg.hi2.data;
+    if (cps_run_one(req, api, sql, 6, params, &res) != 0)
         goto cleanup;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    params[0] = t.anchor_id;
-    params[1] = path.data;
-    if (ncmp_db_begin(db, &err) != 0)
-        goto db_error;
-    in_tx = 1;
-    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, &res, &err) != 0)
-        goto db_error;
-    if (PQntuples(res) == 0) {
-        cps_anchor_not_found(req, t.dataspace, t.anchor_name);
-        goto cleanup;
-    }
-    PQclear(res);
-    res = NULL;
-    if (ncmp_db_query(db, sql, 2, params, &res, &err) != 0)
-        goto db_error;
-    if (path.data[0] && strcmp(PQcmdTuples(res), "0") == 0) {
+    if (strcmp(PQgetvalue(res, 0, 0), "0") == 0)
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          dataspace);
+    else if (strcmp(PQgetvalue(res, 0, 1), "0") == 0)
+        cps_anchor_not_found(req, dataspace, anchor);
+    else if (path.len && strcmp(PQgetvalue(res, 0, 2), "0") == 0)
         cps_respond_error(req, 404, "DataNode not found",
                           "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
-                          xpath, t.anchor_name, t.dataspace);
-        goto cleanup;
-    }
-    if (ncmp_db_commit(db, &err) != 0) {
-        in_tx = 0;
-        goto db_error;
-    }
-    in_tx = 0;
-    ncmp_http_respond(req, 204, NULL, "", 0);
-    goto cleanup;
-db_error:
-    rest_db_answer_error(req, &err);
+                          xpath, anchor, dataspace);
+    else
+        ncmp_http_respond(req, 204, NULL, "", 0);
 cleanup:
     PQclear(res);
-    if (in_tx)
-        ncmp_db_rollback(db);
-    if (db)
-        rest_pool_put(api->pool, db);
-    cps_target_clear(&t);
+    cps_path_ranges_free(&rg);
     ncmp_buf_free(&path);
 }
 

@@ -342,3 +342,33 @@ int cps_path_is_list_entry(const char *path, size_t len)
 {
     return len > 0 && path[len - 1] == ']';
 }
+
+void cps_path_ranges_of(const char *path, size_t len, cps_path_ranges *r)
+{
+    memset(r, 0, sizeof(*r));
+    if (len == 0) {
+        ncmp_buf_append_char(&r->lo1, CPS_PATH_SEP);
+        ncmp_buf_append_char(&r->hi1, CPS_PATH_SEP + 1);
+    } else {
+        ncmp_buf_append(&r->lo1, path, len);
+        ncmp_buf_append(&r->hi1, path, len);
+        ncmp_buf_append_char(&r->hi1, CPS_PATH_SEP + 1);
+    }
+    if (len && !cps_path_is_list_entry(path, len)) {
+        ncmp_buf_append(&r->lo2, path, len);
+        ncmp_buf_append_char(&r->lo2, '['); /* the entries: [@... */
+        ncmp_buf_append(&r->hi2, path, len);
+        ncmp_buf_append_char(&r->hi2, '[' + 1);
+    } else {
+        ncmp_buf_append(&r->lo2, r->hi1.data, r->hi1.len);
+        ncmp_buf_append(&r->hi2, r->hi1.data, r->hi1.len);
+    }
+}
+
+void cps_path_ranges_free(cps_path_ranges *r)
+{
+    ncmp_buf_free(&r->lo1);
+    ncmp_buf_free(&r->hi1);
+    ncmp_buf_free(&r->lo2);
+    ncmp_buf_free(&r->hi2);
+}

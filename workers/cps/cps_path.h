@@ -52,4 +52,18 @@ size_t cps_path_parent_len(const char *path, size_t len);
 /* Whether the last step of a stored path has a key predicate. */
 int cps_path_is_list_entry(const char *path, size_t len);
 
+/* What an xpath names, as ranges of the key: [lo1, hi1) is the node and
+ * its subtree (every node for the root), and, when the last step has no
+ * keys (it may name a list), [lo2, hi2) the list's entries and their
+ * subtrees; otherwise lo2 = hi2 = hi1, an empty range. hi1 <= lo2: the
+ * gap between them holds the node's siblings whose names extend its own
+ * (`name-x`), which are not named. NUL-terminated; free with
+ * cps_path_ranges_free. */
+typedef struct cps_path_ranges {
+    ncmp_buf lo1, hi1, lo2, hi2;
+} cps_path_ranges;
+
+void cps_path_ranges_of(const char *path, size_t len, cps_path_ranges *r);
+void cps_path_ranges_free(cps_path_ranges *r);
+
 #endif

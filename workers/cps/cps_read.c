@@ -537,8 +537,8 @@ static void h_get(ncmp_http_request *req, void *arg)
     const char *xpath = ncmp_http_query(req, "xpath");
     int v = cps_api_version(req, 3), fetch = 0, top_depth;
     tree_writer *w = NULL;
-    ncmp_buf path = NCMP_BUF_INIT, lo1 = NCMP_BUF_INIT, hi1 = NCMP_BUF_INIT;
-    ncmp_buf lo2 = NCMP_BUF_INIT, hi2 = NCMP_BUF_INIT;
+    ncmp_buf path = NCMP_BUF_INIT;
+    cps_path_ranges rg = {0};
     char maxdepth[16];
     const char *params[6];
     cps_target t = {0};
@@ -570,26 +570,7 @@ static void h_get(ncmp_http_request *req, void *arg)
     db = NULL;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
-    /* the node's range, and the entries' when the xpath may name a list:
-     * [lo1, hi1) and [lo2, hi2), lo2 >= hi1 (the gap between them is the
-     * node's siblings) */
-    if (path.len == 0) {
-        ncmp_buf_append_str(&lo1, "\x01");
-        ncmp_buf_append_str(&hi1, "\x02");
-    } else {
-        ncmp_buf_append(&lo1, path.data, path.len);
-        ncmp_buf_append(&hi1, path.data, path.len);
-        ncmp_buf_append_char(&hi1, '\x02');
-    }
-    if (path.len && !cps_path_is_list_entry(path.data, path.len)) {
-        ncmp_buf_append(&lo2, path.data, path.len);
-        ncmp_buf_append_char(&lo2, '[');
-        ncmp_buf_append(&hi2, path.data, path.len);
-        ncmp_buf_append_char(&hi2, '\\');
-    } else { /* no second range: an empty one at the end of the first */
-        ncmp_buf_append(&lo2, hi1.data, hi1.len);
-        ncmp_buf_append(&hi2, hi1.data, hi1.len);
-    }
+    cps_path_ranges_of(path.data, path.len, &rg);
     w = ncmp_xcalloc(1, sizeof(*w));
     w->version = v;
     w->root = path.len == 0;
@@ -603,10 +584,10 @@ static void h_get(ncmp_http_request *req, void *arg)
     t.schema = NULL;
     params[0] = t.anchor_id;
     params[1] = maxdepth;
-    params[2] = lo1.data;
-    params[3] = hi1.data;
-    params[4] = lo2.data;
-    params[5] = hi2.data;
+    params[2] = rg.lo1.data;
+    params[3] = rg.hi1.data;
+    params[4] = rg.lo2.data;
+    params[5] = rg.hi2.data;
     rest_db_stream(req, api->pool, fetch < 0 ? SQL_READ_ALL : SQL_READ_WALK, 6, params, READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
@@ -614,10 +595,7 @@ cleanup:
         rest_pool_put(api->pool, db);
     cps_target_clear(&t);
     ncmp_buf_free(&path);
-    ncmp_buf_free(&lo1);
-    ncmp_buf_free(&hi1);
-    ncmp_buf_free(&lo2);
-    ncmp_buf_free(&hi2);
+    cps_path_ranges_free(&rg);
 }
 
 void cps_read_routes_add(cps_api *api, ncmp_http_server *s)
