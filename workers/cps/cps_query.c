@@ -431,29 +431,26 @@ static void cq_emit_leaf_step(cq_out *o, ncmp_buf *b, const ncmp_cpspath_ast *as
 
 /* The first group, after '/', fills segments 1..n of the path: f is in
  * the subtree of their literal prefix L, the range [L \x01, L \x02) of
- * the key. A segment holding the separator (no stored key does) ends the
- * literal; its check and the ones after it are then made one by one. */
+ * the primary key. (A value holding the separator makes a range no stored
+ * path is in: the store refuses it in keys.) */
 static void cq_emit_top(cq_out *o, ncmp_buf *where, const cq_plan *plan, size_t n)
 {
     ncmp_buf lit = NCMP_BUF_INIT;
-    size_t i;
     int lo, hi;
 
-    for (i = 0; i < n && !strchr(plan->segs[i], '\x01'); i++) {
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
         ncmp_buf_append_char(&lit, '\x01');
         ncmp_buf_append_str(&lit, plan->segs[i]);
     }
-    if (i > 0) {
-        ncmp_buf_append_char(&lit, '\x01');
-        lo = cq_param(o, lit.data);
-        lit.data[lit.len - 1] = '\x02';
-        hi = cq_param(o, lit.data);
-        cq_and(where);
-        ncmp_buf_appendf(where, "f.path >= $%d AND f.path < $%d", lo, hi);
-    }
+    ncmp_buf_append_char(&lit, '\x01');
+    lo = cq_param(o, lit.data);
+    lit.data[lit.len - 1] = '\x02';
+    hi = cq_param(o, lit.data);
+    cq_and(where);
+    ncmp_buf_appendf(where, "f.path >= $%d AND f.path < $%d", lo, hi);
     ncmp_buf_free(&lit);
-    for (; i < n; i++)
-        cq_emit_segment(o, where, "f", (long)i + 1, plan->ast, &plan->ast->steps[i], plan->segs[i]);
 }
 
 /* Row `alias` is main step `last`, reached by steps [first, last]: its
