@@ -243,19 +243,12 @@ static long cq_field(long off)
     return off > 0 ? off + 1 : off;
 }
 
-/* Segment `off` of alias.path is `seg`; or, when seg is NULL, the step's
- * node (a container, or any entry of a list of that name). */
-static void cq_emit_segment(cq_out *o, ncmp_buf *b, const char *alias, long off,
-                            const ncmp_cpspath_ast *ast, const ncmp_cpspath_step *step,
-                            const char *seg)
+/* Segment `off` of alias.path is `seg`. */
+static void cq_emit_segment(cq_out *o, ncmp_buf *b, const char *alias, long off, const char *seg)
 {
     cq_and(b);
-    if (seg)
-        ncmp_buf_appendf(b, "split_part(%s.path, " CQ_SEP ", %ld) = $%d", alias, cq_field(off),
-                         cq_param(o, seg));
-    else
-        ncmp_buf_appendf(b, "split_part(split_part(%s.path, " CQ_SEP ", %ld), '[', 1) = $%d", alias,
-                         cq_field(off), cq_param_text(o, ast, step->name, step->name_len));
+    ncmp_buf_appendf(b, "split_part(%s.path, " CQ_SEP ", %ld) = $%d", alias, cq_field(off),
+                     cq_param(o, seg));
 }
 
 /* Row `inner` is in the subtree of row `outer`: one range of the key. */
@@ -464,8 +457,7 @@ static void cq_emit_group_row(cq_out *o, ncmp_buf *b, const char *alias, const c
     ncmp_buf_appendf(b, "%s.name = $%d", alias,
                      cq_param_text(o, plan->ast, step->name, step->name_len));
     for (size_t i = first; i <= last; i++)
-        cq_emit_segment(o, b, alias, (long)i - (long)last - 1, plan->ast, &plan->ast->steps[i],
-                        plan->segs[i]);
+        cq_emit_segment(o, b, alias, (long)i - (long)last - 1, plan->segs[i]);
 }
 
 /* The groups between the first and the last float: each is an ancestor
@@ -528,87 +520,94 @@ static void cq_emit_target(cq_out *o, ncmp_buf *where, const cq_plan *plan)
     cq_emit_middle(o, where, plan, starts, ngroups, anchored);
     if (!anchored || ngroups > 1)
         for (size_t i = starts[ngroups - 1]; i + 1 < t; i++)
-            cq_emit_segment(o, where, "f", (long)i - (long)t, ast, &ast->steps[i], plan->segs[i]);
+            cq_emit_segment(o, where, "f", (long)i - (long)t, plan->segs[i]);
     cq_emit_node_preds(o, where, ast, target, "f");
     if (plan->leaf_step)
         cq_emit_leaf_step(o, where, ast, plan->leaf_step);
-}
-
-/* Row `alias` ends with the ancestor path a/b: named b (any node of that
- * name), a the segment above it. */
-static void cq_emit_ancestor_row(cq_out *o, ncmp_buf *b, const char *alias, const cq_plan *plan)
-{
-    const ncmp_cpspath_ast *ast = plan->ast;
-    size_t m = ast->nancestor;
-    const ncmp_cpspath_step *last = &ast->ancestor[m - 1];
-
-    cq_and(b);
-    ncmp_buf_appendf(b, "%s.name = $%d", alias, cq_param_text(o, ast, last->name, last->name_len));
-    if (m > 1)
-        ncmp_buf_appendf(b, " AND %s.depth >= %zu", alias, m);
-    for (size_t j = 0; j + 1 < m; j++)
-        cq_emit_segment(o, b, alias, (long)j - (long)m, ast, &ast->ancestor[j],
-                        plan->ancestor_segs[j]);
 }
 
 /* ------------------------------------------------------------------------ */
 /* The SELECT                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* ancestor::a/b: the rows `a` that end with the ancestor path and are the
- * nearest such ancestor of a matched f: no row `b` of the same pattern
- * lies between them. Each a once, however many f it has. The search for
- * an f goes from each a into its subtree, one index range, and stops at
- * the first: LIMIT keeps PostgreSQL from turning it into a join on the
- * anchor alone, which compares every a with every f. */
-static void cq_emit_ancestor(cq_out *o, ncmp_buf *from, ncmp_buf *where, const cq_plan *plan)
+/* ancestor::a/b, for each matched f: the path of its nearest proper
+ * ancestor whose path ends with the segments a, b (b a container or any
+ * entry of list b), or NULL. That is the last place where the text
+ * T = \x01 a \x01 b, followed by \x01 (b a container) or by [ (b a list
+ * entry, up to the next \x01), occurs in p, f's parent's path with a
+ * separator after it. Found from the end with strpos on the reversed
+ * strings (ra, rb: 0 when T is not there); T starts with the separator,
+ * which a key never holds, so it only ever matches whole segments. String
+ * work on f's row: no join per candidate, no regular expression. OFFSET 0
+ * keeps PostgreSQL from copying p, ra and rb into every place they are
+ * used (it would compute them many times per row). */
+static void cq_emit_ancestor_path(cq_out *o, ncmp_buf *out, const cq_plan *plan, const char *where)
 {
     const ncmp_cpspath_ast *ast = plan->ast;
-    ncmp_buf f = NCMP_BUF_INIT, nearer = NCMP_BUF_INIT;
+    size_t m = ast->nancestor;
+    const ncmp_cpspath_step *last = &ast->ancestor[m - 1];
+    ncmp_buf text = NCMP_BUF_INIT;
+    int ta, tb;
 
-    cq_emit_ancestor_row(o, where, "a", plan);
-    cq_emit_node_preds(o, where, ast, &ast->ancestor[ast->nancestor - 1], "a");
-    cq_emit_below(&f, "f", "a");
-    cq_emit_target(o, &f, plan);
-    cq_emit_below(&nearer, "b", "a");
-    cq_emit_below(&nearer, "f", "b");
-    cq_emit_ancestor_row(o, &nearer, "b", plan);
-    ncmp_buf_appendf(from,
-                     " CROSS JOIN LATERAL (SELECT 1 FROM fragment f WHERE %s AND NOT EXISTS "
-                     "(SELECT 1 FROM fragment b WHERE %s) LIMIT 1) hit",
-                     f.data, nearer.data);
-    ncmp_buf_free(&f);
-    ncmp_buf_free(&nearer);
+    for (size_t j = 0; j + 1 < m; j++) {
+        ncmp_buf_append_char(&text, '\x01');
+        ncmp_buf_append_str(&text, plan->ancestor_segs[j]);
+    }
+    ncmp_buf_append_char(&text, '\x01');
+    ncmp_buf_append(&text, ast->src + last->name, last->name_len);
+    ncmp_buf_append_char(&text, '\x01');
+    ta = cq_param(o, text.data);
+    text.data[text.len - 1] = '[';
+    tb = cq_param(o, text.data);
+    ncmp_buf_free(&text);
+    ncmp_buf_appendf(out,
+                     "SELECT DISTINCT anchor_id, CASE WHEN ra > 0 AND (rb = 0 OR ra < rb) THEN "
+                     "left(p, length(p) - ra) WHEN rb > 0 THEN left(p, length(p) - rb + "
+                     "strpos(substr(p, length(p) - rb + 2), " CQ_SEP
+                     ")) END AS path FROM (SELECT anchor_id, p, strpos(reverse(p), "
+                     "reverse($%d::text)) AS ra, strpos(reverse(p), reverse($%d::text)) AS rb "
+                     "FROM (SELECT f.anchor_id, left(f.path, -length(split_part(f.path, " CQ_SEP
+                     ", -1))) AS p FROM fragment f WHERE %s OFFSET 0) f OFFSET 0) f",
+                     ta, tb, where);
 }
 
 static void cq_emit_select(cq_out *o, ncmp_buf *out, const cq_plan *plan, int leaf)
 {
-    const char *alias = plan->ast->nancestor ? "a" : "f";
-    ncmp_buf from = NCMP_BUF_INIT, where = NCMP_BUF_INIT;
+    const ncmp_cpspath_ast *ast = plan->ast;
+    const char *alias = ast->nancestor ? "a" : "f";
+    ncmp_buf where = NCMP_BUF_INIT, outer = NCMP_BUF_INIT;
 
     if (leaf)
         ncmp_buf_appendf(out, "SELECT DISTINCT %s.anchor_id, %s.attributes -> $%d::text AS value",
                          alias, alias, leaf);
     else
         ncmp_buf_appendf(out, "SELECT %s.anchor_id, %s.path, %s.depth", alias, alias, alias);
-    if (plan->ast->nancestor) {
-        ncmp_buf_appendf(&where, "a.anchor_id = ANY($%d::bigint[])", o->anchors_param);
-        cq_emit_ancestor(o, &from, &where, plan);
+    cq_emit_target(o, &where, plan);
+    if (ast->nancestor) {
+        ncmp_buf_append_str(out, " FROM (");
+        cq_emit_ancestor_path(o, out, plan, where.data);
+        /* one look-up of the key per ancestor: PostgreSQL expects about
+         * as many ancestors as matches, and would scan the table */
+        ncmp_buf_append_str(out, ") m CROSS JOIN LATERAL (SELECT * FROM fragment a WHERE "
+                                 "a.anchor_id = m.anchor_id AND a.path = m.path COLLATE \"C\" "
+                                 "LIMIT 1) a");
+        cq_emit_node_preds(o, &outer, ast, &ast->ancestor[ast->nancestor - 1], "a");
     } else {
-        cq_emit_target(o, &where, plan);
+        ncmp_buf_append_str(out, " FROM fragment f");
+        ncmp_buf_append(&outer, where.data, where.len);
     }
     if (leaf) {
-        cq_and(&where);
-        ncmp_buf_appendf(&where, "jsonb_typeof(%s.attributes -> $%d::text) <> 'null'", alias, leaf);
+        cq_and(&outer);
+        ncmp_buf_appendf(&outer, "jsonb_typeof(%s.attributes -> $%d::text) <> 'null'", alias, leaf);
     }
-    ncmp_buf_appendf(out, " FROM fragment %s%s WHERE %s", alias, from.len ? from.data : "",
-                     where.data);
+    if (outer.len)
+        ncmp_buf_appendf(out, " WHERE %s", outer.data);
     if (leaf)
         ncmp_buf_append_str(out, " ORDER BY 1, 2");
     else
         ncmp_buf_appendf(out, " ORDER BY %s.anchor_id, %s.path", alias, alias);
-    ncmp_buf_free(&from);
     ncmp_buf_free(&where);
+    ncmp_buf_free(&outer);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -77,16 +77,21 @@ static const translation translations[] = {
                   "jsonb_typeof(e.v) IN ('string', 'number') THEN (e.v #>> '{}') COLLATE \"C\" = "
                   "$4::text END)" ORDER,
      {"book", "label", "classic"}},
-    /* ancestor::, from each candidate into its subtree */
+    /* ancestor::, from each f's path: the last place the segments are */
     {"//book/ancestor::categories",
-     "SELECT a.anchor_id, a.path, a.depth FROM fragment a CROSS JOIN LATERAL (SELECT 1 FROM "
-     "fragment f WHERE f.anchor_id = a.anchor_id AND f.path >= a.path || E'\\x01' AND f.path < "
-     "a.path || E'\\x02' AND f.anchor_id = ANY($1::bigint[]) AND f.name = $3 AND NOT EXISTS "
-     "(SELECT 1 FROM fragment b WHERE b.anchor_id = a.anchor_id AND b.path >= a.path || "
-     "E'\\x01' AND b.path < a.path || E'\\x02' AND f.anchor_id = b.anchor_id AND f.path >= "
-     "b.path || E'\\x01' AND f.path < b.path || E'\\x02' AND b.name = $4) LIMIT 1) hit WHERE "
-     "a.anchor_id = ANY($1::bigint[]) AND a.name = $2 ORDER BY a.anchor_id, a.path",
-     {"categories", "book", "categories"}},
+     "SELECT a.anchor_id, a.path, a.depth FROM (SELECT DISTINCT anchor_id, CASE WHEN ra > 0 AND "
+     "(rb = 0 OR ra < rb) THEN left(p, length(p) - ra) WHEN rb > 0 THEN left(p, length(p) - rb + "
+     "strpos(substr(p, length(p) - rb + 2), E'\\x01')) END AS path FROM (SELECT anchor_id, p, "
+     "strpos(reverse(p), reverse($3::text)) AS ra, strpos(reverse(p), reverse($4::text)) AS rb "
+     "FROM (SELECT f.anchor_id, left(f.path, -length(split_part(f.path, E'\\x01', -1))) AS p "
+     "FROM fragment f WHERE " TARGET " OFFSET 0) f OFFSET 0) f) m CROSS JOIN LATERAL (SELECT * "
+     "FROM fragment a WHERE a.anchor_id = m.anchor_id AND a.path = m.path COLLATE \"C\" LIMIT 1) "
+     "a ORDER BY a.anchor_id, a.path",
+     {"book",
+      "\x01"
+      "categories\x01",
+      "\x01"
+      "categories["}},
     /* the attribute axis: the leaf's name comes first */
     {"//categories/@name",
      "SELECT DISTINCT f.anchor_id, f.attributes -> $2::text AS value FROM fragment f WHERE "
