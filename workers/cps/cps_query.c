@@ -190,9 +190,27 @@ static int cq_check_leaf_step(const ncmp_cpspath_ast *ast, size_t i, ncmp_err *e
     return 0;
 }
 
+/* Each '//' after the first step adds a join to the query; hostile paths
+ * must not make PostgreSQL plan dozens of them. */
+#define CQ_MAX_INNER_DESCENDANTS 4
+
+static int cq_check_inner_descendants(const ncmp_cpspath_ast *ast, ncmp_err *err)
+{
+    int n = 0;
+
+    for (size_t i = 1; i < ast->nsteps; i++)
+        if (ast->steps[i].descendant && ++n > CQ_MAX_INNER_DESCENDANTS)
+            return ncmp_cpspath_reject(ast->src, ast->steps[i].at, err,
+                                       "at most %d '//' after the first step",
+                                       CQ_MAX_INNER_DESCENDANTS);
+    return 0;
+}
+
 static int cq_plan_make(const ncmp_cpspath_ast *ast, cq_plan *plan, ncmp_err *err)
 {
     memset(plan, 0, sizeof(*plan));
+    if (cq_check_inner_descendants(ast, err) < 0)
+        return -1;
     plan->ast = ast;
     plan->nnodes = ast->nsteps;
     for (size_t i = 0; i < ast->nsteps; i++) {

@@ -28,6 +28,8 @@
  *   before the last as above; b's conditions then test that ancestor);
  *   each once.
  * - A trailing /@leaf: the distinct values of that leaf among the nodes.
+ * - At most 4 '//' after the first step (each is a join); the parser's
+ *   limits (ncmp_cpspath_parse.h) hold too.
  *
  * No value or name from the path is ever put in the SQL text: all become
  * parameters. Every selection starts from an equality on `name` (index

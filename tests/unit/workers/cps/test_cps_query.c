@@ -242,6 +242,7 @@ static const refusal refusals[] = {
      "Invalid CPS path at position 7: the leaf of text() follows '/', not '//'"},
     {"//book/label[text()='x' and @y='z']",
      "Invalid CPS path at position 29: a leaf step is tested with text() only"},
+    {"/a//b//c//d//e//f", "Invalid CPS path at position 15: at most 4 '//' after the first step"},
     {"//book/ancestor::books[text()='x']",
      "Invalid CPS path at position 24: text() has no place in the ancestor path"},
 };
