@@ -63,6 +63,8 @@ test_main() {
     # the seed corpus and random mutations of it: well under a second
     test_suite fuzz-cpspath "$bin_release/tests/fuzz/ncmp-fuzz-cpspath" \
         "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 100000
+    test_suite fuzz-cps-query "$bin_release/tests/fuzz/ncmp-fuzz-cps-query" \
+        "$NCMP_ROOT/tests/fuzz/corpus/cps_query" 100000
 
     pg_start
     kafka_start
@@ -77,6 +79,8 @@ test_main() {
         test_suite conformance-asan "$bin_asan/tests/conformance/ncmp-conformance-tests" --jobs 2
         test_suite fuzz-cpspath-asan "$bin_asan/tests/fuzz/ncmp-fuzz-cpspath" \
             "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 50000
+        test_suite fuzz-cps-query-asan "$bin_asan/tests/fuzz/ncmp-fuzz-cps-query" \
+            "$NCMP_ROOT/tests/fuzz/corpus/cps_query" 50000
         # one job: with two, Criterion's runner itself leaks a few bytes
         # under LeakSanitizer, which would fail the suite for nothing of ours
         test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 1

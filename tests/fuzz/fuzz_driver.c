@@ -1,16 +1,17 @@
 /*
- * ncmp-fuzz-cpspath CORPUS_DIR [RUNS [SEED]]
+ * ncmp-fuzz-<target> CORPUS_DIR [RUNS [SEED]]
  *
- * Replays every seed of CORPUS_DIR through the fuzz target, then RUNS
- * (default 10000) random mutations of them (SEED: default 1, so a failure
- * repeats). Exits 0 when nothing broke; a broken invariant aborts.
+ * Replays every seed of CORPUS_DIR through the fuzz target it is linked
+ * with (fuzz_common.h), then RUNS (default 10000) random mutations of them
+ * (SEED: default 1, so a failure repeats). Exits 0 when nothing broke; a
+ * broken invariant aborts.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_cpspath.h"
+#include "fuzz_common.h"
 
 /* Past the 4 KiB limit, so that mutations reach it. */
 #define FUZZ_MAX_INPUT 4200
@@ -26,15 +27,11 @@ static int fuzz_run(const fuzz_corpus *corpus, unsigned long runs, uint64_t seed
     fuzz_rng_seed(&rng, seed);
     for (unsigned long r = 0; r < runs; r++) {
         size_t len = fuzz_mutate(&rng, corpus, buf, sizeof(buf));
-        ncmp_buf sql = NCMP_BUF_INIT;
-        ncmp_cpspath_params params = {0};
 
-        accepted += (unsigned long)fuzz_cpspath_check(buf, len, 1 + (int)(r % 3), &sql, &params);
-        ncmp_cpspath_params_free(&params);
-        ncmp_buf_free(&sql);
+        accepted += (unsigned long)fuzz_target_run(buf, len, r);
     }
-    printf("fuzz cpspath: %zu seeds, %lu mutations (seed %llu), %lu accepted\n", corpus->n, runs,
-           (unsigned long long)seed, accepted);
+    printf("fuzz %s: %zu seeds, %lu mutations (seed %llu), %lu accepted\n", fuzz_target_name,
+           corpus->n, runs, (unsigned long long)seed, accepted);
     return 0;
 }
 

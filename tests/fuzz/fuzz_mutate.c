@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "fuzz_cpspath.h"
+#include "fuzz_common.h"
 
 /* Pieces of the grammar, so that mutations reach past the tokenizer. */
 static const char *const fuzz_tokens[] = {
@@ -47,6 +47,19 @@ static const char *const fuzz_tokens[] = {
     "operational",
     "sync-state",
     "/@id",
+    /* the CPS store's paths over any model */
+    "bookstore",
+    "categories[@code='1']",
+    "book",
+    "@title",
+    "@price",
+    "label[text()=",
+    "/ancestor::",
+    "bs:",
+    ":",
+    "/@",
+    "openroadm-device",
+    "[@device-id='D1']",
 };
 
 void fuzz_rng_seed(fuzz_rng *rng, uint64_t seed)

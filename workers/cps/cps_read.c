@@ -85,6 +85,11 @@ typedef struct tree_writer {
      * [{"anchorName", "dataNodes": [...]}] */
     int grouped, by_anchor;
     ncmp_buf group, anchor_now;
+    /* by_anchor: the schema of each schema set (column 5 names it); then
+     * `schema` is one of these, borrowed */
+    cps_schema **schemas;
+    char (*schema_ids)[24];
+    size_t nschemas;
     char prefix_of[256]; /* the first step cps_top_module was last asked for */
 } tree_writer;
 
@@ -250,6 +255,11 @@ static void tw_anchor(tree_writer *w, const PGresult *res, int row, ncmp_buf *ou
     ncmp_buf_append_json_string(out, w->anchor_now.data);
     ncmp_buf_append_str(out, ",\"dataNodes\":[");
     w->tops = 0;
+    for (size_t i = 0; i < w->nschemas; i++)
+        if (strcmp(w->schema_ids[i], PQgetvalue(res, row, 5)) == 0 && w->schema != w->schemas[i]) {
+            w->schema = w->schemas[i];
+            w->prefix_of[0] = '\0'; /* prefixes come from this schema now */
+        }
     ncmp_buf_reset(&w->group); /* the same path in the next anchor is a new match */
 }
 
@@ -336,7 +346,14 @@ static void tw_free(void *arg)
     ncmp_buf_free(&w->path);
     ncmp_buf_free(&w->group);
     ncmp_buf_free(&w->anchor_now);
-    cps_schema_release(w->schema);
+    if (w->nschemas) {
+        for (size_t i = 0; i < w->nschemas; i++)
+            cps_schema_release(w->schemas[i]);
+    } else {
+        cps_schema_release(w->schema);
+    }
+    free(w->schemas);
+    free(w->schema_ids);
     free(w);
 }
 
