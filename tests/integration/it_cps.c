@@ -104,6 +104,8 @@ void it_cps_send(cps_case *c, const char *method, const char *path, const char *
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
     curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->headers);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
     if (file) {
         curl_mimepart *part;
@@ -126,6 +128,8 @@ void it_cps_send(cps_case *c, const char *method, const char *path, const char *
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
     ncmp_buf_append_char(&r->body, '\0');
     r->body.len--;
+    ncmp_buf_append_char(&r->headers, '\0');
+    r->headers.len--;
     curl_mime_free(mime);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
@@ -143,7 +147,7 @@ void it_cps_expect(cps_case *c, const char *method, const char *path, const char
     if (needle)
         cr_expect(r.body.data && strstr(r.body.data, needle), "%s %s: no '%s' in %s", method, path,
                   needle, r.body.data ? r.body.data : "(empty)");
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
 }
 
 void it_cps_write_file(const char *path, const char *text)
@@ -157,4 +161,10 @@ void it_cps_write_file(const char *path, const char *text)
 void it_cps_temp_path(char *out, size_t len, const cps_case *c, const char *suffix)
 {
     snprintf(out, len, "/tmp/%s-%s", c->name, suffix);
+}
+
+void it_cps_reply_free(reply *r)
+{
+    ncmp_buf_free(&r->body);
+    ncmp_buf_free(&r->headers);
 }

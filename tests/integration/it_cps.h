@@ -24,8 +24,11 @@ typedef struct cps_case {
 
 typedef struct reply {
     long status;
-    ncmp_buf body; /* NUL-terminated */
+    ncmp_buf body;    /* NUL-terminated */
+    ncmp_buf headers; /* the answer's header lines, NUL-terminated */
 } reply;
+
+void it_cps_reply_free(reply *r);
 
 /* Start ncmpd with `roles` ("cps", "rest,cps") on a new scratch database;
  * */

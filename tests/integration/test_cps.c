@@ -195,7 +195,7 @@ Test(cps, hostile_names_are_4xx, .timeout = 120)
         it_cps_call(c, "POST", paths[i], NULL, &r);
         cr_expect(r.status >= 400 && r.status < 500, "%s: %ld %s", paths[i], r.status,
                   r.body.data ? r.body.data : "");
-        ncmp_buf_free(&r.body);
+        it_cps_reply_free(&r);
     }
     it_cps_expect(c, "GET", "/cps/api/v2/admin/dataspaces", NULL, 200, "[]");
     it_cps_fini(c);

@@ -91,7 +91,7 @@ static void send_json(cps_case *c, const char *method, const char *path, const c
     if (needle)
         cr_expect(r.body.data && strstr(r.body.data, needle), "%s %s: no '%s' in %s", method, path,
                   needle, r.body.data ? r.body.data : "(empty)");
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
 }
 
 /* The number of containers and list entries in a JSON answer (objects
@@ -127,7 +127,7 @@ static json_object *get_json(cps_case *c, const char *path)
     cr_assert_eq(r.status, 200, "GET %s: %ld %s", path, r.status, r.body.data);
     o = json_tokener_parse(r.body.data);
     cr_assert_not_null(o, "GET %s: not JSON: %.300s", path, r.body.data);
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
     return o;
 }
 
@@ -300,7 +300,7 @@ Test(cps_data, typed_leaves_xml_and_api_versions, .timeout = 120)
         it_cps_send(c, "POST", AN "/list-nodes?xpath=/garden", NULL, "application/xml", xml,
                     strlen(xml), &r);
         cr_expect_eq(r.status, 201, "%s", r.body.data);
-        ncmp_buf_free(&r.body);
+        it_cps_reply_free(&r);
     }
     cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
     /* v2 with several nodes: one {name: node} each, valid JSON */
@@ -325,7 +325,7 @@ Test(cps_data, typed_leaves_xml_and_api_versions, .timeout = 120)
     cr_expect(strstr(r.body.data, "</bed><bed>"), "list entries are repeated elements: %s",
               r.body.data);
     cr_expect(strstr(r.body.data, "</g:garden>"), "%s", r.body.data);
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
 
     /* dry-run: validated, not stored */
     send_json(c, "POST", AN "/list-nodes?xpath=/garden&dry-run=true",
@@ -442,7 +442,7 @@ Test(cps_data, hostile_requests_are_4xx, .timeout = 180)
                         m >= 2 ? 8 : 0, &r);
             cr_expect(r.status >= 400 && r.status < 500, "%s %s: %ld %s", methods[m], path,
                       r.status, r.body.data);
-            ncmp_buf_free(&r.body);
+            it_cps_reply_free(&r);
         }
     }
     /* a very long xpath, a bad descendants value */
@@ -451,7 +451,7 @@ Test(cps_data, hostile_requests_are_4xx, .timeout = 180)
         ncmp_buf_append_str(&big, "/abc");
     it_cps_call(c, "GET", big.data, NULL, &r);
     cr_expect(r.status >= 400 && r.status < 500, "long xpath: %ld", r.status);
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
     it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=some",
                   NULL, 400, NULL);
     it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=-2",
@@ -463,7 +463,7 @@ Test(cps_data, hostile_requests_are_4xx, .timeout = 180)
     big.len = 50u << 20;
     it_cps_send(c, "POST", AN "/nodes?xpath=/", NULL, NULL, big.data, big.len, &r);
     cr_expect_eq(r.status, 413, "50 MB body: %ld", r.status);
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
     ncmp_buf_free(&big);
     /* still serving, data intact */
     cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=all"),
@@ -493,7 +493,7 @@ static void *writer(void *p)
         it_cps_send(a->c, "POST", AN "/list-nodes?xpath=/openroadm-devices", NULL, NULL, dev.data,
                     dev.len, &r);
         a->failures += r.status != 201;
-        ncmp_buf_free(&r.body);
+        it_cps_reply_free(&r);
         ncmp_buf_free(&dev);
         snprintf(body, sizeof(body),
                  "{\"openroadm-device\":[{\"device-id\":\"shared\",\"ne-state\":\"%s\"}]}",
@@ -501,13 +501,13 @@ static void *writer(void *p)
         it_cps_send(a->c, "PUT", AN "/nodes?xpath=/openroadm-devices", NULL, NULL, body,
                     strlen(body), &r);
         a->failures += r.status != 200;
-        ncmp_buf_free(&r.body);
+        it_cps_reply_free(&r);
         snprintf(body, sizeof(body),
                  "{\"openroadm-device\":[{\"device-id\":\"shared\",\"status\":\"success\"}]}");
         it_cps_send(a->c, "PATCH", AN "/nodes?xpath=/openroadm-devices", NULL, NULL, body,
                     strlen(body), &r);
         a->failures += r.status != 200;
-        ncmp_buf_free(&r.body);
+        it_cps_reply_free(&r);
     }
     return NULL;
 }
@@ -557,7 +557,7 @@ Test(cps_data, bookstore_documents_as_cps_writes_them, .timeout = 120)
     it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
     it_cps_send(c, "POST", AN "/nodes?xpath=/", NULL, NULL, data, len, &r);
     cr_expect_eq(r.status, 201, "%s", r.body.data);
-    ncmp_buf_free(&r.body);
+    it_cps_reply_free(&r);
     free(data);
     o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/bookstore/"
                     "categories%5B@code='1'%5D/books%5B@title='Matilda'%5D");
@@ -576,5 +576,187 @@ Test(cps_data, bookstore_documents_as_cps_writes_them, .timeout = 120)
     send_json(c, "POST", AN "/list-nodes?xpath=/bookstore",
               "{\"categories\":[{\"code\":43,\"books\":[{\"title\":\"t\",\"price\":\"cheap\"}]}]}",
               400, "cheap");
+    it_cps_fini(c);
+}
+
+/* A dataspace with the bookstore in anchors a1, a2, a3. */
+static cps_case *bookstore_case(const char *name)
+{
+    cps_case *c = it_cps_start(name, "cps");
+    char zip[1024];
+    size_t len;
+    char *data = read_source_file("tests/data/bookstore/bookstoreData.json", &len);
+    reply r;
+
+    snprintf(zip, sizeof(zip), "%s/tests/data/bookstore/bookstore.zip", NCMP_SOURCE_DIR);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=bs", zip, 201, NULL);
+    for (int i = 1; i <= 3; i++) {
+        char path[256];
+        snprintf(path, sizeof(path), DS "/anchors?schema-set-name=bs&anchor-name=a%d", i);
+        it_cps_expect(c, "POST", path, NULL, 201, NULL);
+        snprintf(path, sizeof(path), DS "/anchors/a%d/nodes?xpath=/", i);
+        it_cps_send(c, "POST", path, NULL, NULL, data, len, &r);
+        cr_assert_eq(r.status, 201, "%s", r.body.data);
+        it_cps_reply_free(&r);
+    }
+    free(data);
+    return c;
+}
+
+/* The length of the JSON array a query answers (expects 200). */
+static int query_count(cps_case *c, const char *path)
+{
+    json_object *o = get_json(c, path);
+    int n;
+
+    cr_assert(json_object_is_type(o, json_type_array), "%s: %s", path,
+              json_object_to_json_string(o));
+    n = (int)json_object_array_length(o);
+    json_object_put(o);
+    return n;
+}
+
+#define Q "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query?cps-path="
+
+/* CPS-path queries over one anchor: nodes with their descendants, leaf
+ * values, ancestors; bad paths are 400, no match an empty list. */
+Test(cps_data, queries_over_one_anchor, .timeout = 120)
+{
+    cps_case *c = bookstore_case("cps_data_query");
+    json_object *o, *cat, *v;
+    reply r;
+
+    /* one category with its books */
+    o = get_json(c, Q "//categories%5B@code='1'%5D&descendants=all");
+    cr_assert_eq(json_object_array_length(o), 1, "%s", json_object_to_json_string(o));
+    cr_assert(
+        json_object_object_get_ex(json_object_array_get_idx(o, 0), "book-store:categories", &cat));
+    cr_assert(json_object_object_get_ex(cat, "books", &v));
+    cr_expect_eq(json_object_array_length(v), 2);
+    json_object_put(o);
+    /* without descendants: the category's leaves only */
+    o = get_json(c, Q "//categories%5B@code='1'%5D");
+    json_object_object_get_ex(json_object_array_get_idx(o, 0), "book-store:categories", &cat);
+    cr_expect(!json_object_object_get_ex(cat, "books", &v));
+    json_object_put(o);
+    /* leaf conditions, and/or, contains */
+    cr_expect_eq(query_count(c, Q "//books%5B@price>15%5D"), 3);
+    cr_expect_eq(query_count(c, Q "//books%5B@lang='English'%20and%20@price=15%5D"), 2);
+    cr_expect_eq(query_count(c, Q "//books%5Bcontains(@title,'Gruffalo')%5D"), 1);
+    cr_expect_eq(query_count(c, Q "//books%5B@title='nothing'%5D"), 0);
+    /* ancestor */
+    o = get_json(c, Q "//books%5B@title='Matilda'%5D/ancestor::categories");
+    cr_assert_eq(json_object_array_length(o), 1);
+    json_object_object_get_ex(json_object_array_get_idx(o, 0), "book-store:categories", &cat);
+    cr_assert(json_object_object_get_ex(cat, "code", &v));
+    cr_expect_str_eq(json_object_get_string(v), "1");
+    json_object_put(o);
+    /* a leaf's distinct values */
+    o = get_json(c, Q "//categories/@name");
+    cr_expect_eq(json_object_array_length(o), 5, "%s", json_object_to_json_string(o));
+    cr_expect(json_object_object_get_ex(json_object_array_get_idx(o, 0), "name", &v));
+    json_object_put(o);
+    /* v1's include-descendants */
+    o = get_json(c, "/cps/api/v1/dataspaces/ds/anchors/a1/nodes/query?cps-path="
+                    "//categories%5B@code='1'%5D&include-descendants=true");
+    cr_expect_eq(count_nodes(json_object_array_get_idx(o, 0)), 3);
+    json_object_put(o);
+    /* XML */
+    it_cps_send(c, "GET", Q "//categories%5B@code='2'%5D", NULL, "application/xml", "", 0, &r);
+    cr_expect_eq(r.status, 200);
+    cr_expect(strstr(r.body.data, "<book-store:categories xmlns:book-store="), "%s", r.body.data);
+    it_cps_reply_free(&r);
+    /* errors */
+    it_cps_expect(c, "GET", Q "//books%5B", NULL, 400, "Invalid CPS path at position");
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query", NULL, 400,
+                  "cps-path");
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/ds/anchors/zz/nodes/query?cps-path=//x", NULL,
+                  404, "Anchor not found");
+    it_cps_fini(c);
+}
+
+/* Across anchors: CPS's [{anchorName, dataNodes}], anchors in name order,
+ * pages of anchors with the total-pages header. */
+Test(cps_data, queries_across_anchors_with_pages, .timeout = 120)
+{
+    cps_case *c = bookstore_case("cps_data_query_ds");
+    json_object *o, *e, *v;
+    reply r;
+
+    o = get_json(c, "/cps/api/v2/dataspaces/ds/nodes/query?cps-path=//categories%5B@code='1'%5D");
+    cr_assert_eq(json_object_array_length(o), 3, "%s", json_object_to_json_string(o));
+    e = json_object_array_get_idx(o, 2);
+    cr_assert(json_object_object_get_ex(e, "anchorName", &v));
+    cr_expect_str_eq(json_object_get_string(v), "a3");
+    cr_assert(json_object_object_get_ex(e, "dataNodes", &v));
+    cr_expect_eq(json_object_array_length(v), 1);
+    json_object_put(o);
+
+    it_cps_call(c, "GET",
+                "/cps/api/v2/dataspaces/ds/nodes/query?cps-path=//books&pageIndex=2&pageSize=2",
+                NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_expect(strstr(r.headers.data, "total-pages: 2\r\n"), "%s", r.headers.data);
+    o = json_tokener_parse(r.body.data);
+    cr_assert_eq(json_object_array_length(o), 1, "the second page holds the third anchor: %s",
+                 r.body.data);
+    json_object_object_get_ex(json_object_array_get_idx(o, 0), "anchorName", &v);
+    cr_expect_str_eq(json_object_get_string(v), "a3");
+    json_object_put(o);
+    it_cps_reply_free(&r);
+
+    it_cps_expect(c, "GET",
+                  "/cps/api/v2/dataspaces/ds/nodes/query?cps-path=//books&pageIndex=0&pageSize=2",
+                  NULL, 400, NULL);
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/ds/nodes/query?cps-path=//books&pageIndex=1",
+                  NULL, 400, NULL);
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/nods/nodes/query?cps-path=//books", NULL, 404,
+                  "Dataspace not found");
+    it_cps_expect(c, "GET", "/cps/api/v2/dataspaces/ds/nodes/query?cps-path=//nothing", NULL, 200,
+                  "[]");
+    it_cps_fini(c);
+}
+
+static int composite_count(cps_case *c, const char *body, long status)
+{
+    reply r;
+    json_object *o;
+    int n = -1;
+
+    it_cps_send(c, "POST", "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query", NULL, NULL, body,
+                strlen(body), &r);
+    cr_expect_eq(r.status, status, "%s: %s", body, r.body.data);
+    if (r.status == 200) {
+        o = json_tokener_parse(r.body.data);
+        n = (int)json_object_array_length(o);
+        json_object_put(o);
+    }
+    it_cps_reply_free(&r);
+    return n;
+}
+
+/* The composite query: the nodes of a tree of CPS paths joined by and
+ * (all of them) or or (any of them). */
+Test(cps_data, composite_queries_combine_paths, .timeout = 120)
+{
+    cps_case *c = bookstore_case("cps_data_composite");
+
+    cr_expect_eq(composite_count(c, "{\"cpsPath\":\"//books[@price>15]\"}", 200), 3);
+    cr_expect_eq(composite_count(c,
+                                 "{\"cpsPath\":\"//books[@price>15]\",\"operator\":\"and\","
+                                 "\"conditions\":[{\"cpsPath\":\"//books[@lang='English']\"}]}",
+                                 200),
+                 1);
+    cr_expect_eq(composite_count(c,
+                                 "{\"operator\":\"or\",\"conditions\":["
+                                 "{\"cpsPath\":\"//books[@price=15]\"},"
+                                 "{\"cpsPath\":\"//books[@price=20]\"}]}",
+                                 200),
+                 4);
+    composite_count(c, "{\"operator\":\"xor\",\"cpsPath\":\"//books\"}", 400);
+    composite_count(c, "{}", 400);
+    composite_count(c, "{\"cpsPath\":\"//books/@title\"}", 400);
+    composite_count(c, "not json", 400);
     it_cps_fini(c);
 }

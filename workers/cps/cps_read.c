@@ -15,6 +15,7 @@
 
 #include "cps_internal.h"
 #include "cps_path.h"
+#include "cps_query.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 #include "ncmp_log.h"
@@ -615,8 +616,445 @@ cleanup:
     cps_path_ranges_free(&rg);
 }
 
+/* --- CPS-path queries ------------------------------------------------------ */
+
+/* The subtree of each match (the rows of m), down to $2 levels below it,
+ * in match order: one range scan per match. The LATERAL reference makes
+ * it a nested loop over m, which is read in its own order (the
+ * translator's ORDER BY anchor_id, path), and each subtree comes in key
+ * order: the rows arrive matches first, then paths, with no sort of the
+ * whole answer (which cost as much as the rest of a 86,000-node query). */
+#define SQL_MATCH_SUBTREES                                                                         \
+    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
+    " WHERE f.anchor_id = m.anchor_id AND f.path >= m.path AND f.path < m.path || E'\\x02'"        \
+    " AND f.depth <= m.depth + $2::int ORDER BY f.path) f ON true"
+
+#define QUERY_MAX_CONDITIONS 64
+#define QUERY_MAX_NESTING    8
+
+/* A leaf query's answer: [{"leaf": value}, ...], the distinct values. */
+typedef struct leaf_writer {
+    char name[256];
+    int emitted;
+} leaf_writer;
+
+static void lw_head(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    ncmp_buf_append_char(out, '[');
+}
+
+static void lw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    leaf_writer *w = arg;
+
+    if (w->emitted++)
+        ncmp_buf_append_char(out, ',');
+    ncmp_buf_append_char(out, '{');
+    ncmp_buf_append_json_string(out, w->name);
+    ncmp_buf_append_char(out, ':');
+    ncmp_buf_append(out, PQgetvalue(res, row, 0), (size_t)PQgetlength(res, row, 0));
+    ncmp_buf_append_char(out, '}');
+}
+
+static void lw_tail(void *arg, ncmp_buf *out)
+{
+    (void)arg;
+    ncmp_buf_append_char(out, ']');
+}
+
+static const rest_stream_ops leaf_ops = {lw_head, lw_row, lw_tail, NULL, free, NULL};
+
+/* The parameters of a query: $1 the anchors, $2 the depth, then the
+ * path's own values. */
+typedef struct query_params {
+    char anchors[64];
+    char depth[16];
+    ncmp_cpspath_params path; /* the translator's */
+    const char **all;         /* $1, $2, then path.values */
+} query_params;
+
+static void query_params_free(query_params *q)
+{
+    ncmp_cpspath_params_free(&q->path);
+    free(q->all);
+}
+
+static const char *const *query_params_all(query_params *q)
+{
+    q->all = ncmp_xcalloc(2 + q->path.n, sizeof(*q->all));
+    q->all[0] = q->anchors;
+    q->all[1] = q->depth;
+    for (size_t i = 0; i < q->path.n; i++)
+        q->all[2 + i] = q->path.values[i];
+    return q->all;
+}
+
+/* Answer the matches of `msql` (over anchor $1, the depth $2, the path's
+ * values from $3) with their subtrees, as a list of {prefix:name: node}
+ * (or XML); `schema` is taken over. No match is an empty list. */
+static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf *msql,
+                           query_params *q, cps_schema *schema)
+{
+    tree_writer *w = ncmp_xcalloc(1, sizeof(*w));
+    ncmp_buf sql = NCMP_BUF_INIT;
+
+    w->version = 2;
+    w->root = 1;
+    w->grouped = 1;
+    w->schema = schema;
+    ncmp_buf_appendf(&sql,
+                     "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
+                     "FROM m" SQL_MATCH_SUBTREES,
+                     msql->data);
+    rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
+                   wants_xml(req) ? &xml_ops : &tree_ops, w);
+    ncmp_buf_free(&sql);
+}
+
+/* GET /v1|v2/dataspaces/{ds}/anchors/{anchor}/nodes/query?cps-path=&descendants=
+ * (v1: include-descendants): the matched nodes, each with its
+ * descendants, as a list of {prefix:name: node}; or, for a path ending in
+ * /@leaf, the leaf's distinct values as [{leaf: value}]. */
+static void h_query(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    const char *cpspath = ncmp_http_query(req, "cps-path");
+    int v = cps_api_version(req, 2), fetch = 0;
+    ncmp_buf msql = NCMP_BUF_INIT, sql = NCMP_BUF_INIT;
+    query_params q = {0};
+    cps_query_kind kind;
+    char *leaf = NULL;
+    cps_target t = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+
+    if (!v)
+        return;
+    if (!cpspath) {
+        ncmp_http_respond_error(req, 400, "Missing request parameter",
+                                "Required parameter 'cps-path' is not present.");
+        return;
+    }
+    if (descendants_option(req, v, &fetch) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "descendants must be none, direct, all or a number >= -1");
+        return;
+    }
+    if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, &leaf, &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
+        goto cleanup;
+    }
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (cps_target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    rest_pool_put(api->pool, db);
+    db = NULL;
+    snprintf(q.anchors, sizeof(q.anchors), "{%s}", t.anchor_id);
+    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    if (kind == CPS_QUERY_LEAF) {
+        leaf_writer *lw = ncmp_xcalloc(1, sizeof(*lw));
+        snprintf(lw->name, sizeof(lw->name), "%s", leaf ? leaf : "");
+        /* $2 (the depth) has no use here; typed so that PostgreSQL takes it */
+        ncmp_buf_appendf(&sql, "SELECT q.value FROM (%s) q WHERE $2::int IS NOT NULL", msql.data);
+        rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), query_params_all(&q),
+                       READ_BLOCK, &leaf_ops, lw);
+    } else {
+        stream_matches(req, api, &msql, &q, t.schema);
+        t.schema = NULL;
+    }
+cleanup:
+    if (db)
+        rest_pool_put(api->pool, db);
+    free(leaf);
+    cps_target_clear(&t);
+    query_params_free(&q);
+    ncmp_buf_free(&msql);
+}
+
+/* A positive integer query parameter; 0 when absent, -1 when invalid. */
+static int positive_param(ncmp_http_request *req, const char *name)
+{
+    const char *s = ncmp_http_query(req, name);
+    char *end;
+    long n;
+
+    if (!s)
+        return 0;
+    n = strtol(s, &end, 10);
+    return *s && !*end && n > 0 && n <= 1000000000 ? (int)n : -1;
+}
+
+/* The dataspace's anchors as an array literal, and the compiled schema
+ * of each of their schema sets, held by the writer. */
+static int dataspace_anchors(ncmp_http_request *req, cps_api *api, ncmp_db *db,
+                             const char *dataspace, ncmp_buf *anchors, tree_writer *w)
+{
+    static const char sql[] =
+        "SELECT COALESCE('{' || string_agg(a.id::text, ',') || '}', '{}'),"
+        " (SELECT array_agg(DISTINCT b.schema_set_id)::text FROM anchor b"
+        "  WHERE b.dataspace_id = d.id)"
+        " FROM dataspace d LEFT JOIN anchor a ON a.dataspace_id = d.id WHERE d.name = $1"
+        " GROUP BY d.id";
+    PGresult *res = NULL;
+    ncmp_err err;
+    char *ids, *tok, *save = NULL;
+
+    if (ncmp_db_query(db, sql, 1, &dataspace, &res, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    if (PQntuples(res) == 0) {
+        PQclear(res);
+        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
+                          dataspace);
+        return -1;
+    }
+    ncmp_buf_append_str(anchors, PQgetvalue(res, 0, 0));
+    ids = ncmp_xstrdup(PQgetisnull(res, 0, 1) ? "" : PQgetvalue(res, 0, 1));
+    PQclear(res);
+    for (tok = strtok_r(ids, "{},", &save); tok; tok = strtok_r(NULL, "{},", &save)) {
+        cps_schema *s;
+        if (cps_schema_get(api->schemas, db, tok, &s, &err) != 0) {
+            free(ids);
+            rest_db_answer_error(req, &err);
+            return -1;
+        }
+        w->schemas = ncmp_xrealloc(w->schemas, (w->nschemas + 1) * sizeof(*w->schemas));
+        w->schema_ids = ncmp_xrealloc(w->schema_ids, (w->nschemas + 1) * sizeof(*w->schema_ids));
+        w->schemas[w->nschemas] = s;
+        snprintf(w->schema_ids[w->nschemas++], sizeof(w->schema_ids[0]), "%s", tok);
+    }
+    free(ids);
+    return 0;
+}
+
+/* GET /v2/dataspaces/{ds}/nodes/query?cps-path=&descendants=&pageIndex=&pageSize=:
+ * the matches of every anchor, as CPS's [{"anchorName", "dataNodes"}],
+ * anchors in name order; a page is pageSize anchors (that have matches),
+ * and the header total-pages says how many pages there are. */
+static void h_query_dataspace(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    const char *cpspath = ncmp_http_query(req, "cps-path");
+    const char *dataspace = ncmp_http_param(req, "dataspace");
+    int fetch = 0, page = positive_param(req, "pageIndex"), size = positive_param(req, "pageSize");
+    ncmp_buf msql = NCMP_BUF_INIT, sql = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
+    query_params q = {0};
+    cps_query_kind kind;
+    tree_writer *w = NULL;
+    ncmp_db *db = NULL;
+    PGresult *res = NULL;
+    ncmp_err err;
+    char pages[24] = "1", limit[24] = "ALL", offset[24] = "0";
+
+    if (!cps_api_version(req, 2))
+        return;
+    if (!cpspath) {
+        ncmp_http_respond_error(req, 400, "Missing request parameter",
+                                "Required parameter 'cps-path' is not present.");
+        return;
+    }
+    if (page < 0 || size < 0 || (page == 0) != (size == 0)) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "pageIndex and pageSize go together and must be greater than 0");
+        return;
+    }
+    if (descendants_option(req, 2, &fetch) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "descendants must be none, direct, all or a number >= -1");
+        return;
+    }
+    if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, NULL, &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
+        goto cleanup;
+    }
+    if (kind == CPS_QUERY_LEAF) {
+        ncmp_http_respond_error(req, 400, "Invalid CPS path",
+                                "a leaf query (/@leaf) is answered for one anchor only");
+        goto cleanup;
+    }
+    w = ncmp_xcalloc(1, sizeof(*w));
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (dataspace_anchors(req, api, db, dataspace, &anchors, w) != 0)
+        goto cleanup;
+    snprintf(q.anchors, sizeof(q.anchors), "%s", ""); /* the array is too long for it */
+    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    query_params_all(&q);
+    q.all[0] = anchors.data;
+    if (page) {
+        /* CPS's count: the anchors with a match, pageSize to a page */
+        ncmp_buf count = NCMP_BUF_INIT;
+        long n;
+        ncmp_buf_appendf(&count, "SELECT count(DISTINCT m.anchor_id) FROM (%s) m", msql.data);
+        /* $2 is not used by the count; typed so that PostgreSQL accepts it */
+        ncmp_buf_append_str(&count, " WHERE $2::int IS NOT NULL");
+        if (ncmp_db_query(db, count.data, (int)(2 + q.path.n), q.all, &res, &err) != 0) {
+            ncmp_buf_free(&count);
+            rest_db_answer_error(req, &err);
+            goto cleanup;
+        }
+        ncmp_buf_free(&count);
+        n = atol(PQgetvalue(res, 0, 0));
+        snprintf(pages, sizeof(pages), "%ld", n <= size ? 1 : (n + size - 1) / size);
+        snprintf(limit, sizeof(limit), "%d", size);
+        snprintf(offset, sizeof(offset), "%lld", (long long)(page - 1) * size);
+    }
+    rest_pool_put(api->pool, db);
+    db = NULL;
+    ncmp_http_add_header(req, "total-pages", pages);
+    w->version = 2;
+    w->root = 1;
+    w->grouped = 1;
+    w->by_anchor = 1;
+    ncmp_buf_appendf(&sql,
+                     "WITH m AS (%s), pa AS (SELECT a.id, a.name, a.schema_set_id FROM anchor a"
+                     " WHERE a.id IN (SELECT anchor_id FROM m) ORDER BY a.name LIMIT %s OFFSET %s)"
+                     " SELECT f.path, f.depth, f.attributes, m.path, pa.name, pa.schema_set_id"
+                     " FROM pa JOIN m ON m.anchor_id = pa.id" SQL_MATCH_SUBTREES
+                     " ORDER BY pa.name, m.path, f.path",
+                     msql.data, limit, offset);
+    rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), q.all, READ_BLOCK, &tree_ops, w);
+    w = NULL;
+cleanup:
+    PQclear(res);
+    if (db)
+        rest_pool_put(api->pool, db);
+    if (w)
+        tw_free(w);
+    query_params_free(&q);
+    ncmp_buf_free(&msql);
+    ncmp_buf_free(&sql);
+    ncmp_buf_free(&anchors);
+}
+
+/* The matches of one composite query node into `sql`: its cpsPath's and
+ * its conditions', joined by its operator (and: the nodes all of them
+ * match, or: the nodes any matches). Values are parameters from $3 on,
+ * appended to `params`. */
+static int composite_sql(json_object *q, int depth, ncmp_buf *sql, ncmp_cpspath_params *params,
+                         int *count, ncmp_err *err)
+{
+    const char *cpspath = NULL, *op = NULL;
+    json_object *conds = NULL;
+    size_t nparts = 0, nconds;
+    const char *join;
+
+    if (depth > QUERY_MAX_NESTING)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "composite query nested deeper than %d",
+                            QUERY_MAX_NESTING);
+    if (!json_object_is_type(q, json_type_object))
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "a composite query is a JSON object");
+    if (ncmp_json_string_field(q, "cpsPath", &cpspath, err) != 0 ||
+        ncmp_json_string_field(q, "operator", &op, err) != 0 ||
+        ncmp_json_array_field(q, "conditions", &conds, err) != 0)
+        return -1;
+    if (op && strcmp(op, "and") != 0 && strcmp(op, "or") != 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "operator '%.40s' is neither 'and' nor 'or'", op);
+    join = op && strcmp(op, "or") == 0 ? " UNION " : " INTERSECT ";
+    nconds = conds ? json_object_array_length(conds) : 0;
+    if (!cpspath && nconds == 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT,
+                            "a composite query needs a cpsPath or conditions");
+    ncmp_buf_append_str(sql, "SELECT anchor_id, path, depth FROM (");
+    if (cpspath) {
+        cps_query_kind kind;
+        ncmp_buf part = NCMP_BUF_INIT;
+        if (++*count > QUERY_MAX_CONDITIONS) {
+            ncmp_buf_free(&part);
+            return ncmp_err_set(err, NCMP_ERR_REJECT, "more than %d CPS paths",
+                                QUERY_MAX_CONDITIONS);
+        }
+        if (cps_query_to_sql(cpspath, 1, (int)(3 + params->n), &part, params, &kind, NULL, err) !=
+            0) {
+            ncmp_buf_free(&part);
+            return -1;
+        }
+        if (kind == CPS_QUERY_LEAF) {
+            ncmp_buf_free(&part);
+            return ncmp_err_set(err, NCMP_ERR_REJECT,
+                                "a composite query selects nodes: '%.100s' is a leaf query",
+                                cpspath);
+        }
+        ncmp_buf_appendf(sql, "(%s)", part.data);
+        ncmp_buf_free(&part);
+        nparts++;
+    }
+    for (size_t i = 0; i < nconds; i++) {
+        if (nparts++)
+            ncmp_buf_append_str(sql, join);
+        ncmp_buf_append_char(sql, '(');
+        if (composite_sql(json_object_array_get_idx(conds, i), depth + 1, sql, params, count,
+                          err) != 0)
+            return -1;
+        ncmp_buf_append_char(sql, ')');
+    }
+    ncmp_buf_append_str(sql, ") c");
+    return 0;
+}
+
+/* POST /v2/dataspaces/{ds}/anchors/{anchor}/nodes/query?descendants=, body
+ * CPS's CompositeQuery {"cpsPath", "operator": "and"|"or", "conditions":
+ * [CompositeQuery...]}: the nodes the tree of conditions selects, as the
+ * GET query answers them. */
+static void h_query_composite(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    int fetch = 0, count = 0;
+    size_t len = 0;
+    const char *body = ncmp_http_body(req, &len);
+    ncmp_buf msql = NCMP_BUF_INIT;
+    query_params q = {0};
+    json_object *doc = NULL;
+    cps_target t = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+
+    if (!cps_api_version(req, 2))
+        return;
+    if (descendants_option(req, 2, &fetch) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "descendants must be none, direct, all or a number >= -1");
+        return;
+    }
+    if (ncmp_json_parse(body ? body : "", len, &doc, &err) != 0 ||
+        composite_sql(doc, 0, &msql, &q.path, &count, &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid composite query", err.msg);
+        goto cleanup;
+    }
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (cps_target_resolve(req, api, db, &t) != 0)
+        goto cleanup;
+    rest_pool_put(api->pool, db);
+    db = NULL;
+    snprintf(q.anchors, sizeof(q.anchors), "{%s}", t.anchor_id);
+    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    stream_matches(req, api, &msql, &q, t.schema);
+    t.schema = NULL;
+cleanup:
+    json_object_put(doc);
+    if (db)
+        rest_pool_put(api->pool, db);
+    cps_target_clear(&t);
+    query_params_free(&q);
+    ncmp_buf_free(&msql);
+}
+
 void cps_read_routes_add(cps_api *api, ncmp_http_server *s)
 {
-    ncmp_http_route(s, "GET", "/cps/api/{v}/dataspaces/{dataspace}/anchors/{anchor}/node", h_get,
-                    api);
+#define D "/cps/api/{v}/dataspaces/{dataspace}"
+    ncmp_http_route(s, "GET", D "/anchors/{anchor}/node", h_get, api);
+    ncmp_http_route(s, "GET", D "/anchors/{anchor}/nodes/query", h_query, api);
+    ncmp_http_route(s, "POST", D "/anchors/{anchor}/nodes/query", h_query_composite, api);
+    ncmp_http_route(s, "GET", D "/nodes/query", h_query_dataspace, api);
+#undef D
 }
