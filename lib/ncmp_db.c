@@ -228,6 +228,27 @@ int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *
     return 0;
 }
 
+int ncmp_db_send(ncmp_db *db, const char *sql, ncmp_err *err)
+{
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    if (!PQsendQuery(db->conn, sql))
+        return fail(db, NULL, "query not sent", err);
+    return 0;
+}
+
+int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err)
+{
+    PGresult *res = PQgetResult(db->conn), *more;
+
+    while ((more = PQgetResult(db->conn))) /* the end of the query */
+        PQclear(more);
+    if (!result_ok(res))
+        return fail(db, res, "query failed", err);
+    *out = res;
+    return 0;
+}
+
 void ncmp_db_statements(ncmp_db *db, const ncmp_db_stmt *stmts)
 {
     for (const ncmp_db_stmt *s = stmts; s && s->name; s++)

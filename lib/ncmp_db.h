@@ -62,6 +62,13 @@ int ncmp_db_commit(ncmp_db *db, ncmp_err *err);
  * no transaction left to roll back). */
 void ncmp_db_rollback(ncmp_db *db);
 
+/* One statement in two halves, so that the server works on it while the
+ * caller does something else: send it (no parameters), then receive its
+ * one result (*out is the caller's). Nothing else may use the connection
+ * in between. */
+int ncmp_db_send(ncmp_db *db, const char *sql, ncmp_err *err);
+int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err);
+
 /* `copy_sql` is "COPY t (cols) FROM STDIN"; `data` is COPY text format. */
 int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err);
 

@@ -310,13 +310,11 @@ void cps_path_first_name(const char *path, const char **name, size_t *len)
 
 size_t cps_path_parent_len(const char *path, size_t len)
 {
-    size_t i = 0, last = 0;
+    /* key values never hold the separator (encoding and writes refuse
+     * it), so the last one ends the parent: the read path's hot spot */
+    const char *sep = len ? memrchr(path, CPS_PATH_SEP, len) : NULL;
 
-    while (i < len) {
-        last = i;
-        i = step_end(path, len, i + 1);
-    }
-    return last;
+    return sep ? (size_t)(sep - path) : 0;
 }
 
 void cps_path_last_name(const char *path, size_t len, const char **name, size_t *nlen)
@@ -333,8 +331,8 @@ int cps_path_depth(const char *path, size_t len)
 {
     int d = 0;
 
-    for (size_t i = 0; i < len; d++)
-        i = step_end(path, len, i + 1);
+    for (const char *p = path; (p = memchr(p, CPS_PATH_SEP, len - (size_t)(p - path))); p++)
+        d++;
     return d;
 }
 
