@@ -31,6 +31,21 @@
 
 /* --- the anchor and its schema -------------------------------------------- */
 
+int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *t)
+{
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    int rc;
+
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    rc = cps_target_resolve(req, api, db, t);
+    rest_pool_put(api->pool, db);
+    return rc;
+}
+
 void cps_target_clear(cps_target *t)
 {
     cps_schema_release(t->schema);

@@ -53,6 +53,16 @@ static int descendants_option(ncmp_http_request *req, int version, int *depth)
     return 0;
 }
 
+/* descendants_option, answering 400 when the value is not one. */
+static int descendants_asked(ncmp_http_request *req, int version, int *depth)
+{
+    if (descendants_option(req, version, depth) == 0)
+        return 0;
+    ncmp_http_respond_error(req, 400, "Invalid request",
+                            "descendants must be none, direct, all or a number >= -1");
+    return -1;
+}
+
 /* One open node of the JSON being written. */
 typedef struct frame {
     size_t path_len; /* its stored path: the first path_len bytes of tree_writer.path */
@@ -560,16 +570,12 @@ static void h_get(ncmp_http_request *req, void *arg)
     char maxdepth[16];
     const char *params[6];
     cps_target t = {0};
-    ncmp_db *db = NULL;
     ncmp_err err;
 
     if (!v)
         return;
-    if (descendants_option(req, v, &fetch) != 0) {
-        ncmp_http_respond_error(req, 400, "Invalid request",
-                                "descendants must be none, direct, all or a number >= -1");
+    if (descendants_asked(req, v, &fetch) != 0)
         return;
-    }
     if (!xpath)
         xpath = "/";
     if (cps_path_encode(xpath, &path, &err) != 0) {
@@ -578,14 +584,8 @@ static void h_get(ncmp_http_request *req, void *arg)
     }
     ncmp_buf_append_char(&path, '\0');
     path.len--;
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
+    if (cps_target_resolve_pooled(req, api, &t) != 0)
         goto cleanup;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    rest_pool_put(api->pool, db);
-    db = NULL;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
     cps_path_ranges_of(path.data, path.len, &rg);
@@ -609,8 +609,6 @@ static void h_get(ncmp_http_request *req, void *arg)
     rest_db_stream(req, api->pool, fetch < 0 ? SQL_READ_ALL : SQL_READ_WALK, 6, params, READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
-    if (db)
-        rest_pool_put(api->pool, db);
     cps_target_clear(&t);
     ncmp_buf_free(&path);
     cps_path_ranges_free(&rg);
@@ -674,6 +672,13 @@ typedef struct query_params {
     const char **all;         /* $1, $2, then path.values */
 } query_params;
 
+/* $1 the one anchor, $2 the depth below each match (-1: all). */
+static void query_params_set(query_params *q, const char *anchor_id, int fetch)
+{
+    snprintf(q->anchors, sizeof(q->anchors), "{%s}", anchor_id);
+    snprintf(q->depth, sizeof(q->depth), "%d", fetch < 0 ? 32767 : fetch);
+}
+
 static void query_params_free(query_params *q)
 {
     ncmp_cpspath_params_free(&q->path);
@@ -726,7 +731,6 @@ static void h_query(ncmp_http_request *req, void *arg)
     cps_query_kind kind;
     char *leaf = NULL;
     cps_target t = {0};
-    ncmp_db *db = NULL;
     ncmp_err err;
 
     if (!v)
@@ -736,25 +740,15 @@ static void h_query(ncmp_http_request *req, void *arg)
                                 "Required parameter 'cps-path' is not present.");
         return;
     }
-    if (descendants_option(req, v, &fetch) != 0) {
-        ncmp_http_respond_error(req, 400, "Invalid request",
-                                "descendants must be none, direct, all or a number >= -1");
+    if (descendants_asked(req, v, &fetch) != 0)
         return;
-    }
     if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, &leaf, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
         goto cleanup;
     }
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
+    if (cps_target_resolve_pooled(req, api, &t) != 0)
         goto cleanup;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    rest_pool_put(api->pool, db);
-    db = NULL;
-    snprintf(q.anchors, sizeof(q.anchors), "{%s}", t.anchor_id);
-    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    query_params_set(&q, t.anchor_id, fetch);
     if (kind == CPS_QUERY_LEAF) {
         leaf_writer *lw = ncmp_xcalloc(1, sizeof(*lw));
         snprintf(lw->name, sizeof(lw->name), "%s", leaf ? leaf : "");
@@ -767,8 +761,6 @@ static void h_query(ncmp_http_request *req, void *arg)
         t.schema = NULL;
     }
 cleanup:
-    if (db)
-        rest_pool_put(api->pool, db);
     free(leaf);
     cps_target_clear(&t);
     query_params_free(&q);
@@ -863,11 +855,8 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
                                 "pageIndex and pageSize go together and must be greater than 0");
         return;
     }
-    if (descendants_option(req, 2, &fetch) != 0) {
-        ncmp_http_respond_error(req, 400, "Invalid request",
-                                "descendants must be none, direct, all or a number >= -1");
+    if (descendants_asked(req, 2, &fetch) != 0)
         return;
-    }
     if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, NULL, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
         goto cleanup;
@@ -1013,37 +1002,24 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
     query_params q = {0};
     json_object *doc = NULL;
     cps_target t = {0};
-    ncmp_db *db = NULL;
     ncmp_err err;
 
     if (!cps_api_version(req, 2))
         return;
-    if (descendants_option(req, 2, &fetch) != 0) {
-        ncmp_http_respond_error(req, 400, "Invalid request",
-                                "descendants must be none, direct, all or a number >= -1");
+    if (descendants_asked(req, 2, &fetch) != 0)
         return;
-    }
     if (ncmp_json_parse(body ? body : "", len, &doc, &err) != 0 ||
         composite_sql(doc, 0, &msql, &q.path, &count, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid composite query", err.msg);
         goto cleanup;
     }
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
+    if (cps_target_resolve_pooled(req, api, &t) != 0)
         goto cleanup;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    rest_pool_put(api->pool, db);
-    db = NULL;
-    snprintf(q.anchors, sizeof(q.anchors), "{%s}", t.anchor_id);
-    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    query_params_set(&q, t.anchor_id, fetch);
     stream_matches(req, api, &msql, &q, t.schema);
     t.schema = NULL;
 cleanup:
     json_object_put(doc);
-    if (db)
-        rest_pool_put(api->pool, db);
     cps_target_clear(&t);
     query_params_free(&q);
     ncmp_buf_free(&msql);
