@@ -765,6 +765,7 @@ cleanup:
     cps_target_clear(&t);
     query_params_free(&q);
     ncmp_buf_free(&msql);
+    ncmp_buf_free(&sql);
 }
 
 /* A positive integer query parameter; 0 when absent, -1 when invalid. */
