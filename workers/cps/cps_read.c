@@ -627,6 +627,12 @@ cleanup:
     " WHERE f.anchor_id = m.anchor_id AND f.path >= m.path AND f.path < m.path || E'\\x02'"        \
     " AND f.depth <= m.depth + $2::int ORDER BY f.path) f ON true"
 
+/* The matches alone (no descendants): one probe of the key each, where
+ * the subtree join would read every subtree to keep its top. */
+#define SQL_MATCH_ONLY                                                                             \
+    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
+    " WHERE f.anchor_id = m.anchor_id AND f.path = m.path AND $2::int >= 0) f ON true"
+
 #define QUERY_MAX_CONDITIONS 64
 #define QUERY_MAX_NESTING    8
 
@@ -699,7 +705,7 @@ static const char *const *query_params_all(query_params *q)
  * values from $3) with their subtrees, as a list of {prefix:name: node}
  * (or XML); `schema` is taken over. No match is an empty list. */
 static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf *msql,
-                           query_params *q, cps_schema *schema)
+                           query_params *q, int fetch, cps_schema *schema)
 {
     tree_writer *w = ncmp_xcalloc(1, sizeof(*w));
     ncmp_buf sql = NCMP_BUF_INIT;
@@ -710,8 +716,8 @@ static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf 
     w->schema = schema;
     ncmp_buf_appendf(&sql,
                      "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
-                     "FROM m" SQL_MATCH_SUBTREES,
-                     msql->data);
+                     "FROM m%s",
+                     msql->data, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
     ncmp_buf_free(&sql);
@@ -757,7 +763,7 @@ static void h_query(ncmp_http_request *req, void *arg)
         rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), query_params_all(&q),
                        READ_BLOCK, &leaf_ops, lw);
     } else {
-        stream_matches(req, api, &msql, &q, t.schema);
+        stream_matches(req, api, &msql, &q, fetch, t.schema);
         t.schema = NULL;
     }
 cleanup:
@@ -907,9 +913,8 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
                      "WITH m AS (%s), pa AS (SELECT a.id, a.name, a.schema_set_id FROM anchor a"
                      " WHERE a.id IN (SELECT anchor_id FROM m) ORDER BY a.name LIMIT %s OFFSET %s)"
                      " SELECT f.path, f.depth, f.attributes, m.path, pa.name, pa.schema_set_id"
-                     " FROM pa JOIN m ON m.anchor_id = pa.id" SQL_MATCH_SUBTREES
-                     " ORDER BY pa.name, m.path, f.path",
-                     msql.data, limit, offset);
+                     " FROM pa JOIN m ON m.anchor_id = pa.id%s ORDER BY pa.name, m.path, f.path",
+                     msql.data, limit, offset, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), q.all, READ_BLOCK, &tree_ops, w);
     w = NULL;
 cleanup:
@@ -1017,7 +1022,7 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
     if (cps_target_resolve_pooled(req, api, &t) != 0)
         goto cleanup;
     query_params_set(&q, t.anchor_id, fetch);
-    stream_matches(req, api, &msql, &q, t.schema);
+    stream_matches(req, api, &msql, &q, fetch, t.schema);
     t.schema = NULL;
 cleanup:
     json_object_put(doc);
