@@ -101,7 +101,10 @@ typedef struct tree_writer {
     cps_schema **schemas;
     char (*schema_ids)[24];
     size_t nschemas;
-    char prefix_of[256]; /* the first step cps_top_module was last asked for */
+    char prefix_of[256];             /* the first step cps_top_module was last asked for */
+    const struct lys_module *module; /* its module (NULL: none has it) */
+    /* closes the innermost open node: JSON's or XML's, set by the head */
+    void (*close)(struct tree_writer *w, ncmp_buf *out);
 } tree_writer;
 
 /* Is `path` inside the node whose path is p[0..plen)? */
@@ -136,6 +139,7 @@ static void tw_head(void *arg, ncmp_buf *out)
 {
     tree_writer *w = arg;
 
+    w->close = tw_close_frame;
     ncmp_buf_append_char(out, w->version == 2 ? '[' : '{');
 }
 
@@ -221,6 +225,7 @@ static void tw_prefix(tree_writer *w, const char *path)
         return;
     set_name(w->prefix_of, sizeof(w->prefix_of), first, flen);
     mod = cps_top_module(cps_schema_ctx(w->schema), first, flen);
+    w->module = mod;
     snprintf(w->prefix, sizeof(w->prefix), "%s", mod ? mod->prefix : "");
 }
 
@@ -242,7 +247,7 @@ static int column_changed(const PGresult *res, int row, int col, ncmp_buf *seen)
 static void tw_close_all(tree_writer *w, ncmp_buf *out)
 {
     while (w->nstack > 0)
-        tw_close_frame(w, out);
+        w->close(w, out);
 }
 
 /* A row of the next match: whatever is open is complete. */
@@ -274,6 +279,47 @@ static void tw_anchor(tree_writer *w, const PGresult *res, int row, ncmp_buf *ou
     ncmp_buf_reset(&w->group); /* the same path in the next anchor is a new match */
 }
 
+/* What the JSON and the XML writer do alike for a row: count it, start a
+ * new anchor or match, close the open nodes the row is not inside of.
+ * Returns 0 when the row is to be written (a top node when nothing is
+ * open, its prefix and module then found), -1 when it is not (v1's
+ * answer is complete). */
+static int tw_enter(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    const char *path = PQgetvalue(res, row, 0);
+    size_t len = (size_t)PQgetlength(res, row, 0);
+
+    w->rows++;
+    if (w->done)
+        return -1;
+    if (w->by_anchor)
+        tw_anchor(w, res, row, out);
+    if (w->grouped)
+        tw_group(w, res, row, out);
+    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
+        w->close(w, out);
+    if (w->nstack == 0) {
+        if (w->version == 1 && w->tops > 0) {
+            w->done = 1;
+            return -1;
+        }
+        tw_prefix(w, path);
+    }
+    return 0;
+}
+
+/* Open the node of the row (stored path `path`) as the innermost one. */
+static frame *tw_push(tree_writer *w, const char *path, size_t len)
+{
+    frame *f = &w->stack[w->nstack++];
+
+    ncmp_buf_reset(&w->path);
+    ncmp_buf_append(&w->path, path, len);
+    f->path_len = len;
+    f->list[0] = '\0';
+    return f;
+}
+
 static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
 {
     tree_writer *w = arg;
@@ -282,24 +328,11 @@ static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
     int entry = cps_path_is_list_entry(path, len);
     const char *name;
     size_t nlen;
-    frame *f;
 
-    w->rows++;
-    if (w->done)
+    if (tw_enter(w, res, row, out) != 0)
         return;
     cps_path_last_name(path, len, &name, &nlen);
-    if (w->by_anchor)
-        tw_anchor(w, res, row, out);
-    if (w->grouped)
-        tw_group(w, res, row, out);
-    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
-        tw_close_frame(w, out);
     if (w->nstack == 0) {
-        if (w->version == 1 && w->tops > 0) {
-            w->done = 1;
-            return;
-        }
-        tw_prefix(w, path);
         tw_top(w, out, entry, name, nlen);
         w->tops++;
     } else {
@@ -310,12 +343,8 @@ static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
         ncmp_buf_append_char(out, '}');
         return;
     }
-    f = &w->stack[w->nstack++];
-    ncmp_buf_reset(&w->path);
-    ncmp_buf_append(&w->path, path, len);
-    f->path_len = len;
-    f->list[0] = '\0';
-    f->members = append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+    tw_push(w, path, len)->members =
+        append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
 }
 
 static void tw_tail(void *arg, ncmp_buf *out)
@@ -450,8 +479,10 @@ static void xml_close(tree_writer *w, ncmp_buf *out)
 
 static void xml_head(void *arg, ncmp_buf *out)
 {
-    (void)arg;
+    tree_writer *w = arg;
+
     (void)out;
+    w->close = xml_close;
 }
 
 static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
@@ -461,58 +492,33 @@ static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
     size_t len = (size_t)PQgetlength(res, row, 0);
     const char *name;
     size_t nlen;
-    frame *f;
+    char qualified[sizeof(((frame *)0)->list)] = "";
 
-    w->rows++;
-    if (w->done)
+    if (tw_enter(w, res, row, out) != 0 || w->nstack == TW_MAX_DEPTH)
         return;
     cps_path_last_name(path, len, &name, &nlen);
-    while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
-        xml_close(w, out);
-    if (w->nstack == TW_MAX_DEPTH)
-        return;
-    f = &w->stack[w->nstack];
-    f->list[0] = '\0';
     ncmp_buf_append_char(out, '<');
-    if (w->nstack == 0) {
-        const struct lys_module *mod;
-        const char *first;
-        size_t flen;
-        if (w->version == 1 && w->tops > 0) {
-            w->done = 1;
-            return;
-        }
-        cps_path_first_name(path, &first, &flen);
-        mod = cps_top_module(cps_schema_ctx(w->schema), first, flen);
-        if (mod) {
-            /* f->list holds "prefix:" for the closing tag */
-            snprintf(f->list, sizeof(f->list), "%s:", mod->prefix);
-            ncmp_buf_append_str(out, f->list);
-            ncmp_buf_append(out, name, nlen);
-            ncmp_buf_appendf(out, " xmlns:%s=\"", mod->prefix);
-            xml_text(out, mod->ns, strlen(mod->ns));
-            ncmp_buf_append_char(out, '"');
-        } else {
-            ncmp_buf_append(out, name, nlen);
-        }
-        w->tops++;
+    if (w->nstack == 0 && w->module) {
+        /* the frame's list holds "prefix:" for the closing tag */
+        snprintf(qualified, sizeof(qualified), "%s:", w->module->prefix);
+        ncmp_buf_append_str(out, qualified);
+        ncmp_buf_append(out, name, nlen);
+        ncmp_buf_appendf(out, " xmlns:%s=\"", w->module->prefix);
+        xml_text(out, w->module->ns, strlen(w->module->ns));
+        ncmp_buf_append_char(out, '"');
     } else {
         ncmp_buf_append(out, name, nlen);
     }
+    if (w->nstack == 0)
+        w->tops++;
     ncmp_buf_append_char(out, '>');
-    w->nstack++;
-    ncmp_buf_reset(&w->path);
-    ncmp_buf_append(&w->path, path, len);
-    f->path_len = len;
+    memcpy(tw_push(w, path, len)->list, qualified, sizeof(qualified));
     xml_leaves(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
 }
 
 static void xml_tail(void *arg, ncmp_buf *out)
 {
-    tree_writer *w = arg;
-
-    while (w->nstack > 0)
-        xml_close(w, out);
+    tw_close_all(arg, out);
 }
 
 static const rest_stream_ops xml_ops = {xml_head, xml_row, xml_tail,
