@@ -50,45 +50,68 @@ void cps_target_clear(cps_target *t)
 {
     cps_schema_release(t->schema);
     t->schema = NULL;
+    free(t->schema_set);
+    t->schema_set = NULL;
+}
+
+int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
+                      const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err)
+{
+    static const char sql[] = "SELECT d.id, a.id, a.schema_set_id, s.name FROM dataspace d"
+                              " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2"
+                              " LEFT JOIN schema_set s ON s.id = a.schema_set_id WHERE d.name = $1";
+    const char *params[2] = {dataspace, anchor};
+    PGresult *res = NULL;
+    int rc = -1;
+
+    t->dataspace = dataspace;
+    t->anchor_name = anchor;
+    if (ncmp_db_query(db, sql, 2, params, &res, err) != 0)
+        return -1;
+    if (PQntuples(res) == 0) {
+        *why = (cps_refusal){404, "Dataspace not found"};
+        ncmp_err_set(err, NCMP_ERR_REJECT, "Dataspace with name %s does not exist.", dataspace);
+        goto cleanup;
+    }
+    if (PQgetisnull(res, 0, 1)) {
+        *why = (cps_refusal){404, "Anchor not found"};
+        ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
+                     anchor, dataspace);
+        goto cleanup;
+    }
+    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", PQgetvalue(res, 0, 1));
+    if (cps_schema_get(cache, db, PQgetvalue(res, 0, 2), &t->schema, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT)
+            *why = (cps_refusal){400, "Invalid schema set"};
+        goto cleanup;
+    }
+    t->schema_set = ncmp_xstrdup(PQgetvalue(res, 0, 3));
+    rc = 0;
+cleanup:
+    PQclear(res);
+    return rc;
+}
+
+void cps_respond_refusal(ncmp_http_request *req, const cps_refusal *why, const ncmp_err *err)
+{
+    if (err->cls == NCMP_ERR_REJECT && why->status)
+        ncmp_http_respond_error(req, why->status, why->message, err->msg);
+    else
+        rest_db_answer_error(req, err);
 }
 
 /* Resolve {dataspace}/{anchor} and load its schema set. Answers 404 (or
  * the error) and returns -1 when it cannot. */
 int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t)
 {
-    static const char sql[] =
-        "SELECT d.id, a.id, a.schema_set_id FROM dataspace d"
-        " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2 WHERE d.name = $1";
-    const char *params[2];
-    PGresult *res = NULL;
+    cps_refusal why = {0};
     ncmp_err err;
 
-    t->dataspace = ncmp_http_param(req, "dataspace");
-    t->anchor_name = ncmp_http_param(req, "anchor");
-    params[0] = t->dataspace;
-    params[1] = t->anchor_name;
-    if (ncmp_db_query(db, sql, 2, params, &res, &err) != 0) {
-        rest_db_answer_error(req, &err);
+    if (cps_store_resolve(db, api->schemas, ncmp_http_param(req, "dataspace"),
+                          ncmp_http_param(req, "anchor"), t, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
         return -1;
     }
-    if (PQntuples(res) == 0) {
-        PQclear(res);
-        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                          t->dataspace);
-        return -1;
-    }
-    if (PQgetisnull(res, 0, 1)) {
-        PQclear(res);
-        cps_anchor_not_found(req, t->dataspace, t->anchor_name);
-        return -1;
-    }
-    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", PQgetvalue(res, 0, 1));
-    if (cps_schema_get(api->schemas, db, PQgetvalue(res, 0, 2), &t->schema, &err) != 0) {
-        PQclear(res);
-        rest_db_answer_error(req, &err);
-        return -1;
-    }
-    PQclear(res);
     return 0;
 }
 
@@ -811,23 +834,40 @@ cleanup:
 
 /* --- writes --------------------------------------------------------------- */
 
-typedef enum write_kind {
-    W_SAVE,         /* POST nodes: create; 409 when a node exists */
-    W_SAVE_LIST,    /* POST list-nodes: create list entries */
-    W_UPDATE,       /* PATCH nodes: merge the top nodes' leaves */
-    W_REPLACE,      /* PUT nodes: replace the top nodes and their subtrees */
-    W_REPLACE_LIST, /* PUT list-nodes: replace every entry of the lists */
-} write_kind;
-
 static int is_unique_violation(const ncmp_err *err)
 {
     return strstr(err->msg, "(SQLSTATE 23505)") != NULL;
 }
 
-/* Run the write in the caller's transaction. 0, or -1 with the request
- * answered. */
-static int write_apply(ncmp_http_request *req, ncmp_db *db, const cps_target *t, write_kind kind,
-                       const char *parent, const char *xpath, rows *r)
+static int refuse(cps_refusal *why, int status, const char *message)
+{
+    why->status = status;
+    why->message = message;
+    return -1;
+}
+
+/* Lock the anchor's row for the write; gone meanwhile: refused. */
+static int lock_anchor(ncmp_db *db, const cps_target *t, cps_refusal *why, ncmp_err *err)
+{
+    const char *params[1] = {t->anchor_id};
+    PGresult *res = NULL;
+    int found;
+
+    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, &res, err) != 0)
+        return -1;
+    found = PQntuples(res) > 0;
+    PQclear(res);
+    if (!found) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
+                     t->anchor_name, t->dataspace);
+        return refuse(why, 404, "Anchor not found");
+    }
+    return 0;
+}
+
+/* Store the rows in the caller's transaction. */
+static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *parent,
+                       const char *xpath, rows *r, cps_refusal *why, ncmp_err *err)
 {
     static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
     static const char sql_delete_nodes[] =
@@ -842,102 +882,200 @@ static int write_apply(ncmp_http_request *req, ncmp_db *db, const cps_target *t,
         " WHERE f.anchor_id = $1 AND f.path = u.path";
     const char *params[3] = {t->anchor_id, NULL, NULL};
     PGresult *res = NULL;
-    ncmp_err err;
 
-    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, &res, &err) != 0)
-        goto db_error;
-    if (PQntuples(res) == 0) {
-        PQclear(res);
-        cps_anchor_not_found(req, t->dataspace, t->anchor_name);
+    if (lock_anchor(db, t, why, err) != 0)
         return -1;
-    }
-    PQclear(res);
     if (parent[0]) {
+        int found;
         params[1] = parent;
-        if (ncmp_db_query(db, sql_parent, 2, params, &res, &err) != 0)
-            goto db_error;
-        if (PQntuples(res) == 0) {
-            PQclear(res);
-            cps_respond_error(
-                req, 404, "DataNode not found",
-                "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
-                t->anchor_name, t->dataspace);
+        if (ncmp_db_query(db, sql_parent, 2, params, &res, err) != 0)
             return -1;
-        }
+        found = PQntuples(res) > 0;
         PQclear(res);
+        if (!found) {
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
+                         xpath, t->anchor_name, t->dataspace);
+            return refuse(why, 404, "DataNode not found");
+        }
     }
-    if (kind == W_UPDATE) {
-        char count[24];
+    if (kind == CPS_WRITE_UPDATE) {
+        size_t updated;
         params[1] = r->tops.data;
         params[2] = r->top_attrs.data;
-        if (ncmp_db_query(db, sql_update, 3, params, &res, &err) != 0)
-            goto db_error;
-        snprintf(count, sizeof(count), "%zu", r->ntops);
-        if (strcmp(PQcmdTuples(res), count) != 0) {
-            size_t updated = (size_t)atol(PQcmdTuples(res));
-            PQclear(res);
-            cps_respond_error(req, 404, "DataNode not found",
-                              "%zu of the %zu data nodes to update under %s do not exist in "
-                              "anchor %s.",
-                              r->ntops - updated, r->ntops, xpath, t->anchor_name);
+        if (ncmp_db_query(db, sql_update, 3, params, &res, err) != 0)
             return -1;
-        }
+        updated = (size_t)atol(PQcmdTuples(res));
         PQclear(res);
+        if (updated != r->ntops) {
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "%zu of the %zu data nodes to update under %s do not exist in "
+                         "anchor %s.",
+                         r->ntops - updated, r->ntops, xpath, t->anchor_name);
+            return refuse(why, 404, "DataNode not found");
+        }
         return 0;
     }
-    if (kind == W_REPLACE) {
+    if (kind == CPS_WRITE_REPLACE) {
         params[1] = r->tops.data;
-        if (ncmp_db_query(db, sql_delete_nodes, 2, params, NULL, &err) != 0)
-            goto db_error;
-    } else if (kind == W_REPLACE_LIST) {
-        params[1] = r->lists.data;
-        if (ncmp_db_query(db, sql_delete_lists, 2, params, NULL, &err) != 0)
-            goto db_error;
-    }
-    if (ncmp_db_copy_start(db, SQL_COPY, &err) != 0)
-        goto db_error;
-    r->sink = db;
-    if (emit_rows(r, &err) != 0) {
-        r->sink = NULL;
-        if (err.cls == NCMP_ERR_REJECT) { /* the payload's, found while sending */
-            ncmp_db_copy_abort(db, err.msg);
-            ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
+        if (ncmp_db_query(db, sql_delete_nodes, 2, params, NULL, err) != 0)
             return -1;
+    } else if (kind == CPS_WRITE_REPLACE_LIST) {
+        params[1] = r->lists.data;
+        if (ncmp_db_query(db, sql_delete_lists, 2, params, NULL, err) != 0)
+            return -1;
+    }
+    if (ncmp_db_copy_start(db, SQL_COPY, err) != 0)
+        return -1;
+    r->sink = db;
+    if (emit_rows(r, err) != 0) {
+        r->sink = NULL;
+        if (err->cls == NCMP_ERR_REJECT) { /* the payload's, found while sending */
+            ncmp_db_copy_abort(db, err->msg);
+            return refuse(why, 400, "Data Validation Failed");
         }
-        goto db_error;
+        return -1;
     }
     r->sink = NULL;
-    if (ncmp_db_copy_end(db, &err) != 0) {
-        if (is_unique_violation(&err)) {
-            cps_respond_error(req, 409, "Already defined exception",
-                              "A data node of the payload already exists under %s in anchor %s"
-                              " (or the payload names one node twice).",
-                              xpath, t->anchor_name);
-            return -1;
+    if (ncmp_db_copy_end(db, err) != 0) {
+        if (is_unique_violation(err)) {
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "A data node of the payload already exists under %s in anchor %s"
+                         " (or the payload names one node twice).",
+                         xpath, t->anchor_name);
+            return refuse(why, 409, "Already defined exception");
         }
-        goto db_error;
+        return -1;
     }
     return 0;
-db_error:
-    rest_db_answer_error(req, &err);
-    return -1;
 }
 
-static void data_write(ncmp_http_request *req, cps_api *api, write_kind kind)
+int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *xpath,
+                    const char *body, size_t len, int xml, int dry_run, size_t *nodes,
+                    cps_refusal *why, ncmp_err *err)
+{
+    ncmp_buf parent = NCMP_BUF_INIT;
+    rows r = {0};
+    struct lyd_node *tree = NULL, *under = NULL;
+    double started, parsed, built;
+    int rc = -1;
+
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &parent, err) != 0) {
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    ncmp_buf_append_char(&parent, '\0');
+    parent.len--;
+    if (!body || len == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    started = ncmp_now_ms();
+    if (parse_payload(cps_schema_ctx(t->schema), parent.data, body, len, xml, &tree, &under, err) !=
+        0) {
+        if (err->cls == NCMP_ERR_REJECT)
+            refuse(why, 400, "Data Validation Failed");
+        goto cleanup;
+    }
+    r.anchor_id = t->anchor_id;
+    parsed = ncmp_now_ms();
+    if (collect_tops(&r, under ? lyd_child(under) : tree, parent.data, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT)
+            refuse(why, 400, "Data Validation Failed");
+        goto cleanup;
+    }
+    if ((kind == CPS_WRITE_SAVE_LIST || kind == CPS_WRITE_REPLACE_LIST) &&
+        (size_t)r.top_entries != r.ntops) {
+        ncmp_err_set(err, NCMP_ERR_REJECT,
+                     "list-nodes takes list entries only; the payload has %zu other "
+                     "node(s) under %s",
+                     r.ntops - (size_t)r.top_entries, xpath);
+        refuse(why, 400, "Data Validation Failed");
+        goto cleanup;
+    }
+    built = ncmp_now_ms();
+    if (dry_run) {
+        if (emit_rows(&r, err) != 0) {
+            if (err->cls == NCMP_ERR_REJECT)
+                refuse(why, 400, "Data Validation Failed");
+            goto cleanup;
+        }
+    } else if (write_apply(db, t, kind, parent.data, xpath, &r, why, err) != 0) {
+        goto cleanup;
+    }
+    log_debug("cps", "%s: %zu nodes under %s (parse %.1f ms, tops %.1f ms, store %.1f ms)",
+              t->anchor_name, r.nrows, xpath, parsed - started, built - parsed,
+              ncmp_now_ms() - built);
+    if (nodes)
+        *nodes = r.nrows;
+    rc = 0;
+cleanup:
+    lyd_free_all(tree);
+    rows_free(&r);
+    ncmp_buf_free(&parent);
+    return rc;
+}
+
+int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,
+                     ncmp_err *err)
+{
+    static const char sql[] = "DELETE FROM fragment WHERE anchor_id = $1"
+                              " AND path >= $2 AND path < $5 AND (path < $3 OR path >= $4)";
+    ncmp_buf path = NCMP_BUF_INIT;
+    cps_path_ranges rg = {0};
+    const char *params[5];
+    PGresult *res = NULL;
+    int rc = -1;
+
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &path, err) != 0) {
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    if (lock_anchor(db, t, why, err) != 0)
+        goto cleanup;
+    cps_path_ranges_of(path.data ? path.data : "", path.len, &rg);
+    params[0] = t->anchor_id;
+    params[1] = rg.lo1.data;
+    params[2] = rg.hi1.data;
+    params[3] = rg.lo2.data;
+    params[4] = rg.hi2.data;
+    if (ncmp_db_query(db, sql, 5, params, &res, err) != 0)
+        goto cleanup;
+    if (path.len && strcmp(PQcmdTuples(res), "0") == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT,
+                     "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
+                     t->anchor_name, t->dataspace);
+        refuse(why, 404, "DataNode not found");
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    PQclear(res);
+    cps_path_ranges_free(&rg);
+    ncmp_buf_free(&path);
+    return rc;
+}
+
+/* --- the routes ----------------------------------------------------------- */
+
+/* A write of the request's body, in a transaction of its own. */
+static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind)
 {
     const char *xpath = ncmp_http_query(req, "xpath");
     const char *ctype = ncmp_http_header(req, "Content-Type");
     int v = cps_api_version(req, 2), dry_run = 0, xml = ctype && strstr(ctype, "xml");
     size_t len = 0;
     const char *body = ncmp_http_body(req, &len);
-    ncmp_buf parent = NCMP_BUF_INIT;
     cps_target t = {0};
-    rows r = {0};
-    struct lyd_node *tree = NULL, *under = NULL;
+    cps_refusal why = {0};
     ncmp_db *db = NULL;
     ncmp_err err;
     int in_tx = 0;
-    double started, parsed, built;
 
     if (!v)
         return;
@@ -945,163 +1083,108 @@ static void data_write(ncmp_http_request *req, cps_api *api, write_kind kind)
         ncmp_http_respond_error(req, 400, "Invalid request", "dry-run must be true or false");
         return;
     }
-    if (!xpath)
-        xpath = "/";
-    if (cps_path_encode(xpath, &parent, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return;
-    }
-    ncmp_buf_append_char(&parent, '\0');
-    parent.len--;
     if (!body || len == 0) {
         ncmp_http_respond_error(req, 400, "Invalid request", "the request has no data");
-        goto cleanup;
+        return;
     }
     if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
-        goto cleanup;
+        return;
     }
     if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
-    started = ncmp_now_ms();
-    if (parse_payload(cps_schema_ctx(t.schema), parent.data, body, len, xml, &tree, &under, &err) !=
-        0) {
-        ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
-        goto cleanup;
-    }
-    r.anchor_id = t.anchor_id;
-    parsed = ncmp_now_ms();
-    if (collect_tops(&r, under ? lyd_child(under) : tree, parent.data, &err) != 0) {
-        ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
-        goto cleanup;
-    }
-    if ((kind == W_SAVE_LIST || kind == W_REPLACE_LIST) && (size_t)r.top_entries != r.ntops) {
-        cps_respond_error(req, 400, "Data Validation Failed",
-                          "list-nodes takes list entries only; the payload has %zu other "
-                          "node(s) under %s",
-                          r.ntops - (size_t)r.top_entries, xpath);
-        goto cleanup;
-    }
-    built = ncmp_now_ms();
-    if (dry_run) {
-        if (emit_rows(&r, &err) != 0) {
-            ncmp_http_respond_error(req, 400, "Data Validation Failed", err.msg);
+    if (!dry_run) {
+        if (ncmp_db_begin(db, &err) != 0) {
+            rest_db_answer_error(req, &err);
             goto cleanup;
         }
-        ncmp_http_respond(req, 200, NULL, "", 0);
+        in_tx = 1;
+    }
+    if (cps_store_write(db, &t, kind, xpath, body, len, xml, dry_run, NULL, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
         goto cleanup;
     }
-    if (ncmp_db_begin(db, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        goto cleanup;
-    }
-    in_tx = 1;
-    if (write_apply(req, db, &t, kind, parent.data, xpath, &r) != 0)
-        goto cleanup;
-    if (ncmp_db_commit(db, &err) != 0) {
+    if (in_tx) {
         in_tx = 0;
-        rest_db_answer_error(req, &err);
-        goto cleanup;
+        if (ncmp_db_commit(db, &err) != 0) {
+            rest_db_answer_error(req, &err);
+            goto cleanup;
+        }
     }
-    in_tx = 0;
-    log_debug("cps", "%s %s: %zu nodes under %s (parse %.1f ms, tops %.1f ms, store %.1f ms)",
-              ncmp_http_method(req), t.anchor_name, r.nrows, xpath, parsed - started,
-              built - parsed, ncmp_now_ms() - built);
-    if (kind == W_SAVE || kind == W_SAVE_LIST)
+    if (dry_run)
+        ncmp_http_respond(req, 200, NULL, "", 0);
+    else if (kind == CPS_WRITE_SAVE || kind == CPS_WRITE_SAVE_LIST)
         ncmp_http_respond(req, 201, NULL, "", 0);
     else
         ncmp_http_respond(req, 200, NULL, "", 0);
 cleanup:
     if (in_tx)
         ncmp_db_rollback(db);
-    if (db)
-        rest_pool_put(api->pool, db);
-    lyd_free_all(tree);
+    rest_pool_put(api->pool, db);
     cps_target_clear(&t);
-    rows_free(&r);
-    ncmp_buf_free(&parent);
 }
 
 static void h_save(ncmp_http_request *req, void *arg)
 {
-    data_write(req, arg, W_SAVE);
+    data_write(req, arg, CPS_WRITE_SAVE);
 }
 
 static void h_save_list(ncmp_http_request *req, void *arg)
 {
-    data_write(req, arg, W_SAVE_LIST);
+    data_write(req, arg, CPS_WRITE_SAVE_LIST);
 }
 
 static void h_update(ncmp_http_request *req, void *arg)
 {
-    data_write(req, arg, W_UPDATE);
+    data_write(req, arg, CPS_WRITE_UPDATE);
 }
 
 static void h_replace(ncmp_http_request *req, void *arg)
 {
-    data_write(req, arg, W_REPLACE);
+    data_write(req, arg, CPS_WRITE_REPLACE);
 }
 
 static void h_replace_list(ncmp_http_request *req, void *arg)
 {
-    data_write(req, arg, W_REPLACE_LIST);
+    data_write(req, arg, CPS_WRITE_REPLACE_LIST);
 }
 
 /* DELETE .../nodes?xpath= (and v1's list-nodes): the node and its
  * subtree, every entry of a list when the xpath names a list, the whole
- * tree for "/". One statement, its own transaction: the names resolved,
- * the anchor's row locked as every write does, the ranges deleted. */
+ * tree for "/"; in a transaction of its own. */
 static void h_delete(ncmp_http_request *req, void *arg)
 {
-    static const char sql[] =
-        "WITH d AS (SELECT id FROM dataspace WHERE name = $1),"
-        " a AS (SELECT id FROM anchor WHERE dataspace_id IN (SELECT id FROM d) AND name = $2"
-        "  FOR NO KEY UPDATE),"
-        " x AS (DELETE FROM fragment f USING a WHERE f.anchor_id = a.id"
-        "  AND f.path >= $3 AND f.path < $6 AND (f.path < $4 OR f.path >= $5) RETURNING 1)"
-        " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM a), (SELECT count(*) FROM x)";
     cps_api *api = arg;
-    const char *xpath = ncmp_http_query(req, "xpath");
-    const char *dataspace = ncmp_http_param(req, "dataspace"),
-               *anchor = ncmp_http_param(req, "anchor");
-    ncmp_buf path = NCMP_BUF_INIT;
-    cps_path_ranges rg = {0};
-    const char *params[6];
-    PGresult *res = NULL;
+    cps_target t = {0};
+    cps_refusal why = {0};
+    ncmp_db *db = NULL;
     ncmp_err err;
 
     if (!cps_api_version(req, 2))
         return;
-    if (!xpath)
-        xpath = "/";
-    if (cps_path_encode(xpath, &path, &err) != 0) {
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
         return;
     }
-    cps_path_ranges_of(path.data ? path.data : "", path.len, &rg);
-    params[0] = dataspace;
-    params[1] = anchor;
-    params[2] = rg.lo1.data;
-    params[3] = rg.hi1.data;
-    params[4] = rg.lo2.data;
-    params[5] = rg.hi2.data;
-    if (cps_run_one(req, api, sql, 6, params, &res) != 0)
+    if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
-    if (strcmp(PQgetvalue(res, 0, 0), "0") == 0)
-        cps_respond_error(req, 404, "Dataspace not found", "Dataspace with name %s does not exist.",
-                          dataspace);
-    else if (strcmp(PQgetvalue(res, 0, 1), "0") == 0)
-        cps_anchor_not_found(req, dataspace, anchor);
-    else if (path.len && strcmp(PQgetvalue(res, 0, 2), "0") == 0)
-        cps_respond_error(req, 404, "DataNode not found",
-                          "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
-                          xpath, anchor, dataspace);
-    else
-        ncmp_http_respond(req, 204, NULL, "", 0);
+    if (ncmp_db_begin(db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (cps_store_delete(db, &t, ncmp_http_query(req, "xpath"), &why, &err) != 0) {
+        ncmp_db_rollback(db);
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    if (ncmp_db_commit(db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    ncmp_http_respond(req, 204, NULL, "", 0);
 cleanup:
-    PQclear(res);
-    cps_path_ranges_free(&rg);
-    ncmp_buf_free(&path);
+    rest_pool_put(api->pool, db);
+    cps_target_clear(&t);
 }
 
 void cps_data_routes_add(cps_api *api, ncmp_http_server *s)

@@ -8,6 +8,7 @@
 
 #include "cps.h"
 #include "cps_schema.h"
+#include "cps_store.h"
 
 struct cps_api {
     const ncmp_config *cfg;
@@ -43,17 +44,13 @@ int cps_dataspace_exists(ncmp_http_request *req, cps_api *api, const char *name)
 
 void cps_anchor_not_found(ncmp_http_request *req, const char *dataspace, const char *anchor);
 
-/* The anchor a data request names ({dataspace}, {anchor} of its path). */
-typedef struct cps_target {
-    const char *dataspace, *anchor_name; /* the request's */
-    char anchor_id[24];
-    cps_schema *schema; /* a reference, released by cps_target_clear */
-} cps_target;
+/* Answer a store operation's failure: CPS's status for a refusal, the
+ * database error's otherwise. */
+void cps_respond_refusal(ncmp_http_request *req, const cps_refusal *why, const ncmp_err *err);
 
 /* Resolve the request's anchor and load its schema set with `db`.
  * Answers 404 (or the error) and returns -1 when it cannot. */
 int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t);
-void cps_target_clear(cps_target *t);
 
 /* cps_target_resolve on a connection of the pool, given back at once. */
 int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *t);

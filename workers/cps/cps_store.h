@@ -1,0 +1,70 @@
+/*
+ * cps_store: the CPS store's operations without HTTP, for the parts of
+ * ncmpd that write data trees themselves (the REST handlers of this
+ * folder, the delta report, data sync and the AVC events applied to its
+ * cache). This header is the cps folder's interface to the others.
+ *
+ * Every operation runs on the caller's connection, in the caller's
+ * transaction (begin, commit or roll back around it): a caller can make
+ * several writes one unit.
+ *
+ * A refusal of the input (no such anchor or node, invalid data, a node
+ * that exists) returns -1 with err->cls REJECT and fills *why with the
+ * status and message CPS answers it with; err->msg holds the details.
+ * Any other failure leaves *why as it was.
+ */
+#ifndef NCMPD_CPS_STORE_H
+#define NCMPD_CPS_STORE_H
+
+#include <stddef.h>
+
+#include "cps_schema.h"
+#include "ncmp_db.h"
+#include "ncmp_err.h"
+
+/* CPS's answer to a refused input. */
+typedef struct cps_refusal {
+    int status;          /* 400, 404 or 409 */
+    const char *message; /* CPS's message, a constant ("DataNode not found") */
+} cps_refusal;
+
+/* An anchor of the store, resolved. */
+typedef struct cps_target {
+    const char *dataspace, *anchor_name; /* borrowed from the caller */
+    char anchor_id[24];
+    char *schema_set;   /* the anchor's schema set's name, owned */
+    cps_schema *schema; /* a reference, released by cps_target_clear */
+} cps_target;
+
+/* Resolve anchor `anchor` of `dataspace` with `db` and load its schema
+ * set through `cache`. Unknown names are refused (404). The names are
+ * borrowed: they must outlive *t. */
+int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
+                      const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err);
+
+/* Release what cps_store_resolve took. Accepts a zeroed struct. */
+void cps_target_clear(cps_target *t);
+
+typedef enum cps_write_kind {
+    CPS_WRITE_SAVE,         /* POST nodes: create; 409 when a node exists */
+    CPS_WRITE_SAVE_LIST,    /* POST list-nodes: create list entries */
+    CPS_WRITE_UPDATE,       /* PATCH nodes: merge the top nodes' leaves */
+    CPS_WRITE_REPLACE,      /* PUT nodes: replace the top nodes and their subtrees */
+    CPS_WRITE_REPLACE_LIST, /* PUT list-nodes: replace every entry of the lists */
+} cps_write_kind;
+
+/* Write `body` (JSON, or XML when `xml`) under `xpath` ("/" or NULL for
+ * the root) of anchor `t`: parsed and checked against the anchor's schema
+ * set, then stored. With `dry_run` nothing is stored and `db` is not used.
+ * *nodes (may be NULL): how many data nodes the payload made. */
+int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *xpath,
+                    const char *body, size_t len, int xml, int dry_run, size_t *nodes,
+                    cps_refusal *why, ncmp_err *err);
+
+/* Delete the node `xpath` names and its subtree (every entry of a list
+ * when it names a list, the whole tree for "/" or NULL). A missing node
+ * is refused (404); the root of an empty anchor is not. */
+int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,
+                     ncmp_err *err);
+
+#endif
