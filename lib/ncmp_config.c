@@ -40,7 +40,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, avc-forward, async-forward."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, cps, cps-relay, avc-forward, async-forward."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -176,6 +176,14 @@ const ncmp_option ncmp_options[] = {
      "Most records the async-forward role forwards before waiting for the broker's acknowledgements and committing."},
     {"async-forward.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(async_forward_batch_wait_ms),
      "Longest wait to fill an async-forward batch before forwarding what arrived."},
+
+    {"cps.data-updated-events", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(cps_data_updated_events),
+     "Announce the writes of subscribed anchors (POST /cps/api/v2/notification-subscription) on "
+     "cps.data-updated-topic; false: no write is announced, whatever is subscribed."},
+    {"cps.data-updated-topic", NCMP_OPT_STRING, "cps-data-updated-events", NULL, 0, 0, 0, OFF(cps_data_updated_topic),
+     "Topic of CPS's data-updated events (CloudEvents keyed <dataspace>:<anchor>), published by the cps-relay role."},
+    {"cps.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(cps_relay_batch_size),
+     "Most data-updated events the cps-relay role publishes per round."},
 
     {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
      "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},

@@ -76,6 +76,9 @@ typedef struct ncmp_config {
     char *lcm_topic;
     int lcm_java_serialized_headers;
     int lcm_relay_batch_size;
+    int cps_data_updated_events;
+    char *cps_data_updated_topic;
+    int cps_relay_batch_size;
     /* HTTP server and the rest role */
     char *http_host;
     int http_port;

@@ -28,6 +28,7 @@ int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err)
 
     memset(svc, 0, sizeof(*svc));
     svc->cfg = cfg;
+    cps_events_configure(cfg->cps_data_updated_events);
     if (!ncmp_roles_need_services(cfg->roles))
         return 0;
     ncmp_dmi_opts_from_config(&opts, cfg);
@@ -242,6 +243,12 @@ static size_t relay_topics(const ncmp_role *self, const ncmp_config *cfg, char (
     return add_topic(names, 0, max, cfg->lcm_topic);
 }
 
+static size_t cps_relay_topics(const ncmp_role *self, const ncmp_config *cfg, char (*names)[256],
+                               size_t max)
+{
+    return add_topic(names, 0, max, cfg->cps_data_updated_topic);
+}
+
 /* The batch-read request topic and its dead letters (data access, in the
  * rest role). */
 static size_t rest_topics(const ncmp_role *self, const ncmp_config *cfg, char (*names)[256],
@@ -291,6 +298,7 @@ static size_t forward_row_topics(const ncmp_role *self, const ncmp_config *cfg, 
 /* Start order; the stop order is the reverse (see role.h). */
 const ncmp_role ncmp_roles[] = {
     SINGLETON_ROW("lcm-relay", NULL, lcm_relay_task, lcm_relay_free, relay_topics),
+    SINGLETON_ROW("cps-relay", NULL, cps_relay_task, cps_relay_free, cps_relay_topics),
     STAGE_ROW("ingest", ingest_stage, ingest_topic, ingest, NULL),
     STAGE_ROW("registration", registration_stage, registration_topic, registration,
               registration_topics),

@@ -26,11 +26,30 @@ void it_cps_cleanup(void)
     it_scratch_db_drop(the_case.dbname);
 }
 
+/* Spawn ncmpd with the case's options and `extra`; wait for its port. */
+static void spawn(cps_case *c, const char *extra)
+{
+    const char *args[16];
+    int n = 0;
+
+    for (; n < c->nflags; n++)
+        args[n] = c->flags[n];
+    if (extra)
+        args[n++] = extra;
+    args[n] = NULL;
+    c->pid = it_ncmpd_start(c->log, args);
+    c->port = it_logged_port(c->log);
+}
+
 cps_case *it_cps_start(const char *name, const char *roles)
+{
+    return it_cps_start_with(name, roles, NULL);
+}
+
+cps_case *it_cps_start_with(const char *name, const char *roles, const char *extra)
 {
     cps_case *c = &the_case;
     const char *dir = getenv("NCMP_TEST_LOG_DIR");
-    const char *args[10];
     int n = 6;
 
     memset(c, 0, sizeof(*c));
@@ -55,12 +74,25 @@ cps_case *it_cps_start(const char *name, const char *roles)
             snprintf(c->flags[n], sizeof(c->flags[n]), "--%s=%s", names[i], topic);
         }
     }
-    for (int i = 0; i < n; i++)
-        args[i] = c->flags[i];
-    args[n] = NULL;
-    c->pid = it_ncmpd_start(c->log, args);
-    c->port = it_logged_port(c->log);
+    if (strstr(roles, "cps-relay")) {
+        snprintf(c->events_topic, sizeof(c->events_topic), "%s-events", c->name);
+        it_create_topic(c->events_topic, 3);
+        snprintf(c->flags[n++], sizeof(c->flags[0]), "--cps.data-updated-topic=%s",
+                 c->events_topic);
+    }
+    c->nflags = n;
+    spawn(c, extra);
     return c;
+}
+
+void it_cps_restart(cps_case *c, const char *extra)
+{
+    size_t len = strlen(c->log);
+
+    /* a log of its own: the port is the first one a log names */
+    if (len > 4 && len + 2 < sizeof(c->log))
+        snprintf(c->log + len - 4, sizeof(c->log) - (len - 4), "-r.log");
+    spawn(c, extra);
 }
 
 void it_cps_fini(cps_case *c)

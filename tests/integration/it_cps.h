@@ -17,7 +17,9 @@ typedef struct cps_case {
     char dbname[96];
     char dburl[512];
     char log[512];
-    char flags[9][640];
+    char flags[12][640];
+    int nflags;
+    char events_topic[200]; /* with the cps-relay role: its topic */
     pid_t pid;
     int port;
 } cps_case;
@@ -33,6 +35,15 @@ void it_cps_reply_free(reply *r);
 /* Start ncmpd with `roles` ("cps", "rest,cps") on a new scratch database;
  * */
 cps_case *it_cps_start(const char *name, const char *roles);
+
+/* The same with one more ncmpd option (`extra`, "--name=value"; NULL:
+ * none). With the cps-relay role the case gets a data-updated topic of
+ * its own (events_topic). */
+cps_case *it_cps_start_with(const char *name, const char *roles, const char *extra);
+
+/* Start ncmpd again on the case's database, with the case's options and
+ * `extra` (NULL: none); the last process must have exited. */
+void it_cps_restart(cps_case *c, const char *extra);
 
 /* Stop it (SIGTERM must stop it cleanly) and drop its database. */
 void it_cps_fini(cps_case *c);

@@ -197,7 +197,18 @@ Test(cps, hostile_names_are_4xx, .timeout = 120)
                   r.body.data ? r.body.data : "");
         it_cps_reply_free(&r);
     }
-    it_cps_expect(c, "GET", "/cps/api/v2/admin/dataspaces", NULL, 200, "[]");
+    {
+        /* none made: only CPS-Admin, the subscriptions' dataspace */
+        reply r;
+        const char *p;
+        int names = 0;
+        it_cps_call(c, "GET", "/cps/api/v2/admin/dataspaces", NULL, &r);
+        cr_expect_eq(r.status, 200);
+        for (p = r.body.data; p && (p = strstr(p, "\"name\"")); p++)
+            names++;
+        cr_expect(names == 1 && strstr(r.body.data, "\"CPS-Admin\""), "%s", r.body.data);
+        it_cps_reply_free(&r);
+    }
     it_cps_fini(c);
 }
 

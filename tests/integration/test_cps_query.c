@@ -19,6 +19,8 @@
 /* Anchor ids: 1 the bookstore, 2 and 3 the Open ROADM trees queried
  * together, 4 one more that no query names (it must never show). */
 static const char *const store_sql[] = {
+    /* from an empty store: without the CPS-Admin dataspace migration 0010 makes */
+    "DELETE FROM dataspace;"
     "INSERT INTO dataspace (id, name) OVERRIDING SYSTEM VALUE VALUES (1, 'ds');"
     "INSERT INTO schema_set (id, dataspace_id, name) OVERRIDING SYSTEM VALUE"
     " VALUES (1, 1, 'set');"

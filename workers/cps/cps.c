@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cps_events.h"
 #include "cps_internal.h"
 #include "cps_schema.h"
 #include "health.h"
@@ -522,6 +523,7 @@ void cps_api_routes_add(cps_api *api, ncmp_http_server *s)
 #undef P
     cps_data_routes_add(api, s);
     cps_read_routes_add(api, s);
+    cps_events_routes_add(api, s);
 }
 
 void cps_api_destroy(cps_api *api)

@@ -15,6 +15,7 @@
 #include "ncmp_config.h"
 #include "ncmp_err.h"
 #include "ncmp_http.h"
+#include "ncmp_singleton.h"
 #include "rest_db.h"
 #include "role.h"
 
@@ -30,6 +31,24 @@ void cps_api_routes_add(cps_api *api, ncmp_http_server *server);
 
 /* Accepts NULL. */
 void cps_api_destroy(cps_api *api);
+
+/* Answer `req` with the node `xpath` (NULL: the root) of anchor `anchor`
+ * of `dataspace` and its descendants `fetch` levels down (-1: all), in
+ * the shape of CPS's API version `version` (1 to 3), JSON or XML as the
+ * request accepts: GET .../node's answer, for routes outside /cps/api
+ * that read the store. */
+void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *dataspace,
+                          const char *anchor, const char *xpath, int fetch, int version);
+
+/* Whether the store's writes announce themselves on the data-updated
+ * topic (cps.data-updated-events; cps_events.h): set once per process at
+ * start, before any write; on until set. */
+void cps_events_configure(int enabled);
+
+/* The cps-relay role: publishes the data-updated events (a singleton task,
+ * see lib/ncmp_relay.h). */
+int cps_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+void cps_relay_free(void *arg);
 
 /* The role row. */
 typedef struct cps cps;

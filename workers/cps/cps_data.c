@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cps_events.h"
 #include "cps_internal.h"
 #include "cps_path.h"
 #include "ncmp_buf.h"
@@ -33,7 +34,15 @@
 
 int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *t)
 {
+    return cps_target_resolve_named(req, api, ncmp_http_param(req, "dataspace"),
+                                    ncmp_http_param(req, "anchor"), t);
+}
+
+int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *dataspace,
+                             const char *anchor, cps_target *t)
+{
     ncmp_db *db = NULL;
+    cps_refusal why = {0};
     ncmp_err err;
     int rc;
 
@@ -41,8 +50,10 @@ int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *
         rest_db_answer_error(req, &err);
         return -1;
     }
-    rc = cps_target_resolve(req, api, db, t);
+    rc = cps_store_resolve(db, api->schemas, dataspace, anchor, t, &why, &err);
     rest_pool_put(api->pool, db);
+    if (rc != 0)
+        cps_respond_refusal(req, &why, &err);
     return rc;
 }
 
@@ -1003,7 +1014,9 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
                 refuse(why, 400, "Data Validation Failed");
             goto cleanup;
         }
-    } else if (write_apply(db, t, kind, parent.data, xpath, &r, why, err) != 0) {
+    } else if (write_apply(db, t, kind, parent.data, xpath, &r, why, err) != 0 ||
+               cps_events_note(db, t, kind == CPS_WRITE_SAVE ? "create" : "replace", xpath, err) !=
+                   0) {
         goto cleanup;
     }
     log_debug("cps", "%s: %zu nodes under %s (parse %.1f ms, tops %.1f ms, store %.1f ms)",
@@ -1053,6 +1066,8 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
         refuse(why, 404, "DataNode not found");
         goto cleanup;
     }
+    if (cps_events_note(db, t, "remove", xpath, err) != 0)
+        goto cleanup;
     rc = 0;
 cleanup:
     PQclear(res);
@@ -1063,6 +1078,35 @@ cleanup:
 
 /* --- the routes ----------------------------------------------------------- */
 
+/* CPS's observed-timestamp, yyyy-MM-dd'T'HH:mm:ss.SSSZ (Java's Z: a
+ * sign and four digits): *out the request's, NULL when absent. A value of
+ * another form is answered 400 and gives -1. */
+static int observed_asked(ncmp_http_request *req, const char **out)
+{
+    static const char form[] = "dddd-dd-ddTdd:dd:dd.ddd+dddd";
+    const char *v = ncmp_http_query(req, "observed-timestamp");
+    size_t i;
+
+    *out = NULL;
+    if (!v || !*v)
+        return 0;
+    for (i = 0; form[i] && v[i]; i++) {
+        char f = form[i];
+        if (f == 'd'   ? (v[i] < '0' || v[i] > '9')
+            : f == '+' ? (v[i] != '+' && v[i] != '-')
+                       : v[i] != f)
+            break;
+    }
+    if (form[i] || v[i]) {
+        ncmp_http_respond_error(req, 400, "Invalid request",
+                                "observed-timestamp must be yyyy-MM-dd'T'HH:mm:ss.SSSZ, e.g. "
+                                "2026-12-03T10:15:30.000+0000");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 /* A write of the request's body, in a transaction of its own. */
 static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind)
 {
@@ -1071,6 +1115,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
     int v = cps_api_version(req, 2), dry_run = 0, xml = ctype && strstr(ctype, "xml");
     size_t len = 0;
     const char *body = ncmp_http_body(req, &len);
+    const char *observed = NULL;
     cps_target t = {0};
     cps_refusal why = {0};
     ncmp_db *db = NULL;
@@ -1087,12 +1132,15 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
         ncmp_http_respond_error(req, 400, "Invalid request", "the request has no data");
         return;
     }
+    if (observed_asked(req, &observed) != 0)
+        return;
     if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
         return;
     }
     if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
+    t.observed_timestamp = observed;
     if (!dry_run) {
         if (ncmp_db_begin(db, &err) != 0) {
             rest_db_answer_error(req, &err);
@@ -1155,12 +1203,13 @@ static void h_replace_list(ncmp_http_request *req, void *arg)
 static void h_delete(ncmp_http_request *req, void *arg)
 {
     cps_api *api = arg;
+    const char *observed = NULL;
     cps_target t = {0};
     cps_refusal why = {0};
     ncmp_db *db = NULL;
     ncmp_err err;
 
-    if (!cps_api_version(req, 2))
+    if (!cps_api_version(req, 2) || observed_asked(req, &observed) != 0)
         return;
     if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
         rest_db_answer_error(req, &err);
@@ -1168,6 +1217,7 @@ static void h_delete(ncmp_http_request *req, void *arg)
     }
     if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
+    t.observed_timestamp = observed;
     if (ncmp_db_begin(db, &err) != 0) {
         rest_db_answer_error(req, &err);
         goto cleanup;

@@ -55,6 +55,11 @@ int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_ta
 /* cps_target_resolve on a connection of the pool, given back at once. */
 int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *t);
 
+/* The same for the anchor `anchor` of `dataspace` (borrowed: they must
+ * outlive *t). */
+int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *dataspace,
+                             const char *anchor, cps_target *t);
+
 /* The implemented module of `ctx` with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);
 

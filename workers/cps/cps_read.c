@@ -568,8 +568,20 @@ static const char SQL_READ_WALK[] =
 static void h_get(ncmp_http_request *req, void *arg)
 {
     cps_api *api = arg;
-    const char *xpath = ncmp_http_query(req, "xpath");
-    int v = cps_api_version(req, 3), fetch = 0, top_depth;
+    int v = cps_api_version(req, 3), fetch = 0;
+
+    if (!v)
+        return;
+    if (descendants_asked(req, v, &fetch) != 0)
+        return;
+    cps_api_respond_node(api, req, ncmp_http_param(req, "dataspace"),
+                         ncmp_http_param(req, "anchor"), ncmp_http_query(req, "xpath"), fetch, v);
+}
+
+void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *dataspace,
+                          const char *anchor, const char *xpath, int fetch, int v)
+{
+    int top_depth;
     tree_writer *w = NULL;
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
@@ -578,10 +590,6 @@ static void h_get(ncmp_http_request *req, void *arg)
     cps_target t = {0};
     ncmp_err err;
 
-    if (!v)
-        return;
-    if (descendants_asked(req, v, &fetch) != 0)
-        return;
     if (!xpath)
         xpath = "/";
     if (cps_path_encode(xpath, &path, &err) != 0) {
@@ -590,7 +598,7 @@ static void h_get(ncmp_http_request *req, void *arg)
     }
     ncmp_buf_append_char(&path, '\0');
     path.len--;
-    if (cps_target_resolve_pooled(req, api, &t) != 0)
+    if (cps_target_resolve_named(req, api, dataspace, anchor, &t) != 0)
         goto cleanup;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);

@@ -12,6 +12,9 @@
  * that exists) returns -1 with err->cls REJECT and fills *why with the
  * status and message CPS answers it with; err->msg holds the details.
  * Any other failure leaves *why as it was.
+ *
+ * A write or delete of a subscribed anchor also writes its data-updated
+ * event, in the same transaction (cps_events.h).
  */
 #ifndef NCMPD_CPS_STORE_H
 #define NCMPD_CPS_STORE_H
@@ -34,6 +37,10 @@ typedef struct cps_target {
     char anchor_id[24];
     char *schema_set;   /* the anchor's schema set's name, owned */
     cps_schema *schema; /* a reference, released by cps_target_clear */
+    /* the time the written data was observed, for its data-updated event
+     * (CPS's observed-timestamp, yyyy-MM-dd'T'HH:mm:ss.SSSZ); NULL: none.
+     * Borrowed, set by the caller after resolving. */
+    const char *observed_timestamp;
 } cps_target;
 
 /* Resolve anchor `anchor` of `dataspace` with `db` and load its schema

@@ -1,0 +1,258 @@
+#include "cps_events.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cps_path.h"
+#include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
+#include "ncmp_relay.h"
+
+#define OUTBOX_CHANNEL  "cps_event_outbox"
+#define ADMIN_DATASPACE "CPS-Admin"
+#define ADMIN_ANCHOR    "cps-notification-subscriptions"
+#define EVENT_TYPE      "org.onap.cps.events.model.CpsDataUpdatedEvent"
+
+/* Any constant will do, the same in every process (not the lifecycle
+ * relay's). */
+#define RELAY_LOCK_KEY 7340217003LL
+
+static atomic_int events_enabled = 1;
+
+void cps_events_configure(int enabled)
+{
+    atomic_store(&events_enabled, enabled);
+}
+
+/* A key predicate's value as CPS writes it: in single quotes, a quote
+ * doubled. */
+static void quoted(ncmp_buf *b, const char *s)
+{
+    ncmp_buf_append_char(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            ncmp_buf_append_char(b, '\'');
+        ncmp_buf_append_char(b, *s);
+    }
+    ncmp_buf_append_char(b, '\'');
+}
+
+/* The stored paths of the subscriptions that cover t: the anchor's, the
+ * dataspace's and its anchors container. */
+static int subscription_paths(const cps_target *t, ncmp_buf *anchor, ncmp_buf *dataspace,
+                              ncmp_buf *anchors, ncmp_err *err)
+{
+    ncmp_buf x = NCMP_BUF_INIT;
+    size_t ds_len, anchors_len;
+    int rc = -1;
+
+    ncmp_buf_append_str(&x, "/dataspaces/dataspace[@name=");
+    quoted(&x, t->dataspace);
+    ncmp_buf_append_char(&x, ']');
+    ds_len = x.len;
+    ncmp_buf_append_str(&x, "/anchors");
+    anchors_len = x.len;
+    ncmp_buf_append_str(&x, "/anchor[@name=");
+    quoted(&x, t->anchor_name);
+    ncmp_buf_append_str(&x, "]");
+    ncmp_buf_append_char(&x, '\0');
+    if (cps_path_encode(x.data, anchor, err) != 0)
+        goto cleanup;
+    x.data[anchors_len] = '\0';
+    if (cps_path_encode(x.data, anchors, err) != 0)
+        goto cleanup;
+    x.data[ds_len] = '\0';
+    if (cps_path_encode(x.data, dataspace, err) != 0)
+        goto cleanup;
+    ncmp_buf_append_char(anchor, '\0');
+    ncmp_buf_append_char(anchors, '\0');
+    ncmp_buf_append_char(dataspace, '\0');
+    rc = 0;
+cleanup:
+    ncmp_buf_free(&x);
+    return rc;
+}
+
+int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                    ncmp_err *err)
+{
+    static const char sql[] =
+        "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"
+        "  WHERE d.name = '" ADMIN_DATASPACE "' AND a.name = '" ADMIN_ANCHOR "'),"
+        " hit AS (SELECT 1 FROM sub WHERE"
+        "  EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $1)"
+        "  OR (EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $2)"
+        "   AND NOT EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $3))),"
+        " ins AS (INSERT INTO cps_event_outbox (event_key, event_id, event_time, event_type, "
+        "payload)"
+        "  SELECT $4, $5, $6, $7, $8 FROM hit RETURNING 1)"
+        " SELECT pg_notify('" OUTBOX_CHANNEL "', '') FROM ins";
+    ncmp_buf anchor = NCMP_BUF_INIT, dataspace = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
+    ncmp_buf key = NCMP_BUF_INIT, payload = NCMP_BUF_INIT;
+    char id[37], now[NCMP_CLOUDEVENT_TIME_SIZE];
+    const char *params[8];
+    int rc = -1;
+
+    if (!atomic_load(&events_enabled))
+        return 0;
+    if (subscription_paths(t, &anchor, &dataspace, &anchors, err) != 0)
+        goto cleanup;
+    ncmp_buf_appendf(&key, "%s:%s", t->dataspace, t->anchor_name);
+    ncmp_buf_append_char(&key, '\0');
+    ncmp_uuid4(id);
+    ncmp_cloudevent_time_now(now);
+    /* CPS's field order; observedTimestamp only when the write gave one */
+    ncmp_buf_append_str(&payload, "{\"eventPayload\":{");
+    if (t->observed_timestamp) {
+        ncmp_buf_append_str(&payload, "\"observedTimestamp\":");
+        ncmp_buf_append_json_string(&payload, t->observed_timestamp);
+        ncmp_buf_append_char(&payload, ',');
+    }
+    ncmp_buf_append_str(&payload, "\"dataspaceName\":");
+    ncmp_buf_append_json_string(&payload, t->dataspace);
+    ncmp_buf_append_str(&payload, ",\"schemaSetName\":");
+    ncmp_buf_append_json_string(&payload, t->schema_set ? t->schema_set : "");
+    ncmp_buf_append_str(&payload, ",\"anchorName\":");
+    ncmp_buf_append_json_string(&payload, t->anchor_name);
+    ncmp_buf_append_str(&payload, ",\"action\":");
+    ncmp_buf_append_json_string(&payload, action);
+    ncmp_buf_append_str(&payload, ",\"xpath\":");
+    ncmp_buf_append_json_string(&payload, xpath ? xpath : "/");
+    ncmp_buf_append_str(&payload, "}}");
+    ncmp_buf_append_char(&payload, '\0');
+    params[0] = anchor.data;
+    params[1] = dataspace.data;
+    params[2] = anchors.data;
+    params[3] = key.data;
+    params[4] = id;
+    params[5] = now;
+    params[6] = action;
+    params[7] = payload.data;
+    rc = ncmp_db_query(db, sql, 8, params, NULL, err);
+cleanup:
+    ncmp_buf_free(&anchor);
+    ncmp_buf_free(&dataspace);
+    ncmp_buf_free(&anchors);
+    ncmp_buf_free(&key);
+    ncmp_buf_free(&payload);
+    return rc;
+}
+
+/* --- the subscriptions ---------------------------------------------------- */
+
+static const char *subscription_xpath(ncmp_http_request *req)
+{
+    const char *xpath = ncmp_http_query(req, "xpath");
+    return xpath && *xpath ? xpath : "/dataspaces";
+}
+
+/* GET: the subscriptions under xpath, as CPS's v2 node read answers them. */
+static void h_get(ncmp_http_request *req, void *arg)
+{
+    if (!cps_api_version(req, 2))
+        return;
+    cps_api_respond_node(arg, req, ADMIN_DATASPACE, ADMIN_ANCHOR, subscription_xpath(req), -1, 2);
+}
+
+/* POST (list entries under xpath) and DELETE (the node at xpath), each in
+ * a transaction of its own. */
+static void subscription_write(ncmp_http_request *req, cps_api *api, int delete)
+{
+    const char *xpath = subscription_xpath(req);
+    size_t len = 0;
+    const char *body = ncmp_http_body(req, &len);
+    cps_target t = {0};
+    cps_refusal why = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    int rc;
+
+    if (!cps_api_version(req, 2))
+        return;
+    if (!delete &&(!body || len == 0)) {
+        ncmp_http_respond_error(req, 400, "Invalid request", "the request has no data");
+        return;
+    }
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return;
+    }
+    if (cps_store_resolve(db, api->schemas, ADMIN_DATASPACE, ADMIN_ANCHOR, &t, &why, &err) != 0 ||
+        ncmp_db_begin(db, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    rc = delete ? cps_store_delete(db, &t, xpath, &why, &err)
+                : cps_store_write(db, &t, CPS_WRITE_SAVE_LIST, xpath, body, len, 0, 0, NULL, &why,
+                                  &err);
+    if (rc != 0) {
+        ncmp_db_rollback(db);
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    if (ncmp_db_commit(db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    if (delete)
+        ncmp_http_respond(req, 204, NULL, "", 0);
+    else
+        ncmp_http_respond(req, 201, NULL, "", 0);
+cleanup:
+    rest_pool_put(api->pool, db);
+    cps_target_clear(&t);
+}
+
+static void h_post(ncmp_http_request *req, void *arg)
+{
+    subscription_write(req, arg, 0);
+}
+
+static void h_delete(ncmp_http_request *req, void *arg)
+{
+    subscription_write(req, arg, 1);
+}
+
+void cps_events_routes_add(cps_api *api, ncmp_http_server *s)
+{
+    ncmp_http_route(s, "GET", "/cps/api/{v}/notification-subscription", h_get, api);
+    ncmp_http_route(s, "POST", "/cps/api/{v}/notification-subscription", h_post, api);
+    ncmp_http_route(s, "DELETE", "/cps/api/{v}/notification-subscription", h_delete, api);
+}
+
+/* --- the relay ------------------------------------------------------------ */
+
+static rd_kafka_headers_t *event_headers(void *arg, const char *key, const char *type,
+                                         const char *id, const char *time)
+{
+    const ncmp_cloudevent ce = {.id = id,
+                                .source = "CPS",
+                                .type = EVENT_TYPE,
+                                .dataschema = "urn:cps:" EVENT_TYPE ":1.0.0",
+                                .time = time,
+                                .correlation_id = key};
+    (void)arg;
+    (void)type;
+    return ncmp_cloudevent_headers(&ce);
+}
+
+int cps_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err)
+{
+    const ncmp_relay_spec spec = {.component = "cps-relay",
+                                  .what = "data-updated events",
+                                  .leader_msg = "this process relays CPS's data-updated events",
+                                  .table = "cps_event_outbox",
+                                  .key_column = "event_key",
+                                  .channel = OUTBOX_CHANNEL,
+                                  .topic = svc->cfg->cps_data_updated_topic,
+                                  .lock_key = RELAY_LOCK_KEY,
+                                  .batch_size = svc->cfg->cps_relay_batch_size,
+                                  .headers = event_headers};
+    return ncmp_relay_task(svc->cfg, &spec, task, err);
+}
+
+void cps_relay_free(void *arg)
+{
+    ncmp_relay_free(arg);
+}
