@@ -65,6 +65,7 @@ typedef enum conformance_event {
     CONFORMANCE_MODULE_SYNC,            /* internal: ncmp-module-sync */
     CONFORMANCE_INGEST,                 /* in: ncmp-ingest */
     CONFORMANCE_DEAD_LETTER,            /* out: <topic>-dlq (headers only) */
+    CONFORMANCE_CPS_DATA_UPDATED,       /* out: cps-data-updated-events */
     CONFORMANCE_EVENT_COUNT
 } conformance_event;
 

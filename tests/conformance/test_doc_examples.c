@@ -53,6 +53,7 @@ static int event_for(const char *heading)
         {"`ncmp-async-m2m`", CONFORMANCE_DATA_OPERATION},
         {"DataOperationEvents from ncmpd", CONFORMANCE_DATA_OPERATION},
         {"`ncmp-data-operation-requests`", CONFORMANCE_DATA_OPERATION_REQUEST},
+        {"`cps-data-updated-events`", CONFORMANCE_CPS_DATA_UPDATED},
     };
 
     for (size_t i = 0; i < sizeof(topics) / sizeof(topics[0]); i++)

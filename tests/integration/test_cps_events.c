@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "conformance.h"
 #include "it_cps.h"
 #include "it_util.h"
 
@@ -135,7 +136,13 @@ Test(cps_events, subscribed_anchor_announces_each_committed_write, .timeout = 18
     n = read_events(c, 5, &recs);
     for (size_t i = 0; i < n; i++) {
         json_object *ev = json_tokener_parse(recs[i].value);
+        char err[1024];
         cr_assert_not_null(ev, "%s", recs[i].value);
+        cr_expect_eq(conformance_check_event(CONFORMANCE_CPS_DATA_UPDATED, ev, err, sizeof(err)), 0,
+                     "%s: %s", recs[i].value, err);
+        cr_expect_eq(conformance_check_headers(CONFORMANCE_CPS_DATA_UPDATED, recs[i].headers, err,
+                                               sizeof(err)),
+                     0, "%s", err);
         cr_expect_str_eq(recs[i].key, "ds:a1");
         expect_header(&recs[i], "ce_specversion", "1.0");
         expect_header(&recs[i], "ce_source", "CPS");
