@@ -176,6 +176,12 @@ const ncmp_option ncmp_options[] = {
      "Most records the async-forward role forwards before waiting for the broker's acknowledgements and committing."},
     {"async-forward.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(async_forward_batch_wait_ms),
      "Longest wait to fill an async-forward batch before forwarding what arrived."},
+    {"avc-apply.workers", NCMP_OPT_INT, "1", NULL, 1, 256, 0, OFF(avc_apply_workers),
+     "Consumer threads of the avc-apply role, which applies the AVC events of avc-forward.input-topic (ce_source ONAP-DMI-PLUGIN, handles with data sync on) to the operational cache, as a consumer group of its own beside avc-forward."},
+    {"avc-apply.batch-size", NCMP_OPT_INT, "1000", NULL, 1, 1000000, 0, OFF(avc_apply_batch_size),
+     "Most AVC events the avc-apply role applies in one database transaction."},
+    {"avc-apply.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(avc_apply_batch_wait_ms),
+     "Longest wait to fill an avc-apply batch before applying what arrived."},
 
     {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
      "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},
