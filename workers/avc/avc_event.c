@@ -1,6 +1,7 @@
 #include "avc_event.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -297,7 +298,9 @@ int avc_target_xpath(const struct ly_ctx *ctx, const char *target, ncmp_buf *xpa
         ncmp_buf_append(&out, step + colon, name_end - colon);
         if (i + name_end < end && step[name_end] == '=') {
             if (append_keys(&out, node, step + name_end + 1, end - i - name_end - 1, err) != 0) {
-                ncmp_err_set(err, NCMP_ERR_REJECT, "target %.200s: %s", target, err->msg);
+                char why[NCMP_ERR_MSG_MAX];
+                snprintf(why, sizeof(why), "%s", err->msg);
+                ncmp_err_set(err, NCMP_ERR_REJECT, "target %.200s: %s", target, why);
                 goto cleanup;
             }
         } else if (i + name_end < end) { /* a CPS path predicate, as it is */
