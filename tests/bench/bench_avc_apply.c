@@ -62,40 +62,17 @@ static void event_value(ncmp_buf *b, const char *device, const char *status)
                      device, device, status);
 }
 
-int bench_avc_apply_run(const bench_avc_opts *o, bench_avc_result *r, ncmp_err *err)
+/* Produce events first..first+n-1 (event i goes to handle i mod H) and
+ * wait for their acknowledgements. */
+static int produce(const bench_avc_opts *o, ncmp_producer *p, long first, long n, ncmp_err *err)
 {
-    ncmp_kafka_opts kopts = {.bootstrap_servers = o->bootstrap};
-    ncmp_producer *p = NULL;
-    ncmp_db *db = NULL;
-    ncmp_delivery d;
     ncmp_buf value = NCMP_BUF_INIT;
-    char dlq[NCMP_DLQ_TOPIC_SIZE], device[512];
-    long start_applied, start_end, target, dlq_before, applied = 0;
-    double t0, t_produced;
-    int timeout_s = o->timeout_s > 0 ? o->timeout_s : 600, rc = -1;
+    ncmp_delivery d;
+    char device[512];
+    int rc = -1;
 
-    if (!o->nhandles || o->events <= 0)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "bench avc-apply: no handles or no events");
-    ncmp_dlq_topic(dlq, sizeof(dlq), o->topic);
-    if (ncmp_db_open(&db, o->db_url, NULL, 10, err) != 0 ||
-        ncmp_producer_new(&p, &kopts, NCMP_PRODUCER_KEYED, "bench-avc-apply", err) != 0)
-        goto cleanup;
-    /* what the group had applied before, and where the topic ends: the
-     * group is done when it has applied everything up to the new end */
-    if (applied_sum(db, o->group, o->topic, &start_applied, err) != 0)
-        goto cleanup;
-    start_end = end_offsets(ncmp_producer_rk(p), o->topic);
-    dlq_before = end_offsets(ncmp_producer_rk(p), dlq);
-    if (start_applied < start_end) {
-        ncmp_err_set(err, NCMP_ERR_FATAL,
-                     "bench avc-apply: group %s is behind on %s (%ld of %ld applied) before the "
-                     "run; is the avc-apply role running?",
-                     o->group, o->topic, start_applied, start_end);
-        goto cleanup;
-    }
     ncmp_delivery_init(&d);
-    t0 = ncmp_now_ms();
-    for (long i = 0; i < o->events; i++) {
+    for (long i = first; i < first + n; i++) {
         const char *h = o->handles[(size_t)i % o->nhandles];
         ncmp_cloudevent ce = {.source = "ONAP-DMI-PLUGIN",
                               .type = AVC_TYPE,
@@ -112,16 +89,71 @@ int bench_avc_apply_run(const bench_avc_opts *o, bench_avc_result *r, ncmp_err *
     }
     if (ncmp_producer_wait(p, &d, 120000, err) != 0)
         goto cleanup;
+    rc = 0;
+cleanup:
+    ncmp_buf_free(&value);
+    return rc;
+}
+
+/* Wait until the group's offsets reach `target` (RETRY after timeout_s);
+ * *applied: where they are. */
+static int wait_applied(const bench_avc_opts *o, ncmp_db *db, long target, int timeout_s,
+                        long *applied, ncmp_err *err)
+{
+    double t0 = ncmp_now_ms();
+
+    while (ncmp_now_ms() - t0 < timeout_s * 1000.0) {
+        if (applied_sum(db, o->group, o->topic, applied, err) != 0)
+            return -1;
+        if (*applied >= target)
+            return 0;
+        ncmp_sleep_ms(10);
+    }
+    return ncmp_err_set(err, NCMP_ERR_RETRY, "not applied in time");
+}
+
+int bench_avc_apply_run(const bench_avc_opts *o, bench_avc_result *r, ncmp_err *err)
+{
+    ncmp_kafka_opts kopts = {.bootstrap_servers = o->bootstrap};
+    ncmp_producer *p = NULL;
+    ncmp_db *db = NULL;
+    char dlq[NCMP_DLQ_TOPIC_SIZE];
+    long start_applied, start_end, target, dlq_before, applied = 0;
+    double t0, t_produced;
+    int timeout_s = o->timeout_s > 0 ? o->timeout_s : 600, rc = -1;
+
+    if (!o->nhandles || o->events <= 0)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "bench avc-apply: no handles or no events");
+    ncmp_dlq_topic(dlq, sizeof(dlq), o->topic);
+    if (ncmp_db_open(&db, o->db_url, NULL, 10, err) != 0 ||
+        ncmp_producer_new(&p, &kopts, NCMP_PRODUCER_KEYED, "bench-avc-apply", err) != 0)
+        goto cleanup;
+    /* what the group had applied before, and where the topic ends: the
+     * group is done when it has applied everything up to the new end */
+    if (applied_sum(db, o->group, o->topic, &start_applied, err) != 0)
+        goto cleanup;
+    start_end = end_offsets(ncmp_producer_rk(p), o->topic);
+    if (start_applied < start_end) {
+        ncmp_err_set(err, NCMP_ERR_FATAL,
+                     "bench avc-apply: group %s is behind on %s (%ld of %ld applied) before the "
+                     "run; is the avc-apply role running?",
+                     o->group, o->topic, start_applied, start_end);
+        goto cleanup;
+    }
+    /* warm-up, not timed: one event per handle, applied, so that the group
+     * has its partitions and the schema set is compiled */
+    if (produce(o, p, 0, (long)o->nhandles, err) != 0 ||
+        wait_applied(o, db, end_offsets(ncmp_producer_rk(p), o->topic), timeout_s, &applied,
+                     err) != 0)
+        goto cleanup;
+    start_end = end_offsets(ncmp_producer_rk(p), o->topic);
+    dlq_before = end_offsets(ncmp_producer_rk(p), dlq);
+    t0 = ncmp_now_ms();
+    if (produce(o, p, (long)o->nhandles, o->events, err) != 0)
+        goto cleanup;
     t_produced = ncmp_now_ms();
     target = end_offsets(ncmp_producer_rk(p), o->topic);
-    while (ncmp_now_ms() - t0 < timeout_s * 1000.0) {
-        if (applied_sum(db, o->group, o->topic, &applied, err) != 0)
-            goto cleanup;
-        if (applied >= target)
-            break;
-        ncmp_sleep_ms(20);
-    }
-    if (applied < target) {
+    if (wait_applied(o, db, target, timeout_s, &applied, err) != 0) {
         ncmp_err_set(err, NCMP_ERR_RETRY, "bench avc-apply: %ld of %ld events applied after %d s",
                      applied - start_end, target - start_end, timeout_s);
         goto cleanup;
@@ -133,7 +165,6 @@ int bench_avc_apply_run(const bench_avc_opts *o, bench_avc_result *r, ncmp_err *
     r->dead_lettered = end_offsets(ncmp_producer_rk(p), dlq) - dlq_before;
     rc = 0;
 cleanup:
-    ncmp_buf_free(&value);
     ncmp_producer_destroy(p);
     ncmp_db_close(db);
     return rc;
