@@ -143,8 +143,8 @@ int bench_avc_apply_run(const bench_avc_opts *o, bench_avc_result *r, ncmp_err *
     /* warm-up, not timed: one event per handle, applied, so that the group
      * has its partitions and the schema set is compiled */
     if (produce(o, p, 0, (long)o->nhandles, err) != 0 ||
-        wait_applied(o, db, end_offsets(ncmp_producer_rk(p), o->topic), timeout_s, &applied,
-                     err) != 0)
+        wait_applied(o, db, end_offsets(ncmp_producer_rk(p), o->topic), timeout_s, &applied, err) !=
+            0)
         goto cleanup;
     start_end = end_offsets(ncmp_producer_rk(p), o->topic);
     dlq_before = end_offsets(ncmp_producer_rk(p), dlq);

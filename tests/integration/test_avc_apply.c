@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "it_cps.h"
@@ -319,4 +320,47 @@ Test(avc_apply, applies_a_batch_and_dead_letters_only_the_bad_events, .timeout =
     ncmp_db_close(db);
     case_stop(&a);
     cr_assert_eq(it_scratch_db_drop(a.c.dbname), 0);
+}
+
+/* The DMI stub's --avc-events: N events round robin over the handles, as
+ * avc-apply takes them (a DMI plugin's source, keyed by handle, a patch of
+ * the device's status). */
+Test(avc_apply, the_dmi_stub_publishes_avc_events, .timeout = 120)
+{
+    char topic[128], flag_topic[200], log[512];
+    const char *dir = getenv("NCMP_TEST_LOG_DIR");
+    it_record *recs = NULL;
+    size_t n;
+    pid_t pid;
+
+    it_unique(topic, sizeof(topic), "avc-stub");
+    it_create_topic(topic, 1);
+    snprintf(flag_topic, sizeof(flag_topic), "--avc-topic=%s", topic);
+    snprintf(log, sizeof(log), "%s/%s.log", dir && *dir ? dir : "/tmp", topic);
+    {
+        const char *argv[] = {NCMP_DMISTUB_PATH, "--port",   "0",
+                              "--kafka",         it_kafka(), flag_topic,
+                              "--avc-events",    "5",        "--avc-handle",
+                              "ch-1,ch/2",       NULL};
+        pid = it_spawn(NCMP_DMISTUB_PATH, log, argv);
+    }
+    n = it_read_topic(topic, 5, 60000, &recs);
+    cr_assert_eq(n, 5, "%zu AVC events; log %s", n, log);
+    for (size_t i = 0; i < n; i++) {
+        char source[64];
+        const char *key = i % 2 ? "ch/2" : "ch-1";
+        const char *status = (i / 2) % 2 ? "success" : "fail";
+        char want[256];
+        cr_expect_str_eq(recs[i].key, key);
+        cr_expect_str_eq(it_record_header(&recs[i], "ce_source", source, sizeof(source)),
+                         "ONAP-DMI-PLUGIN");
+        snprintf(want, sizeof(want), "\"status\":\"%s\"", status);
+        cr_expect(strstr(recs[i].value, want), "event %zu: %s", i, recs[i].value);
+        cr_expect(
+            strstr(recs[i].value, i % 2 ? "openroadm-device=ch%2F2\"" : "openroadm-device=ch-1\""),
+            "event %zu: %s", i, recs[i].value);
+    }
+    it_records_free(recs, n);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
 }
