@@ -24,6 +24,7 @@ struct dmistub_job {
     char *network_base;
     json_object *operations;
     dmistub_events *ev; /* for the timer callback */
+    long avc_events;    /* > 0: a job of AVC events over `network_base`'s handles */
     dmistub_job *next;
 };
 
@@ -224,6 +225,66 @@ static void publish_job(dmistub_events *ev, const dmistub_job *job)
               job->destination, n);
 }
 
+/* --- AVC events ------------------------------------------------------------ */
+
+#define AVC_TYPE   "org.onap.cps.ncmp.events.avc1_0_0.AvcEvent"
+#define AVC_SOURCE "ONAP-DMI-PLUGIN"
+
+static void avc_value(ncmp_buf *b, const char *handle, const char *status)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_append_str(b, "{\"data\":{\"push-change-update\":{\"datastore-changes\":{"
+                           "\"ietf-yang-patch:yang-patch\":{\"patch-id\":\"dmi-stub\",\"edit\":[{"
+                           "\"edit-id\":\"1\",\"operation\":\"patch\",\"target\":");
+    ncmp_buf_append_str(b, "\"/openroadm-devices-inventory:openroadm-devices/openroadm-device=");
+    for (const char *c = handle; *c; c++) /* RESTCONF: the key percent-encoded */
+        if (strchr("/,=%\"\\", *c) || (unsigned char)*c < 0x20)
+            ncmp_buf_appendf(b, "%%%02X", (unsigned char)*c);
+        else
+            ncmp_buf_append_char(b, *c);
+    ncmp_buf_append_str(b, "\",\"value\":{\"openroadm-device\":[{\"device-id\":");
+    ncmp_buf_append_json_string(b, handle);
+    ncmp_buf_appendf(b, ",\"status\":\"%s\"}]}}]}}}}}", status);
+}
+
+static void publish_avc(dmistub_events *ev, const dmistub_job *job)
+{
+    ncmp_buf value = NCMP_BUF_INIT;
+    char *ids = ncmp_xstrdup(job->network_base), *save = NULL;
+    const char **handles = NULL;
+    size_t nh = 0;
+
+    for (char *h = strtok_r(ids, ",", &save); h; h = strtok_r(NULL, ",", &save)) {
+        handles = ncmp_xrealloc(handles, (nh + 1) * sizeof(*handles));
+        handles[nh++] = h;
+    }
+    for (long i = 0; nh && i < job->avc_events; i++) {
+        const char *h = handles[(size_t)i % nh];
+        char id[37];
+        ncmp_err err;
+        ncmp_cloudevent ce = {.id = id,
+                              .source = AVC_SOURCE,
+                              .type = AVC_TYPE,
+                              .dataschema = "urn:cps:" AVC_TYPE ":1.0.0",
+                              .content_type = "application/json"};
+        uuid_v4(&ev->rng, id);
+        avc_value(&value, h, ((size_t)i / nh) % 2 ? "success" : "fail");
+        if (ncmp_producer_send(ev->producer, &ev->delivery, ev->opts->avc_topic,
+                               RD_KAFKA_PARTITION_UA, h, strlen(h), value.data, value.len,
+                               ncmp_cloudevent_headers(&ce), &err) != 0) {
+            atomic_fetch_add(&ev->send_failed, 1);
+            log_warn("events", "AVC event for handle=%s: %s", h, err.msg);
+            continue;
+        }
+        atomic_fetch_add(&ev->queued, 1);
+    }
+    log_info("events", "%ld AVC events over %zu handles queued to %s", job->avc_events, nh,
+             ev->opts->avc_topic);
+    free(handles);
+    free(ids);
+    ncmp_buf_free(&value);
+}
+
 /* --- the publisher ---------------------------------------------------------- */
 
 static dmistub_job *queue_pop(dmistub_events *ev)
@@ -245,7 +306,10 @@ static void *publisher_main(void *arg)
         if (ev->head) {
             dmistub_job *job = queue_pop(ev);
             pthread_mutex_unlock(&ev->lock);
-            publish_job(ev, job);
+            if (job->avc_events > 0)
+                publish_avc(ev, job);
+            else
+                publish_job(ev, job);
             dmistub_job_free(job);
             pthread_mutex_lock(&ev->lock);
             continue;
@@ -343,6 +407,8 @@ int dmistub_events_start(dmistub_events **out, const dmistub_opts *opts, dmistub
         return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot start the publisher: %s", strerror(rc));
     }
     *out = ev;
+    if (opts->avc_events > 0 && *opts->avc_handles)
+        dmistub_events_submit_avc(ev, opts->avc_handles, opts->avc_events);
     return 0;
 }
 
@@ -357,6 +423,15 @@ void dmistub_events_submit(dmistub_events *ev, dmistub_job *job)
     ev->tail = job;
     pthread_cond_signal(&ev->wake);
     pthread_mutex_unlock(&ev->lock);
+}
+
+void dmistub_events_submit_avc(dmistub_events *ev, const char *handles, long n)
+{
+    /* the handle list rides in network_base; operations stay NULL */
+    dmistub_job *job = dmistub_job_new("avc", "", handles, NULL);
+
+    job->avc_events = n;
+    dmistub_events_submit(ev, job);
 }
 
 static void job_due(void *arg)

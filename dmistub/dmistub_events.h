@@ -22,6 +22,20 @@
  *            them; the result's network-id is <network base>-<handle>,
  *            where the reference leaves "#network-id" as it is).
  *
+ * AVC events (CM notifications, NCMP's avc-event-schema) on --avc-topic
+ * (dmi-cm-events), as a DMI plugin reports changes of a device:
+ *   headers  ce_specversion 1.0, ce_id, ce_source ONAP-DMI-PLUGIN (the
+ *            source NCMP applies to its operational cache), ce_type
+ *            org.onap.cps.ncmp.events.avc1_0_0.AvcEvent, ce_dataschema,
+ *            ce_time, content-type application/json;
+ *   key      the CM handle id;
+ *   value    one yang-patch edit: a patch of the Open ROADM device entry
+ *            /openroadm-devices/openroadm-device=<handle id> setting its
+ *            `status` leaf, "fail" and "success" in turn per handle.
+ * With --avc-events N and --avc-handle, N of them are published once at
+ * start, round robin over the handles; dmistub_events_submit_avc queues
+ * more.
+ *
  * One publisher thread takes submitted jobs in order and produces through
  * the core library's producer (batched: linger and lz4 compression by
  * default, --kafka-prop overrides), so HTTP threads never wait for Kafka.
@@ -67,6 +81,10 @@ void dmistub_events_submit(dmistub_events *ev, dmistub_job *job);
  * negative delay waits for the timer to stop). Thread-safe. */
 void dmistub_events_submit_after(dmistub_events *ev, dmistub_timer *timer, long delay_ms,
                                  dmistub_job *job);
+
+/* Queue `n` AVC events, round robin over the comma-separated handle ids
+ * `handles` (copied). Thread-safe. */
+void dmistub_events_submit_avc(dmistub_events *ev, const char *handles, long n);
 
 typedef struct dmistub_event_stats {
     long queued;    /* handed to the producer */

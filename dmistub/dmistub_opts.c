@@ -76,6 +76,13 @@ static const opt_def opt_table[] = {
      "module resources of TAG answer HTTP 500"},
     {"log-level", "DMI_STUB_LOG_LEVEL", OPT_STR, "info", 0, 0, OFF(log_level), "LEVEL",
      "error, warn, info, debug or trace"},
+    {"avc-topic", "DMI_STUB_AVC_TOPIC", OPT_STR, "dmi-cm-events", 0, 0, OFF(avc_topic), "TOPIC",
+     "topic of the AVC events of --avc-events"},
+    {"avc-events", "DMI_STUB_AVC_EVENTS", OPT_LONG, "0", 0, 100000000L, OFF(avc_events), "N",
+     "at start, publish N AVC events (ce_source ONAP-DMI-PLUGIN), round robin over --avc-handle, "
+     "each patching the status leaf of the handle's Open ROADM device (device-id = handle id)"},
+    {"avc-handle", "DMI_STUB_AVC_HANDLES", OPT_LIST, "", 0, 0, OFF(avc_handles), "ID",
+     "CM handle of --avc-events (repeatable or comma-separated)"},
     {NULL, NULL, 0, NULL, 0, 0, 0, NULL, NULL},
 };
 

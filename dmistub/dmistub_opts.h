@@ -47,6 +47,10 @@ typedef struct dmistub_opts {
     char *error_tags;
     /* logging */
     char *log_level;
+    /* AVC events published once at start (dmistub_events.h) */
+    char *avc_topic;
+    long avc_events;
+    char *avc_handles; /* comma-separated handle ids */
     /* not options: what the command line asked for */
     int help;
 } dmistub_opts;

@@ -40,7 +40,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, cps, cps-relay, avc-forward, async-forward."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, cps, cps-relay, avc-forward, avc-apply, async-forward."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -176,6 +176,12 @@ const ncmp_option ncmp_options[] = {
      "Most records the async-forward role forwards before waiting for the broker's acknowledgements and committing."},
     {"async-forward.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(async_forward_batch_wait_ms),
      "Longest wait to fill an async-forward batch before forwarding what arrived."},
+    {"avc-apply.workers", NCMP_OPT_INT, "1", NULL, 1, 256, 0, OFF(avc_apply_workers),
+     "Consumer threads of the avc-apply role, which applies the AVC events of avc-forward.input-topic (ce_source ONAP-DMI-PLUGIN, handles with data sync on) to the operational cache, as a consumer group of its own beside avc-forward."},
+    {"avc-apply.batch-size", NCMP_OPT_INT, "1000", NULL, 1, 1000000, 0, OFF(avc_apply_batch_size),
+     "Most AVC events the avc-apply role applies in one database transaction."},
+    {"avc-apply.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(avc_apply_batch_wait_ms),
+     "Longest wait to fill an avc-apply batch before applying what arrived."},
 
     {"cps.data-updated-events", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(cps_data_updated_events),
      "Announce the writes of subscribed anchors (POST /cps/api/v2/notification-subscription) on "

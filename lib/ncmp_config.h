@@ -109,6 +109,10 @@ typedef struct ncmp_config {
     int async_forward_workers;
     int async_forward_batch_size;
     int async_forward_batch_wait_ms;
+    /* the AVC events applied to the operational cache (workers/avc/) */
+    int avc_apply_workers;
+    int avc_apply_batch_size;
+    int avc_apply_batch_wait_ms;
     /* testing */
     char *debug_fault;
 

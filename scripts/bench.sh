@@ -6,8 +6,11 @@ NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data cps)
 # Not single scenarios: a series of registration runs, and every scenario
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
+# Single scenarios kept out of `all`: avc-apply is the AVC phase of the
+# coming `bench data-sync`, run alone until that joins it.
+NCMP_BENCH_EXTRA=(avc-apply)
 
-bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]}"; }
+bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]} ${NCMP_BENCH_EXTRA[*]}"; }
 
 # bench_ports: the benchmark instance's ports (PostgreSQL, broker, controller).
 bench_ports() {
@@ -445,6 +448,40 @@ JSON
         info "wrote $json"
     fi
     [ "$delivered" -eq "$events" ] || die "delivered $delivered of $events"
+}
+
+# bench_avc_apply [--handles N] [--events M] [--workers W] [--json FILE]:
+# the AVC phase of bench data-sync alone. ncmpd runs cps and avc-apply;
+# ncmp-bench-avc-apply makes N caches of one Open ROADM device through the
+# CPS API (as data sync leaves them), then produces M AVC events (a leaf
+# patched each) to dmi-cm-events and times them until the avc-apply
+# group's offsets, committed with the writes, cover them all.
+bench_avc_apply() {
+    local handles=1000 events=100000 workers=1 json="" port=${NCMP_BENCH_HTTP_PORT:-58884} rc
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --events) events=$2; shift 2 ;;
+        --workers) workers=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench avc-apply: unknown option '$1' (options: --handles N, --events M, --workers W, --json FILE)" ;;
+        esac
+    done
+    services_up
+    port_in_use "$port" && die "bench avc-apply: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    ncmpd_start --roles=cps,avc-apply --http.host=127.0.0.1 --http.port="$port" \
+        --avc-apply.workers="$workers"
+    info "avc-apply: $handles caches, $events AVC events (ncmpd's log: $NCMP_INSTANCE_DIR/ncmpd.log)"
+    "$NCMP_BIN/tests/bench/ncmp-bench-avc-apply" -u "http://127.0.0.1:$port" -d "$(pg_url)" \
+        -b "$(kafka_bootstrap)" -D "$NCMP_ROOT/tests/data" -H "$handles" -M "$events" \
+        ${json:+-j "$json"}
+    rc=$?
+    printf 'avc-apply workers %s, machine: %s cores shared by ncmpd, PostgreSQL, Kafka and the client\n' \
+        "$workers" "$(nproc)"
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    [ $rc -eq 0 ] || die "bench avc-apply failed (rc $rc; see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    [ -n "$json" ] && info "wrote $json"
+    return 0
 }
 
 # bench_search [--handles N] [--runs R] [--json FILE]: NCMP's ten reference

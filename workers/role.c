@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avc_apply.h"
 #include "cps.h"
 #include "forward.h"
 #include "ingest.h"
@@ -308,6 +309,9 @@ const ncmp_role ncmp_roles[] = {
     SINGLETON_ROW("trust-watchdog", "trust", trust_watchdog_task, trust_watchdog_free, NULL),
     PUMP_ROW(FORWARD_AVC_ROLE, forward_avc_pump, forward_row_topics),
     PUMP_ROW(FORWARD_ASYNC_ROLE, forward_async_pump, forward_row_topics),
+    /* a consumer group of its own on avc-forward's input: the cache never
+     * holds the forwarding back (workers/avc/avc_apply.h) */
+    STAGE_ROW(AVC_APPLY_ROLE, avc_apply_stage, avc_forward_input_topic, avc_apply, NULL),
     /* before rest: stopped after it, so the server rest owns is gone
      * before anything cps owns (nothing, then) is freed */
     {.name = "cps",

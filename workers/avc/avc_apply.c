@@ -1,0 +1,368 @@
+#include "avc_apply.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avc_event.h"
+#include "cps_store.h"
+#include "ncmp_buf.h"
+#include "ncmp_log.h"
+#include "ncmp_pgarray.h"
+#include "ncmp_time.h"
+
+/* The batch's handles in one query: whether each is known, its data sync
+ * flag, and its cache's anchor and schema set. No row lock on cm_handle
+ * (the registration stage owns those rows); the anchor's row is locked by
+ * each write, so a cache dropped meanwhile is refused, not written. */
+#define SQL_HANDLES                                                                                \
+    "SELECT k.id, h.id IS NOT NULL, coalesce(h.data_sync_enabled, false), a.id, a.schema_set_id"   \
+    " FROM (SELECT DISTINCT unnest($1::text[]) AS id) k"                                           \
+    " LEFT JOIN cm_handle h ON h.id = k.id"                                                        \
+    " LEFT JOIN anchor a ON a.name = k.id"                                                         \
+    "  AND a.dataspace_id = (SELECT id FROM dataspace WHERE name = $2)"
+
+typedef struct avc_worker {
+    const ncmp_config *cfg;
+    cps_schema_cache *schemas;
+    ncmp_buf ids;
+    unsigned long applied, edits, ignored, rejected;
+} avc_worker;
+
+/* One handle of the batch, as SQL_HANDLES found it. */
+typedef struct avc_handle {
+    const char *id; /* into the query's result */
+    int known, sync;
+    const char *anchor_id, *schema_set_id; /* NULL when there is no cache */
+} avc_handle;
+
+/* An event refused in batch mode, dead-lettered only if the batch
+ * commits (a batch that fails is applied again one by one, which would
+ * dead-letter it a second time). */
+typedef struct avc_pending {
+    const rd_kafka_message_t *m;
+    char *reason;
+} avc_pending;
+
+static int avc_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
+{
+    avc_worker *w = ncmp_xcalloc(1, sizeof(*w));
+
+    (void)arg;
+    (void)err;
+    w->cfg = ctx->cfg;
+    w->schemas = cps_schema_cache_new();
+    *state = w;
+    return 0;
+}
+
+static void avc_fini(void *state)
+{
+    avc_worker *w = state;
+
+    if (!w)
+        return;
+    log_info(AVC_APPLY_ROLE,
+             "worker stopping: %lu events applied (%lu edits), %lu ignored, %lu "
+             "dead-lettered",
+             w->applied, w->edits, w->ignored, w->rejected);
+    cps_schema_cache_destroy(w->schemas);
+    ncmp_buf_free(&w->ids);
+    free(w);
+}
+
+/* --- one record ----------------------------------------------------------- */
+
+/* Is the record's last ce_source ONAP-DMI-PLUGIN? The value may be plain
+ * or, as NCMP's Java clients can send headers, a Java-serialized string
+ * (AC ED 00 05 74, a 2-byte length, the text). */
+static int from_dmi_plugin(const rd_kafka_message_t *m)
+{
+    static const unsigned char java[] = {0xac, 0xed, 0x00, 0x05, 0x74};
+    static const char want[] = AVC_APPLY_SOURCE;
+    rd_kafka_headers_t *hdrs = NULL;
+    const void *value = NULL;
+    const unsigned char *v;
+    size_t len = 0;
+
+    if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        rd_kafka_header_get_last(hdrs, "ce_source", &value, &len) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        !value)
+        return 0;
+    v = value;
+    if (len >= sizeof(java) + 2 && memcmp(v, java, sizeof(java)) == 0) {
+        v += sizeof(java) + 2;
+        len -= sizeof(java) + 2;
+    }
+    return len == sizeof(want) - 1 && memcmp(v, want, len) == 0;
+}
+
+/* The record's key as a string (NULL: none, or one holding a NUL). */
+static char *key_dup(const rd_kafka_message_t *m)
+{
+    if (!m->key || m->key_len == 0 || memchr(m->key, '\0', m->key_len))
+        return NULL;
+    char *id = ncmp_xmalloc(m->key_len + 1);
+    memcpy(id, m->key, m->key_len);
+    id[m->key_len] = '\0';
+    return id;
+}
+
+/* How many nodes a value writes at its top: a member that is an object is
+ * one, an array as many as it holds. A patch of one node is one UPDATE
+ * that either changed it or nothing. */
+static size_t value_tops(const char *value)
+{
+    json_object *o = json_tokener_parse(value);
+    size_t n = 0;
+
+    if (json_object_is_type(o, json_type_object)) {
+        json_object_object_foreach(o, k, v)
+        {
+            (void)k;
+            n += json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 1;
+        }
+    }
+    json_object_put(o);
+    return n;
+}
+
+typedef enum outcome {
+    APPLIED,
+    IGNORED,
+    REFUSED_CLEAN, /* refused; nothing of it was written: dead-letter in place */
+    REFUSED_DIRTY, /* refused after a write, or the transaction failed */
+    FAILED,        /* not the event's fault (database, fatal) */
+} outcome;
+
+/* Apply the edits of `ev` to the cache of handle `h`. On a refusal
+ * `reason` says why. */
+static outcome apply_edits(avc_worker *w, ncmp_stage_ctx *ctx, const avc_handle *h,
+                           const avc_event *ev, ncmp_buf *reason, ncmp_err *err)
+{
+    cps_target t = {.dataspace = AVC_APPLY_DATASPACE, .anchor_name = h->id};
+    ncmp_buf *xpaths = ncmp_xcalloc(ev->n * 2 + 1, sizeof(*xpaths));
+    cps_refusal why = {0};
+    outcome out = FAILED;
+    size_t k;
+
+    snprintf(t.anchor_id, sizeof(t.anchor_id), "%s", h->anchor_id);
+    if (cps_schema_get(w->schemas, ctx->db, h->schema_set_id, &t.schema, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT) {
+            ncmp_buf_appendf(reason, "the cache's schema set does not compile: %s", err->msg);
+            out = REFUSED_CLEAN;
+        }
+        goto cleanup;
+    }
+    /* every target first: a bad one refuses the event before any write */
+    for (k = 0; k < ev->n; k++)
+        if (avc_target_xpath(cps_schema_ctx(t.schema), ev->edits[k].target, &xpaths[2 * k],
+                             &xpaths[2 * k + 1], err) != 0) {
+            ncmp_buf_appendf(reason, "edit[%zu]: %s", k, err->msg);
+            out = REFUSED_CLEAN;
+            goto cleanup;
+        }
+    for (k = 0; k < ev->n; k++) {
+        const avc_edit *e = &ev->edits[k];
+        const char *xpath = xpaths[2 * k].data, *parent = xpaths[2 * k + 1].data;
+        int rc;
+        static const cps_write_kind kinds[] = {
+            [AVC_OP_CREATE] = CPS_WRITE_SAVE,
+            [AVC_OP_UPDATE] = CPS_WRITE_REPLACE,
+            [AVC_OP_PATCH] = CPS_WRITE_UPDATE,
+        };
+        if (e->op == AVC_OP_DELETE)
+            rc = cps_store_delete(ctx->db, &t, xpath, &why, err);
+        else
+            rc = cps_store_write(ctx->db, &t, kinds[e->op], parent, e->value, strlen(e->value), 0,
+                                 0, NULL, &why, err);
+        if (rc == 0)
+            continue;
+        if (err->cls != NCMP_ERR_REJECT)
+            goto cleanup;
+        ncmp_buf_appendf(reason, "edit[%zu] %s %s: %d %s: %s", k, avc_op_name(e->op),
+                         e->op == AVC_OP_DELETE ? xpath : parent, why.status,
+                         why.message ? why.message : "refused", err->msg);
+        /* clean only if nothing of the event was written: the first edit,
+         * a transaction still usable, and no patch of several nodes (an
+         * UPDATE may have changed some of them) */
+        out = k == 0 && PQtransactionStatus(ncmp_db_conn(ctx->db)) != PQTRANS_INERROR &&
+                      (e->op != AVC_OP_PATCH || value_tops(e->value) <= 1)
+                  ? REFUSED_CLEAN
+                  : REFUSED_DIRTY;
+        goto cleanup;
+    }
+    w->edits += ev->n;
+    out = APPLIED;
+cleanup:
+    for (k = 0; k < ev->n * 2; k++)
+        ncmp_buf_free(&xpaths[k]);
+    free(xpaths);
+    cps_target_clear(&t);
+    return out;
+}
+
+static int handle_cmp(const void *a, const void *b)
+{
+    return strcmp(((const avc_handle *)a)->id, ((const avc_handle *)b)->id);
+}
+
+/* hs is sorted by id in byte order (handles_load) */
+static const avc_handle *handle_find(const avc_handle *hs, size_t n, const char *id)
+{
+    avc_handle key = {.id = id};
+    return n ? bsearch(&key, hs, n, sizeof(*hs), handle_cmp) : NULL;
+}
+
+/* One record: what became of it, with the reason of a refusal. */
+static outcome apply_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_message_t *m,
+                         const avc_handle *hs, size_t nh, ncmp_buf *reason, ncmp_err *err)
+{
+    char *id = NULL;
+    const avc_handle *h;
+    avc_event ev = {0};
+    outcome out;
+
+    if (!from_dmi_plugin(m))
+        return IGNORED;
+    id = key_dup(m);
+    if (!id) {
+        ncmp_buf_append_str(reason, "no key: an AVC event's key is the CM handle id");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    /* every refusal below names the handle first */
+    ncmp_buf_appendf(reason, "CM handle '%.200s': ", id);
+    h = handle_find(hs, nh, id);
+    if (!h || !h->known) {
+        ncmp_buf_append_str(reason, "unknown CM handle");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    if (!h->sync) {
+        out = IGNORED;
+        goto cleanup;
+    }
+    if (!h->anchor_id) {
+        ncmp_buf_append_str(reason, "data sync is on but there is no operational cache (no "
+                                    "anchor of that name in dataspace " AVC_APPLY_DATASPACE ")");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    if (avc_event_parse(m->payload ? m->payload : "", m->payload ? m->len : 0, &ev, err) != 0) {
+        ncmp_buf_appendf(reason, "not an AVC event: %s", err->msg);
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    out = apply_edits(w, ctx, h, &ev, reason, err);
+cleanup:
+    avc_event_clear(&ev);
+    free(id);
+    return out;
+}
+
+/* --- the batch ------------------------------------------------------------ */
+
+/* SQL_HANDLES over the distinct keys of the records from a DMI plugin. */
+static int handles_load(avc_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
+                        PGresult **res, avc_handle **hs, size_t *nh, ncmp_err *err)
+{
+    const char *params[2];
+    size_t count = 0;
+
+    ncmp_pgarray_begin(&w->ids);
+    for (size_t i = 0; i < n; i++) {
+        char *id;
+        if (!from_dmi_plugin(msgs[i]) || !(id = key_dup(msgs[i])))
+            continue;
+        ncmp_pgarray_add_text(&w->ids, id);
+        free(id);
+        count++;
+    }
+    ncmp_pgarray_end(&w->ids);
+    *hs = NULL;
+    *nh = 0;
+    if (!count)
+        return 0;
+    params[0] = w->ids.data;
+    params[1] = AVC_APPLY_DATASPACE;
+    if (ncmp_db_run(ctx->db, "avc_handles", 2, params, res, err) != 0)
+        return -1;
+    *nh = (size_t)PQntuples(*res);
+    *hs = ncmp_xcalloc(*nh + 1, sizeof(**hs));
+    for (size_t r = 0; r < *nh; r++) {
+        avc_handle *h = &(*hs)[r];
+        h->id = PQgetvalue(*res, (int)r, 0);
+        h->known = PQgetvalue(*res, (int)r, 1)[0] == 't';
+        h->sync = PQgetvalue(*res, (int)r, 2)[0] == 't';
+        h->anchor_id = PQgetisnull(*res, (int)r, 3) ? NULL : PQgetvalue(*res, (int)r, 3);
+        h->schema_set_id = PQgetisnull(*res, (int)r, 4) ? NULL : PQgetvalue(*res, (int)r, 4);
+    }
+    qsort(*hs, *nh, sizeof(**hs), handle_cmp);
+    return 0;
+}
+
+static int avc_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs, size_t n,
+                     ncmp_err *err)
+{
+    avc_worker *w = state;
+    PGresult *res = NULL;
+    avc_handle *hs = NULL;
+    avc_pending *pending = ncmp_xcalloc(n + 1, sizeof(*pending));
+    size_t nh = 0, npending = 0, applied = 0, ignored = 0;
+    ncmp_buf reason = NCMP_BUF_INIT;
+    double t0 = ncmp_now_ms();
+    int rc = -1;
+
+    if (handles_load(w, ctx, msgs, n, &res, &hs, &nh, err) != 0)
+        goto cleanup;
+    for (size_t i = 0; i < n; i++) {
+        outcome out;
+        ncmp_buf_reset(&reason);
+        out = apply_one(w, ctx, msgs[i], hs, nh, &reason, err);
+        ncmp_buf_append_char(&reason, '\0');
+        switch (out) {
+        case APPLIED:
+            applied++;
+            break;
+        case IGNORED:
+            ignored++;
+            break;
+        case REFUSED_CLEAN:
+            log_debug(AVC_APPLY_ROLE, "partition=%d offset=%lld dead-lettered: %s",
+                      msgs[i]->partition, (long long)msgs[i]->offset, reason.data);
+            pending[npending].m = msgs[i];
+            pending[npending++].reason = ncmp_xstrdup(reason.data);
+            break;
+        case REFUSED_DIRTY:
+            /* n == 1: the stage rolls back and dead-letters it with this
+             * reason; otherwise it applies the batch again one by one */
+            ncmp_err_set(err, NCMP_ERR_REJECT, "%s", reason.data);
+            goto cleanup;
+        case FAILED:
+            goto cleanup;
+        }
+    }
+    for (size_t i = 0; i < npending; i++)
+        if (ncmp_stage_reject(ctx, pending[i].m, pending[i].reason, err) != 0)
+            goto cleanup;
+    w->applied += applied;
+    w->ignored += ignored;
+    w->rejected += npending;
+    log_debug(AVC_APPLY_ROLE, "batch of %zu: %zu applied, %zu ignored, %zu dead-lettered, %.1f ms",
+              n, applied, ignored, npending, ncmp_now_ms() - t0);
+    rc = 0;
+cleanup:
+    for (size_t i = 0; i < npending; i++)
+        free(pending[i].reason);
+    free(pending);
+    free(hs);
+    PQclear(res);
+    ncmp_buf_free(&reason);
+    return rc;
+}
+
+static const ncmp_db_stmt avc_statements[] = {{"avc_handles", SQL_HANDLES}, {NULL, NULL}};
+
+const ncmp_stage_ops avc_apply_stage = {avc_statements, avc_init, avc_apply, avc_fini};
