@@ -409,7 +409,7 @@ static void node_data(delta *d, const char *key, const char *path, size_t len, c
         ncmp_buf_append(o, name, nlen);
         ncmp_buf_append_str(o, entry ? "\":[" : "\":");
         if (obj)
-            ncmp_buf_append_str(o, json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN));
+            ncmp_buf_append_str(o, json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         else
             ncmp_buf_append(o, json, jlen);
         ncmp_buf_append_str(o, entry ? "]}" : "}");
@@ -1115,7 +1115,7 @@ static int write_under(apply *a, const cps_target *t, cps_write_kind kind, const
                        json_object *data)
 {
     ncmp_buf xpath = NCMP_BUF_INIT;
-    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN);
+    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc;
 
     cps_path_decode(parent, strlen(parent), &xpath);
