@@ -579,7 +579,7 @@ bench_data() {
 
 # bench_cps [--quick] [--devices N] [--seed-devices N] [--seed-anchors N]
 # [--docs A,B] [--runs R] [--json FILE]: CPS's own performance suite
-# (its Write, Get, Query, Update and Delete tests) over CPS's REST API
+# (its Write, Get, Query, Update, Delete and Delta tests) over CPS's REST API
 # against ncmpd's CPS store (role cps), timed by the client beside CPS's
 # expected seconds; in the same run the raw limits on the same rows and
 # documents (COPY, PostgreSQL returning them, libyang parsing them), a

@@ -409,7 +409,9 @@ static void node_data(delta *d, const char *key, const char *path, size_t len, c
         ncmp_buf_append(o, name, nlen);
         ncmp_buf_append_str(o, entry ? "\":[" : "\":");
         if (obj)
-            ncmp_buf_append_str(o, json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+            ncmp_buf_append_str(o,
+                                json_object_to_json_string_ext(
+                                    obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
         else
             ncmp_buf_append(o, json, jlen);
         ncmp_buf_append_str(o, entry ? "]}" : "}");
@@ -473,27 +475,32 @@ static const char SQL_REMOVED_PARENTS[] =
     " AND t.path = substring(s.path from E'^(.*)\\x01')))"
     " ORDER BY 1";
 
-/* The rows of a remove (create) entry: the children of a node (within
- * the ranges $3..$6, at depth $8 - 1) only in anchor $1, not in $7, with
- * their subtrees down to depth $2. */
+/* The rows of a remove (create) entry: the children of a node (the rows
+ * at depth $8 within the ranges $3..$6) only in anchor $1, not in $7,
+ * each followed by its subtree down to depth $2: the tops first (a
+ * filter of the range and one probe each), then one range scan per top,
+ * so the rows of the children in both trees are not probed. */
 static const char SQL_GROUP[] =
-    "SELECT s.path, s.depth, s.attributes FROM fragment s WHERE s.anchor_id = $1"
-    " AND s.depth <= $2::int AND s.path >= $3 AND s.path < $6 AND (s.path < $4 OR s.path >= $5)"
-    " AND NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7"
-    " AND t.path = array_to_string((string_to_array(s.path, E'\\x01'))[1:$8::int], E'\\x01'))"
-    " ORDER BY s.path";
+    "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM fragment s"
+    " WHERE s.anchor_id = $1 AND s.depth = $8::int"
+    " AND s.path >= $3 AND s.path < $6 AND (s.path < $4 OR s.path >= $5)"
+    " AND NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = s.path)"
+    " ORDER BY s.path) top"
+    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f WHERE f.anchor_id = $1"
+    " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $2::int"
+    " ORDER BY f.path) f ON true";
 
 /* Start the remove or create entry of the children of frame f. */
 static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
 {
     cps_path_ranges own = {0};
     const cps_path_ranges *rg = &d->rg;
-    char slice[16];
+    char slice[16]; /* the children's depth */
     const char *params[8];
     int rc;
 
     if (f->virtual) {
-        snprintf(slice, sizeof(slice), "%d", d->top_depth + 1);
+        snprintf(slice, sizeof(slice), "%d", d->top_depth);
     } else {
         const char *p = d->path.data;
         ncmp_buf_append(&own.lo1, p, f->len);
@@ -507,7 +514,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
         ncmp_buf_append_str(&own.hi2, own.hi1.data);
         ncmp_buf_append_char(&own.hi2, '\0');
         rg = &own;
-        snprintf(slice, sizeof(slice), "%d", cps_path_depth(p, f->len) + 2);
+        snprintf(slice, sizeof(slice), "%d", cps_path_depth(p, f->len) + 1);
         ncmp_buf_reset(&d->aux_xpath);
         cps_path_decode(p, f->len, &d->aux_xpath);
     }
@@ -1115,7 +1122,8 @@ static int write_under(apply *a, const cps_target *t, cps_write_kind kind, const
                        json_object *data)
 {
     ncmp_buf xpath = NCMP_BUF_INIT;
-    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
     int rc;
 
     cps_path_decode(parent, strlen(parent), &xpath);

@@ -9,7 +9,9 @@
 
 static const char *text(json_object *o)
 {
-    return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "(none)";
+    return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                     JSON_C_TO_STRING_NOSLASHESCAPE)
+             : "(none)";
 }
 
 /* diff of two JSON texts, the sides as text ("(none)" when absent). */
@@ -64,20 +66,41 @@ Test(cps_delta, key_leaves_of_the_last_step)
 {
     int n;
 
-    cr_expect_str_eq(keys_of("\x01" "a[@x='1']\x01" "b[@k='v' and @k2='it''s']", &n),
+    cr_expect_str_eq(keys_of("\x01"
+                             "a[@x='1']\x01"
+                             "b[@k='v' and @k2='it''s']",
+                             &n),
                      "{\"k\":\"v\",\"k2\":\"it's\"}");
     cr_expect_eq(n, 2);
-    cr_expect_str_eq(keys_of("\x01" "a[@x='1']\x01" "c", &n), "{}");
+    cr_expect_str_eq(keys_of("\x01"
+                             "a[@x='1']\x01"
+                             "c",
+                             &n),
+                     "{}");
     cr_expect_eq(n, 0, "a container: no keys");
-    cr_expect_str_eq(keys_of("\x01" "b[@k='a/b]c']", &n), "{\"k\":\"a/b]c\"}");
+    cr_expect_str_eq(keys_of("\x01"
+                             "b[@k='a/b]c']",
+                             &n),
+                     "{\"k\":\"a/b]c\"}");
     cr_expect_eq(n, 1);
-    cr_expect_str_eq(keys_of("\x01" "b[@k='']", &n), "{\"k\":\"\"}");
+    cr_expect_str_eq(keys_of("\x01"
+                             "b[@k='']",
+                             &n),
+                     "{\"k\":\"\"}");
 }
 
 Test(cps_delta, key_leaves_malformed_add_nothing)
 {
-    static const char *const bad[] = {"\x01" "b[@k='v'", "\x01" "b[@k=v]", "\x01" "b[k='v']",
-                                      "\x01" "b[@k='v' or @j='w']", "\x01" "b[@='v']"};
+    static const char *const bad[] = {"\x01"
+                                      "b[@k='v'",
+                                      "\x01"
+                                      "b[@k=v]",
+                                      "\x01"
+                                      "b[k='v']",
+                                      "\x01"
+                                      "b[@k='v' or @j='w']",
+                                      "\x01"
+                                      "b[@='v']"};
     int n;
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -88,9 +111,35 @@ Test(cps_delta, key_leaves_malformed_add_nothing)
 
 Test(cps_delta, path_order_is_the_c_collation)
 {
-    cr_expect_lt(cps_delta_path_cmp("\x01" "a", 2, "\x01" "a\x01" "b", 4), 0);
-    cr_expect_lt(cps_delta_path_cmp("\x01" "a\x01" "z", 4, "\x01" "a-x", 4), 0,
-                 "a node's subtree before its siblings that extend its name");
-    cr_expect_eq(cps_delta_path_cmp("\x01" "a", 2, "\x01" "a", 2), 0);
-    cr_expect_gt(cps_delta_path_cmp("\x01" "b", 2, "\x01" "a\x01" "c", 4), 0);
+    cr_expect_lt(cps_delta_path_cmp("\x01"
+                                    "a",
+                                    2,
+                                    "\x01"
+                                    "a\x01"
+                                    "b",
+                                    4),
+                 0);
+    cr_expect_lt(cps_delta_path_cmp("\x01"
+                                    "a\x01"
+                                    "z",
+                                    4,
+                                    "\x01"
+                                    "a-x",
+                                    4),
+                 0, "a node's subtree before its siblings that extend its name");
+    cr_expect_eq(cps_delta_path_cmp("\x01"
+                                    "a",
+                                    2,
+                                    "\x01"
+                                    "a",
+                                    2),
+                 0);
+    cr_expect_gt(cps_delta_path_cmp("\x01"
+                                    "b",
+                                    2,
+                                    "\x01"
+                                    "a\x01"
+                                    "c",
+                                    4),
+                 0);
 }
