@@ -324,6 +324,25 @@ Test(cps_delta, anchor_against_payload, .timeout = 120)
         it_cps_reply_free(&r);
     }
 
+    /* parsed with an uploaded model instead of the anchor's: the same
+     * report, and the model is not kept */
+    {
+        char zip[1024];
+        snprintf(zip, sizeof(zip), "%s/tests/data/bookstore/bookstore.zip", NCMP_SOURCE_DIR);
+        want = delta_of(c, "&descendants=all");
+        it_cps_request(c, "POST", B1 "/delta", NULL, "targetData", file, "yangResourceFile", zip,
+                       &r);
+        cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
+        got = json_tokener_parse(r.body.data);
+        cr_expect(json_object_equal(want, got), "with the model:\n%s", r.body.data);
+        json_object_put(want);
+        json_object_put(got);
+        it_cps_reply_free(&r);
+        want = call_json(c, "GET", DS "/schema-sets");
+        cr_expect_eq(json_object_array_length(want), 1, "%s", json_object_to_json_string(want));
+        json_object_put(want);
+    }
+
     /* XML: b2's category 1 */
     it_cps_temp_path(xml, sizeof(xml), c, "cat1.xml");
     it_cps_write_file(xml, "<categories xmlns=\"org:onap:cps:sample\"><code>1</code>"
