@@ -10,7 +10,7 @@
  *
  *   ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] [-j FILE]
  *       [--devices N] [--delete-devices N] [--seed-devices N] [--seed-anchors N]
- *       [--docs A,B] [--runs R]
+ *       [--docs A,B] [--runs R] [--delta-only]
  *
  * DATA-DIR is the repository's tests/data (openroadm/model.zip,
  * openroadm/device.json, bookstore/bookstore.zip). The data is CPS's: a
@@ -57,6 +57,7 @@ typedef struct opts {
     long devices, delete_devices, seed_devices, seed_anchors;
     long docs[2];
     int runs;
+    int delta_only; /* --delta-only: the setup and the Delta scenarios */
 } opts;
 
 typedef struct result {
@@ -1690,6 +1691,7 @@ static int parse(int argc, char **argv, opts *o)
                                           {"seed-anchors", required_argument, NULL, 'a'},
                                           {"docs", required_argument, NULL, 'c'},
                                           {"runs", required_argument, NULL, 'r'},
+                                          {"delta-only", no_argument, NULL, 'o'},
                                           {NULL, 0, NULL, 0}};
     int c;
 
@@ -1735,6 +1737,9 @@ static int parse(int argc, char **argv, opts *o)
         case 'r':
             o->runs = atoi(optarg);
             break;
+        case 'o':
+            o->delta_only = 1;
+            break;
         default:
             return -1;
         }
@@ -1758,7 +1763,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] "
                 "[-j FILE] [--devices N<=1000] [--delete-devices N>=100] [--seed-devices N] "
-                "[--seed-anchors N] [--docs A,B] [--runs R]\n");
+                "[--seed-anchors N] [--docs A,B] [--runs R] [--delta-only]\n");
         free(b);
         return 2;
     }
@@ -1793,6 +1798,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "setup: dataspace, schema sets, 3 anchors of %ld devices\n", b->o.devices);
     if (setup(b) != 0)
         goto out;
+    if (b->o.delta_only) {
+        fprintf(stderr, "Delta\n");
+        delta_tests(b);
+        goto done;
+    }
     fprintf(stderr, "raw limits: COPY, PostgreSQL reads, libyang parse\n");
     raw_copy(b, anchor_id(b, "openroadm1"));
     raw_libyang(b);
@@ -1815,6 +1825,7 @@ int main(int argc, char **argv)
     docs_stream(b, &b->docs[1], b->o.docs[1]);
     fprintf(stderr, "seed: %ld anchors of %ld devices\n", b->o.seed_anchors, b->o.seed_devices);
     seed_runs(b);
+done:
     print_table(b);
     for (int i = 0; i < b->nres; i++)
         nfailed += b->res[i].secs < 0;

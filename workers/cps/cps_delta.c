@@ -462,33 +462,43 @@ cleanup:
 }
 
 /* The nodes that have children only in the source, parents of the
- * remove entries, in the walk's order ('' the parent of the top nodes):
- * $1 source, $2 the deepest depth, $3..$6 the ranges, $7 target, $8 the
+ * remove entries, in the walk's order ('' the parent of the top nodes),
+ * from the rows of the source a read gives (CPS_SQL_READ_ALL or _WALK:
+ * $1 source, $2 the deepest depth, $3..$6 the ranges); $7 target, $8 the
  * top nodes' depth. */
-static const char SQL_REMOVED_PARENTS[] =
+static const char SQL_REMOVED_PARENTS_HEAD[] =
     "SELECT DISTINCT (CASE WHEN s.depth = $8::int THEN ''"
-    " ELSE substring(s.path from E'^(.*)\\x01') END) COLLATE \"C\" AS parent"
-    " FROM fragment s WHERE s.anchor_id = $1 AND s.depth <= $2::int"
-    " AND s.path >= $3 AND s.path < $6 AND (s.path < $4 OR s.path >= $5)"
-    " AND NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = s.path)"
+    " ELSE substring(s.path from E'^(.*)\\x01') END) COLLATE \"C\" AS parent FROM (";
+static const char SQL_REMOVED_PARENTS_TAIL[] =
+    ") s WHERE NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = s.path)"
     " AND (s.depth = $8::int OR EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7"
     " AND t.path = substring(s.path from E'^(.*)\\x01')))"
     " ORDER BY 1";
 
 /* The rows of a remove (create) entry: the children of a node (the rows
- * at depth $8 within the ranges $3..$6) only in anchor $1, not in $7,
- * each followed by its subtree down to depth $2: the tops first (a
- * filter of the range and one probe each), then one range scan per top,
- * so the rows of the children in both trees are not probed. */
-static const char SQL_GROUP[] =
-    "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM fragment s"
-    " WHERE s.anchor_id = $1 AND s.depth = $8::int"
-    " AND s.path >= $3 AND s.path < $6 AND (s.path < $4 OR s.path >= $5)"
+ * at depth $2 within the ranges $3..$6, found by CPS_SQL_READ_WALK,
+ * which jumps over their subtrees) only in anchor $1, not in $7, each
+ * followed by its subtree down to depth $8: one probe per child, then
+ * one range scan per child only on one side. */
+static const char SQL_GROUP_HEAD[] = "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM (";
+static const char SQL_GROUP_TAIL[] =
+    ") s WHERE s.depth = $2::int"
     " AND NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = s.path)"
     " ORDER BY s.path) top"
     " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f WHERE f.anchor_id = $1"
-    " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $2::int"
+    " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $8::int"
     " ORDER BY f.path) f ON true";
+
+/* head + read + tail, owned by the caller. */
+static char *sql_around(const char *head, const char *read, const char *tail)
+{
+    ncmp_buf b = NCMP_BUF_INIT;
+
+    ncmp_buf_append_str(&b, head);
+    ncmp_buf_append_str(&b, read);
+    ncmp_buf_append_str(&b, tail);
+    return b.data;
+}
 
 /* Start the remove or create entry of the children of frame f. */
 static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
@@ -497,6 +507,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     const cps_path_ranges *rg = &d->rg;
     char slice[16]; /* the children's depth */
     const char *params[8];
+    char *sql;
     int rc;
 
     if (f->virtual) {
@@ -519,14 +530,16 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
         cps_path_decode(p, f->len, &d->aux_xpath);
     }
     params[0] = remove ? d->src : d->tgt;
-    params[1] = d->maxdepth;
+    params[1] = slice;
     params[2] = rg->lo1.data;
     params[3] = rg->hi1.data;
     params[4] = rg->lo2.data;
     params[5] = rg->hi2.data;
     params[6] = remove ? d->tgt : d->src;
-    params[7] = slice;
-    rc = cursor_open(d->db, &d->aux, "delta_g", SQL_GROUP, 8, params, err);
+    params[7] = d->maxdepth;
+    sql = sql_around(SQL_GROUP_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_TAIL);
+    rc = cursor_open(d->db, &d->aux, "delta_g", sql, 8, params, err);
+    free(sql);
     cps_path_ranges_free(&own);
     if (rc != 0)
         return -1;
@@ -707,7 +720,8 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
 {
     const char *params[8];
     const char *read = d->fetch < 0 ? CPS_SQL_READ_ALL : CPS_SQL_READ_WALK;
-    char top[16];
+    char top[16], *sql;
+    int rc;
 
     d->top_depth = plen ? cps_path_depth(path, plen) : 1;
     snprintf(d->maxdepth, sizeof(d->maxdepth), "%d",
@@ -731,7 +745,10 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     params[0] = d->src;
     params[6] = d->tgt;
     params[7] = top;
-    if (cursor_open(d->db, &d->r, "delta_r", SQL_REMOVED_PARENTS, 8, params, err) != 0)
+    sql = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
+    rc = cursor_open(d->db, &d->r, "delta_r", sql, 8, params, err);
+    free(sql);
+    if (rc != 0)
         return -1;
     return frame_push(d, "", 0, 1, err);
 }
@@ -789,12 +806,15 @@ static void delta_respond(ncmp_http_request *req, delta *d, const char *path, si
 
 /* --- the requests --------------------------------------------------------- */
 
-/* Does the client want XML (CPS looks at Accept, or Content-Type)? */
-static int wants_xml(ncmp_http_request *req)
+/* Does the client want XML? CPS reads the GET's Content-Type and the
+ * POST's Accept; either is taken here. */
+static int wants_xml(ncmp_http_request *req, int get)
 {
     const char *accept = ncmp_http_header(req, "Accept");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
 
-    return accept && strstr(accept, "xml") && !strstr(accept, "json");
+    return (accept && strstr(accept, "xml") && !strstr(accept, "json")) ||
+           (get && ctype && strstr(ctype, "xml"));
 }
 
 /* The request's xpath as a stored path (NUL-terminated); 400 and -1 when
@@ -821,14 +841,20 @@ static int grouping_asked(ncmp_http_request *req, int *grouped)
     return -1;
 }
 
-static delta *delta_new(cps_api *api, ncmp_http_request *req)
+static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
 {
     delta *d = ncmp_xcalloc(1, sizeof(*d));
 
     d->pool = api->pool;
-    d->xml = wants_xml(req);
+    d->xml = wants_xml(req, get);
     return d;
 }
+
+/* The delta's cursors are read to the end (planned for their first rows
+ * otherwise), and their plans are not JIT-compiled: a range of a large
+ * anchor crosses the cost threshold and paid a second of compiling for
+ * a query that runs in milliseconds. */
+#define SQL_SETTINGS "SET LOCAL cursor_tuple_fraction = 1.0; SET LOCAL jit = off"
 
 /* A pooled connection in a transaction of d's; answers and returns -1
  * when none. */
@@ -838,7 +864,8 @@ static int delta_begin(ncmp_http_request *req, delta *d, int read_only)
 
     if (rest_pool_get(d->pool, CPS_POOL_WAIT_MS, &d->db, &err) != 0 ||
         ncmp_db_exec(d->db, read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
-                     &err) != 0) {
+                     &err) != 0 ||
+        ncmp_db_exec(d->db, SQL_SETTINGS, &err) != 0) {
         rest_db_answer_error(req, &err);
         return -1;
     }
@@ -862,7 +889,7 @@ static void h_delta_anchors(ncmp_http_request *req, void *arg)
         cps_name_valid(req, "source-anchor-name", src) != 0 ||
         cps_name_valid(req, "target-anchor-name", tgt) != 0)
         return;
-    d = delta_new(api, req);
+    d = delta_new(api, req, 1);
     if (xpath_asked(req, &path) != 0 || cps_descendants_asked(req, 2, &d->fetch) != 0 ||
         grouping_asked(req, &d->grouped) != 0 || delta_begin(req, d, 1) != 0)
         goto cleanup;
@@ -1004,7 +1031,7 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
     if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
         cps_name_valid(req, "source-anchor-name", src) != 0)
         return;
-    d = delta_new(api, req);
+    d = delta_new(api, req, 0);
     d->fetch = -1; /* CPS compares the payload with every descendant */
     if (xpath_asked(req, &path) != 0 || grouping_asked(req, &d->grouped) != 0)
         goto cleanup;
@@ -1093,9 +1120,9 @@ static int reject(apply *a, int status, const char *message, const char *details
 }
 
 /* The node the data of an entry is under: the xpath's, or its parent's
- * when the data is the node itself (an entry without grouping, or a
- * group of top-level nodes). `data` is {name: ..} with one or more
- * members. */
+ * when the data holds the node itself (an entry without grouping, or a
+ * group of top-level nodes, reported at the first one's xpath). `data`
+ * is {name: ..} with one or more members. */
 static void data_parent(const char *path, size_t len, json_object *data, ncmp_buf *out)
 {
     const char *name;
@@ -1103,7 +1130,7 @@ static void data_parent(const char *path, size_t len, json_object *data, ncmp_bu
     size_t plen = len;
 
     cps_path_last_name(path, len, &name, &nlen);
-    if (nlen && json_object_object_length(data) == 1) {
+    if (nlen) {
         json_object_object_foreach(data, k, v)
         {
             (void)v;
@@ -1368,7 +1395,7 @@ static void h_apply(ncmp_http_request *req, void *arg)
         goto cleanup;
     }
     if (rest_pool_get(pool, CPS_POOL_WAIT_MS, &a.db, &a.err) != 0 ||
-        ncmp_db_exec(a.db, "BEGIN", &a.err) != 0) {
+        ncmp_db_exec(a.db, "BEGIN", &a.err) != 0 || ncmp_db_exec(a.db, SQL_SETTINGS, &a.err) != 0) {
         rest_db_answer_error(req, &a.err);
         goto cleanup;
     }
