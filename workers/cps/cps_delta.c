@@ -489,6 +489,16 @@ static const char SQL_GROUP_TAIL[] =
     " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $8::int"
     " ORDER BY f.path) f ON true";
 
+/* The same rows for a read bounded in depth, from CPS_SQL_READ_WALK ($2
+ * the deepest depth), which gives only the rows above the bound: each
+ * is kept when its ancestor at the children's depth (its first $8 - 1
+ * steps) is not in $7. */
+static const char SQL_GROUP_WALK_HEAD[] = "SELECT s.path, s.depth, s.attributes FROM (";
+static const char SQL_GROUP_WALK_TAIL[] =
+    ") s WHERE NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7"
+    " AND t.path = array_to_string((string_to_array(s.path, E'\\x01'))[1:$8::int], E'\\x01'))"
+    " ORDER BY s.path";
+
 /* head + read + tail, owned by the caller. */
 static char *sql_around(const char *head, const char *read, const char *tail)
 {
@@ -505,7 +515,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
 {
     cps_path_ranges own = {0};
     const cps_path_ranges *rg = &d->rg;
-    char slice[16]; /* the children's depth */
+    char slice[16], slice_end[16]; /* the children's depth, and the steps of their paths + 1 */
     const char *params[8];
     char *sql;
     int rc;
@@ -537,7 +547,14 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     params[5] = rg->hi2.data;
     params[6] = remove ? d->tgt : d->src;
     params[7] = d->maxdepth;
-    sql = sql_around(SQL_GROUP_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_TAIL);
+    if (d->fetch < 0) {
+        sql = sql_around(SQL_GROUP_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_TAIL);
+    } else { /* the subtrees bounded too: no range scan of whole subtrees */
+        snprintf(slice_end, sizeof(slice_end), "%d", atoi(slice) + 1);
+        params[1] = d->maxdepth;
+        params[7] = slice_end;
+        sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
+    }
     rc = cursor_open(d->db, &d->aux, "delta_g", sql, 8, params, err);
     free(sql);
     cps_path_ranges_free(&own);
