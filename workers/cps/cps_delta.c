@@ -480,7 +480,8 @@ static const char SQL_REMOVED_PARENTS_TAIL[] =
  * which jumps over their subtrees) only in anchor $1, not in $7, each
  * followed by its subtree down to depth $8: one probe per child, then
  * one range scan per child only on one side. */
-static const char SQL_GROUP_HEAD[] = "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM (";
+static const char SQL_GROUP_HEAD[] =
+    "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM (";
 static const char SQL_GROUP_TAIL[] =
     ") s WHERE s.depth = $2::int"
     " AND NOT EXISTS (SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = s.path)"
