@@ -615,8 +615,8 @@ bench_data() {
 }
 
 # bench_cps [--quick] [--devices N] [--seed-devices N] [--seed-anchors N]
-# [--docs A,B] [--runs R] [--json FILE]: CPS's own performance suite
-# (its Write, Get, Query, Update and Delete tests) over CPS's REST API
+# [--docs A,B] [--runs R] [--delta-only] [--json FILE]: CPS's own performance suite
+# (its Write, Get, Query, Update, Delete and Delta tests) over CPS's REST API
 # against ncmpd's CPS store (role cps), timed by the client beside CPS's
 # expected seconds; in the same run the raw limits on the same rows and
 # documents (COPY, PostgreSQL returning them, libyang parsing them), a
@@ -624,6 +624,7 @@ bench_data() {
 # (by default 4 of 3,000 devices: about 1,000,000 nodes). The model and
 # the sample device are the repository's (tests/data/openroadm). --quick:
 # 100 devices per anchor, small seed and streams (a smoke run).
+# --delta-only: the setup and the Delta scenarios (DeltaPerfTest) alone.
 bench_cps() {
     local json="" port=${NCMP_BENCH_HTTP_PORT:-58884} args=() pid rc
     while [ $# -gt 0 ]; do
@@ -631,8 +632,9 @@ bench_cps() {
         --quick) args+=(--devices 100 --delete-devices 100 --seed-devices 300 --seed-anchors 2
             --docs 20,60 --runs 3); shift ;;
         --devices | --delete-devices | --seed-devices | --seed-anchors | --docs | --runs) args+=("$1" "$2"); shift 2 ;;
+        --delta-only) args+=("$1"); shift ;;
         --json) json=$2; shift 2 ;;
-        *) die "bench cps: unknown option '$1' (options: --quick, --devices N, --seed-devices N, --seed-anchors N, --docs A,B, --runs R, --json FILE)" ;;
+        *) die "bench cps: unknown option '$1' (options: --quick, --devices N, --seed-devices N, --seed-anchors N, --docs A,B, --runs R, --delta-only, --json FILE)" ;;
         esac
     done
     services_up

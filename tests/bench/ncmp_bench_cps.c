@@ -1,6 +1,6 @@
 /*
  * ncmp-bench-cps: CPS's own performance suite (the Write, Get, Query,
- * Update and Delete tests of onap/cps integration-test, performance/cps)
+ * Update, Delete and Delta tests of onap/cps integration-test, performance/cps)
  * replayed over CPS's REST API against a running ncmpd, each scenario timed
  * by this client on one kept-alive connection and printed beside CPS's
  * expected seconds; in the same run the raw limits on the same rows and
@@ -10,7 +10,7 @@
  *
  *   ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] [-j FILE]
  *       [--devices N] [--delete-devices N] [--seed-devices N] [--seed-anchors N]
- *       [--docs A,B] [--runs R]
+ *       [--docs A,B] [--runs R] [--delta-only]
  *
  * DATA-DIR is the repository's tests/data (openroadm/model.zip,
  * openroadm/device.json, bookstore/bookstore.zip). The data is CPS's: a
@@ -57,11 +57,12 @@ typedef struct opts {
     long devices, delete_devices, seed_devices, seed_anchors;
     long docs[2];
     int runs;
+    int delta_only; /* --delta-only: the setup and the Delta scenarios */
 } opts;
 
 typedef struct result {
     char name[160];
-    const char *test; /* Write, Get, Query, Update, Delete, Setup */
+    const char *test; /* Write, Get, Query, Update, Delete, Delta, Setup */
     double expected;  /* CPS's expected seconds */
     double secs;      /* < 0: failed */
     long nodes;
@@ -106,6 +107,9 @@ typedef struct bench {
     docs_run docs[2];
     seed_run *seed;
     double seed_read_ms, seed_read_pg_ms;
+    double delta_rss_start_mb, delta_rss_end_mb, delta_hwm_start_mb, delta_hwm_end_mb;
+    double delta_hwm_setup_mb;   /* the peak once the two anchors are written */
+    double delta_hwm_anchors_mb; /* the peak after the two-anchor scenarios */
 } bench;
 
 static double now_s(void)
@@ -780,6 +784,192 @@ static void write_tests(bench *b)
     ncmp_buf_free(&doc);
 }
 
+/* --- Delta (DeltaPerfTest) --------------------------------------------------------- */
+
+static void rss_mb(long pid, double *rss, double *hwm);
+
+/* The entries of a delta report answer (its "action" members). */
+static long report_entries(const bench *b)
+{
+    long n = 0;
+
+    for (const char *p = b->resp.data; p && (p = strstr(p, "\"action\":")); p++)
+        n++;
+    return n;
+}
+
+/* DeltaPerfTest's target: devices rm+1..N, then N+1..N+add, the first
+ * `chg` of them with status fail (generateModifiedOpenRoadData). */
+static void delta_target_doc(bench *b, ncmp_buf *out, long n, long rm, long add, long chg)
+{
+    ncmp_buf_reset(out);
+    ncmp_buf_append_str(out, "{\"openroadm-devices\": {\"openroadm-device\": [");
+    append_devices(b, out, rm + 1, chg, 1);
+    ncmp_buf_append_char(out, ',');
+    append_devices(b, out, rm + 1 + chg, n - rm - chg, 0);
+    ncmp_buf_append_char(out, ',');
+    append_devices(b, out, n + 1, add, 0);
+    ncmp_buf_append_str(out, "]}}");
+}
+
+/* POST .../delta with `doc` as the multipart part targetData, timed. */
+static int delta_payload_call(bench *b, const ncmp_buf *doc, int grouped)
+{
+    curl_mime *mime = curl_mime_init(b->h);
+    curl_mimepart *part = curl_mime_addpart(mime);
+    double t0;
+    int rc;
+
+    curl_mime_name(part, "targetData");
+    curl_mime_filename(part, "target.json");
+    curl_mime_type(part, "application/json");
+    curl_mime_data(part, doc->data, doc->len);
+    url(b,
+        "/cps/api/v2/dataspaces/" DS "/anchors/delta-source/delta?xpath=/openroadm-devices"
+        "&grouping-enabled=%s",
+        grouped ? "true" : "false");
+    curl_easy_setopt(b->h, CURLOPT_URL, b->url);
+    curl_easy_setopt(b->h, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(b->h, CURLOPT_MIMEPOST, mime);
+    ncmp_buf_reset(&b->resp);
+    t0 = now_s();
+    rc = curl_easy_perform(b->h) == CURLE_OK ? 0 : -1;
+    b->t += now_s() - t0;
+    curl_easy_getinfo(b->h, CURLINFO_RESPONSE_CODE, &b->status);
+    curl_easy_setopt(b->h, CURLOPT_MIMEPOST, NULL);
+    curl_easy_setopt(b->h, CURLOPT_HTTPHEADER, b->hdr);
+    curl_mime_free(mime);
+    ncmp_buf_append_char(&b->resp, '\0');
+    b->resp.len--;
+    if (rc != 0 || b->status != 200) {
+        snprintf(b->why, sizeof(b->why), "POST delta: HTTP %ld: %.160s", b->status,
+                 b->resp.data ? b->resp.data : "");
+        return -1;
+    }
+    return 0;
+}
+
+/* GET the delta of the two anchors `calls` times; the entries of the
+ * last answer. */
+static int delta_get(bench *b, const char *from, const char *to, const char *xpath,
+                     const char *descendants, int grouped, int calls, long *entries)
+{
+    for (int i = 0; i < calls; i++) {
+        url(b,
+            "/cps/api/v2/dataspaces/" DS "/anchors/%s/delta?target-anchor-name=%s&xpath=%s"
+            "&descendants=%s&grouping-enabled=%s",
+            from, to, esc(b, xpath), descendants, grouped ? "true" : "false");
+        if (call(b, "GET", NULL, 0, 200) != 0)
+            return -1;
+    }
+    *entries = report_entries(b);
+    return 0;
+}
+
+/* CPS's DeltaPerfTest: a source anchor of 3N/10 devices against a target
+ * of N devices with N/5 removed, N/5 added and N/5 changed (N = 1,000:
+ * 300 against 1,000 with 200 each, as CPS); the anchors' delta 10 calls
+ * per scenario, the payload's one call, then the grouped report of
+ * target against source applied to the target. Nodes: report entries. */
+static void delta_tests(bench *b)
+{
+    static const struct {
+        const char *scenario, *descendants;
+        int device; /* xpath: one device, else / (grouped) or /openroadm-devices */
+        double grouped_s, plain_s;
+    } anchors[] = {{"no descendants", "none", 1, 0.4, 0.15},
+                   {"direct descendants", "direct", 0, 1.0, 0.5},
+                   {"all descendants", "all", 0, 32.0, 35.0}};
+    static const double payload_grouped_s[] = {6.0, 5.0, 5.0}, payload_plain_s[] = {5.5, 5.0, 5.5};
+    long n = b->o.devices, src = n * 3 / 10, part = n / 5, entries = 0;
+    ncmp_buf doc = NCMP_BUF_INIT, report = NCMP_BUF_INIT;
+    char name[160], device[160];
+    double rss;
+    result *r;
+
+    rss_mb(b->o.pid, &b->delta_rss_start_mb, &b->delta_hwm_start_mb);
+    r = record(b, "Delta", "CPS: Delta test setup", 10);
+    tree_doc(b, &doc, 1, src, 0);
+    b->t = 0;
+    if (anchor_create(b, LARGE, "delta-source") != 0 ||
+        write_doc(b, "POST", "delta-source", "nodes", "/", &doc, 201) != 0) {
+        failed(r, b->why);
+        goto cleanup;
+    }
+    passed(r, b->t, src * NODES_PER_DEVICE + 1);
+    r = record(b, "Delta", "CPS: Creating modified openroadm anchor", 33);
+    delta_target_doc(b, &doc, n, part, part, part);
+    b->t = 0;
+    if (anchor_create(b, LARGE, "delta-target") != 0 ||
+        write_doc(b, "POST", "delta-target", "nodes", "/", &doc, 201) != 0) {
+        failed(r, b->why);
+        goto cleanup;
+    }
+    passed(r, b->t, n * NODES_PER_DEVICE + 1);
+    rss_mb(b->o.pid, &rss, &b->delta_hwm_setup_mb);
+    snprintf(device, sizeof(device),
+             "/openroadm-devices/openroadm-device[@device-id='C201-7-1A-1']");
+    for (int grouped = 1; grouped >= 0; grouped--)
+        for (int i = 0; i < 3; i++) {
+            snprintf(name, sizeof(name), "CPS:Delta of 2 anchors %s%s",
+                     grouped ? "" : "no grouping ", anchors[i].scenario);
+            r = record(b, "Delta", name, grouped ? anchors[i].grouped_s : anchors[i].plain_s);
+            b->t = 0;
+            if (delta_get(b, "delta-source", "delta-target",
+                          anchors[i].device ? device
+                          : grouped         ? "/"
+                                            : "/openroadm-devices",
+                          anchors[i].descendants, grouped, 10, &entries) != 0)
+                failed(r, b->why);
+            else
+                passed(r, b->t, entries);
+        }
+    /* the anchors' deltas hold no tree: ncmpd's peak must not have moved
+     * (the payload's scenarios parse the 10 MB payload, as CPS does) */
+    rss_mb(b->o.pid, &rss, &b->delta_hwm_anchors_mb);
+    fprintf(stderr, "  delta of 2 anchors: ncmpd RSS %.0f MB, peak %.0f -> %.0f MB\n", rss,
+            b->delta_hwm_setup_mb, b->delta_hwm_anchors_mb);
+    for (int grouped = 1; grouped >= 0; grouped--)
+        for (int i = 0; i < 3; i++) {
+            snprintf(name, sizeof(name), "CPS:Delta of anchor-JSON %s%s",
+                     grouped ? "grouping " : "no grouping ", anchors[i].scenario);
+            r = record(b, "Delta", name, grouped ? payload_grouped_s[i] : payload_plain_s[i]);
+            b->t = 0;
+            if (delta_payload_call(b, &doc, grouped) != 0)
+                failed(r, b->why);
+            else
+                passed(r, b->t, report_entries(b));
+        }
+    r = record(b, "Delta", "CPS:Apply delta report to an anchor", 20.0);
+    if (delta_get(b, "delta-target", "delta-source", "/openroadm-devices", "all", 1, 1, &entries) !=
+        0) {
+        failed(r, b->why);
+        goto cleanup;
+    }
+    ncmp_buf_append(&report, b->resp.data, b->resp.len);
+    url(b, "/cps/api/v2/dataspaces/" DS "/anchors/delta-target/applyChangesInDeltaReport");
+    b->t = 0;
+    if (call(b, "POST", report.data, report.len, 201) != 0) {
+        failed(r, b->why);
+        goto cleanup;
+    }
+    passed(r, b->t, entries);
+    /* the target is the source now */
+    if (delta_get(b, "delta-target", "delta-source", "/", "all", 0, 1, &entries) != 0 ||
+        entries != 0) {
+        snprintf(name, sizeof(name), "%ld entries left after applying the report", entries);
+        failed(r, entries ? name : b->why);
+    }
+cleanup:
+    rss_mb(b->o.pid, &b->delta_rss_end_mb, &b->delta_hwm_end_mb);
+    fprintf(stderr, "  delta: ncmpd RSS %.0f -> %.0f MB (peak %.0f -> %.0f MB)\n",
+            b->delta_rss_start_mb, b->delta_rss_end_mb, b->delta_hwm_start_mb, b->delta_hwm_end_mb);
+    anchor_delete(b, "delta-source");
+    anchor_delete(b, "delta-target");
+    ncmp_buf_free(&doc);
+    ncmp_buf_free(&report);
+}
+
 /* A read scenario: the median of runs of one GET (b->url set by `set`),
  * each answer holding `want` nodes of shape `s`. Returns the median in
  * seconds, or -1 (r failed). */
@@ -1434,6 +1624,13 @@ static int write_json(const bench *b, const char *path)
     fprintf(f, "\"replace_nodes\": %ld, ", b->replace_nodes);
     json_num(f, "delete_nodes_per_s", del, 0);
     fprintf(f, "\n ");
+    json_num(f, "delta_rss_start_mb", b->delta_rss_start_mb, 0);
+    json_num(f, "delta_rss_end_mb", b->delta_rss_end_mb, 0);
+    json_num(f, "delta_peak_rss_start_mb", b->delta_hwm_start_mb, 0);
+    json_num(f, "delta_anchors_peak_rss_before_mb", b->delta_hwm_setup_mb, 0);
+    json_num(f, "delta_anchors_peak_rss_after_mb", b->delta_hwm_anchors_mb, 0);
+    json_num(f, "delta_peak_rss_end_mb", b->delta_hwm_end_mb, 0);
+    fprintf(f, "\n ");
     json_num(f, "read_all_ms", b->read_all_ms, 0);
     json_num(f, "read_all_postgres_ms", b->read_all_pg_ms, 0);
     fprintf(f, "\"read_all_nodes\": %ld, ", b->read_all_nodes);
@@ -1505,6 +1702,7 @@ static int parse(int argc, char **argv, opts *o)
                                           {"seed-anchors", required_argument, NULL, 'a'},
                                           {"docs", required_argument, NULL, 'c'},
                                           {"runs", required_argument, NULL, 'r'},
+                                          {"delta-only", no_argument, NULL, 'o'},
                                           {NULL, 0, NULL, 0}};
     int c;
 
@@ -1550,6 +1748,9 @@ static int parse(int argc, char **argv, opts *o)
         case 'r':
             o->runs = atoi(optarg);
             break;
+        case 'o':
+            o->delta_only = 1;
+            break;
         default:
             return -1;
         }
@@ -1573,7 +1774,7 @@ int main(int argc, char **argv)
         fprintf(stderr,
                 "usage: ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] "
                 "[-j FILE] [--devices N<=1000] [--delete-devices N>=100] [--seed-devices N] "
-                "[--seed-anchors N] [--docs A,B] [--runs R]\n");
+                "[--seed-anchors N] [--docs A,B] [--runs R] [--delta-only]\n");
         free(b);
         return 2;
     }
@@ -1608,6 +1809,11 @@ int main(int argc, char **argv)
     fprintf(stderr, "setup: dataspace, schema sets, 3 anchors of %ld devices\n", b->o.devices);
     if (setup(b) != 0)
         goto out;
+    if (b->o.delta_only) {
+        fprintf(stderr, "Delta\n");
+        delta_tests(b);
+        goto done;
+    }
     fprintf(stderr, "raw limits: COPY, PostgreSQL reads, libyang parse\n");
     raw_copy(b, anchor_id(b, "openroadm1"));
     raw_libyang(b);
@@ -1623,11 +1829,14 @@ int main(int argc, char **argv)
     update_tests(b);
     fprintf(stderr, "Delete\n");
     delete_tests(b);
+    fprintf(stderr, "Delta\n");
+    delta_tests(b);
     fprintf(stderr, "269 KB documents\n");
     docs_stream(b, &b->docs[0], b->o.docs[0]);
     docs_stream(b, &b->docs[1], b->o.docs[1]);
     fprintf(stderr, "seed: %ld anchors of %ld devices\n", b->o.seed_anchors, b->o.seed_devices);
     seed_runs(b);
+done:
     print_table(b);
     for (int i = 0; i < b->nres; i++)
         nfailed += b->res[i].secs < 0;

@@ -167,6 +167,55 @@ void it_cps_send(cps_case *c, const char *method, const char *path, const char *
     curl_easy_cleanup(curl);
 }
 
+void it_cps_request(cps_case *c, const char *method, const char *path, const char *accept,
+                    const char *name1, const char *file1, const char *name2, const char *file2,
+                    reply *r)
+{
+    struct curl_slist *headers = NULL;
+    CURL *curl = curl_easy_init();
+    curl_mime *mime = NULL;
+    char url[4096], header[256];
+    CURLcode rc;
+
+    memset(r, 0, sizeof(*r));
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", c->port, path);
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &r->body);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->headers);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 120L);
+    if (accept) {
+        snprintf(header, sizeof(header), "Accept: %s", accept);
+        headers = curl_slist_append(headers, header);
+        curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    }
+    if (name1) {
+        curl_mimepart *part;
+        mime = curl_mime_init(curl);
+        part = curl_mime_addpart(mime);
+        curl_mime_name(part, name1);
+        curl_mime_filedata(part, file1);
+        if (name2) {
+            part = curl_mime_addpart(mime);
+            curl_mime_name(part, name2);
+            curl_mime_filedata(part, file2);
+        }
+        curl_easy_setopt(curl, CURLOPT_MIMEPOST, mime);
+    }
+    rc = curl_easy_perform(curl);
+    cr_assert_eq(rc, CURLE_OK, "%s %s: %s; log %s", method, path, curl_easy_strerror(rc), c->log);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+    ncmp_buf_append_char(&r->body, '\0');
+    r->body.len--;
+    ncmp_buf_append_char(&r->headers, '\0');
+    r->headers.len--;
+    curl_mime_free(mime);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(curl);
+}
+
 /* The request answers `status`, and its body holds `needle` (NULL: any). */
 void it_cps_expect(cps_case *c, const char *method, const char *path, const char *file, long status,
                    const char *needle)

@@ -59,6 +59,13 @@ void it_cps_call(cps_case *c, const char *method, const char *path, const char *
 void it_cps_send(cps_case *c, const char *method, const char *path, const char *file,
                  const char *ctype, const char *body, size_t len, reply *r);
 
+/* One request with an Accept header (`accept`, NULL: none) and, when
+ * name1 is set, a multipart body of part `name1` from file `file1` and
+ * part `name2` from `file2` (name2 may be NULL). */
+void it_cps_request(cps_case *c, const char *method, const char *path, const char *accept,
+                    const char *name1, const char *file1, const char *name2, const char *file2,
+                    reply *r);
+
 /* The request answers `status`, and its body holds `needle` (NULL: any). */
 void it_cps_expect(cps_case *c, const char *method, const char *path, const char *file, long status,
                    const char *needle);

@@ -524,6 +524,7 @@ void cps_api_routes_add(cps_api *api, ncmp_http_server *s)
     cps_data_routes_add(api, s);
     cps_read_routes_add(api, s);
     cps_events_routes_add(api, s);
+    cps_delta_routes_add(api, s);
 }
 
 void cps_api_destroy(cps_api *api)

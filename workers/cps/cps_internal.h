@@ -63,8 +63,38 @@ int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *d
 /* The implemented module of `ctx` with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);
 
-/* The write routes (cps_data.c) and the read routes (cps_read.c). */
+/* The write routes (cps_data.c), the read routes (cps_read.c) and the
+ * delta routes (cps_delta.c). */
 void cps_data_routes_add(cps_api *api, ncmp_http_server *server);
 void cps_read_routes_add(cps_api *api, ncmp_http_server *server);
+void cps_delta_routes_add(cps_api *api, ncmp_http_server *server);
+
+/* cps_read.c's reads of a subtree, shared with the delta: $1 the anchor,
+ * $2 the deepest depth, $3..$6 the ranges of cps_path_ranges_of (lo1,
+ * hi1, lo2, hi2); rows (path, depth, attributes) in key order. READ_ALL
+ * scans the range ($2 must be > 0), READ_WALK jumps over what is deeper
+ * than $2. */
+extern const char CPS_SQL_READ_ALL[];
+extern const char CPS_SQL_READ_WALK[];
+
+/* The `descendants` (v2, v3) or `include-descendants` (v1) of the
+ * request as a depth: -1 all, 0 none, N. Answers 400 and returns -1 when
+ * it is not one. */
+int cps_descendants_asked(ncmp_http_request *req, int version, int *depth);
+
+/* The read's tree writer as CPS's data map of a delta report entry: rows
+ * (path, depth, attributes in columns 0 and 2) in key order in, the nodes
+ * as members {name: {..}, list: [{..}, ..]} of one object out (XML: the
+ * elements side by side), names without module prefixes. Owned by the
+ * caller (cps_tree_writer_free, which accepts NULL). */
+typedef struct tree_writer cps_tree_writer;
+cps_tree_writer *cps_tree_writer_new(int xml);
+void cps_tree_writer_head(cps_tree_writer *w, ncmp_buf *out);
+void cps_tree_writer_row(cps_tree_writer *w, const PGresult *res, int row, ncmp_buf *out);
+void cps_tree_writer_tail(cps_tree_writer *w, ncmp_buf *out);
+void cps_tree_writer_free(cps_tree_writer *w);
+
+/* Append `s` with XML's special characters escaped. */
+void cps_xml_text(ncmp_buf *out, const char *s, size_t len);
 
 #endif

@@ -54,7 +54,7 @@ static int descendants_option(ncmp_http_request *req, int version, int *depth)
 }
 
 /* descendants_option, answering 400 when the value is not one. */
-static int descendants_asked(ncmp_http_request *req, int version, int *depth)
+int cps_descendants_asked(ncmp_http_request *req, int version, int *depth)
 {
     if (descendants_option(req, version, depth) == 0)
         return 0;
@@ -103,6 +103,7 @@ typedef struct tree_writer {
     size_t nschemas;
     char prefix_of[256];             /* the first step cps_top_module was last asked for */
     const struct lys_module *module; /* its module (NULL: none has it) */
+    int xml;                         /* cps_tree_writer_new: which writer the rows go to */
     /* closes the innermost open node: JSON's or XML's, set by the head */
     void (*close)(struct tree_writer *w, ncmp_buf *out);
 } tree_writer;
@@ -303,7 +304,8 @@ static int tw_enter(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
             w->done = 1;
             return -1;
         }
-        tw_prefix(w, path);
+        if (w->schema) /* none: names without prefixes (the delta report's data) */
+            tw_prefix(w, path);
     }
     return 0;
 }
@@ -409,7 +411,7 @@ static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_
  * elements holding their value.
  */
 
-static void xml_text(ncmp_buf *out, const char *s, size_t len)
+void cps_xml_text(ncmp_buf *out, const char *s, size_t len)
 {
     for (size_t i = 0; i < len; i++) {
         switch (s[i]) {
@@ -436,7 +438,7 @@ static void xml_leaf(ncmp_buf *out, const char *name, json_object *v)
     ncmp_buf_appendf(out, "<%s>", name);
     if (v && !json_object_is_type(v, json_type_null)) {
         const char *t = json_object_get_string(v);
-        xml_text(out, t, strlen(t));
+        cps_xml_text(out, t, strlen(t));
     }
     ncmp_buf_appendf(out, "</%s>", name);
 }
@@ -504,7 +506,7 @@ static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
         ncmp_buf_append_str(out, qualified);
         ncmp_buf_append(out, name, nlen);
         ncmp_buf_appendf(out, " xmlns:%s=\"", w->module->prefix);
-        xml_text(out, w->module->ns, strlen(w->module->ns));
+        cps_xml_text(out, w->module->ns, strlen(w->module->ns));
         ncmp_buf_append_char(out, '"');
     } else {
         ncmp_buf_append(out, name, nlen);
@@ -524,6 +526,49 @@ static void xml_tail(void *arg, ncmp_buf *out)
 static const rest_stream_ops xml_ops = {xml_head, xml_row, xml_tail,
                                         tw_empty, tw_free, "application/xml"};
 
+/* --- the data of a delta report's entry ------------------------------------ */
+
+cps_tree_writer *cps_tree_writer_new(int xml)
+{
+    tree_writer *w = ncmp_xcalloc(1, sizeof(*w));
+
+    w->version = 3;
+    w->group_entries = 1; /* the entries of a list in one array, CPS's data map */
+    w->close = xml ? xml_close : tw_close_frame;
+    w->xml = xml;
+    return w;
+}
+
+void cps_tree_writer_head(cps_tree_writer *w, ncmp_buf *out)
+{
+    if (w->xml)
+        xml_head(w, out);
+    else
+        tw_head(w, out);
+}
+
+void cps_tree_writer_row(cps_tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+{
+    if (w->xml)
+        xml_row(w, res, row, out);
+    else
+        tw_row(w, res, row, out);
+}
+
+void cps_tree_writer_tail(cps_tree_writer *w, ncmp_buf *out)
+{
+    if (w->xml)
+        xml_tail(w, out);
+    else
+        tw_tail(w, out);
+}
+
+void cps_tree_writer_free(cps_tree_writer *w)
+{
+    if (w)
+        tw_free(w);
+}
+
 /* Does the client want XML (CPS reads its Content-Type; Accept is the
  * usual way)? */
 static int wants_xml(ncmp_http_request *req)
@@ -541,7 +586,7 @@ static int wants_xml(ncmp_http_request *req)
  * empty unless the xpath may name a list: then [$3, $4) is the node's own
  * subtree and [$5, $6) the list's entries, and between them lie siblings
  * whose names extend the last step's (`name-x`), filtered out. */
-static const char SQL_READ_ALL[] =
+const char CPS_SQL_READ_ALL[] =
     "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1 AND $2::int > 0"
     " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5) ORDER BY path";
 
@@ -550,7 +595,7 @@ static const char SQL_READ_ALL[] =
  * it, one index probe per row answered. A range scan would read the
  * whole subtree to answer its top (86,001 rows for one node without
  * descendants). */
-static const char SQL_READ_WALK[] =
+const char CPS_SQL_READ_WALK[] =
     "WITH RECURSIVE r(path, depth, attributes, hi) AS ("
     " SELECT s.path, s.depth, s.attributes, b.hi FROM (VALUES ($3, $4), ($5, $6)) b(lo, hi),"
     " LATERAL (SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
@@ -572,7 +617,7 @@ static void h_get(ncmp_http_request *req, void *arg)
 
     if (!v)
         return;
-    if (descendants_asked(req, v, &fetch) != 0)
+    if (cps_descendants_asked(req, v, &fetch) != 0)
         return;
     cps_api_respond_node(api, req, ncmp_http_param(req, "dataspace"),
                          ncmp_http_param(req, "anchor"), ncmp_http_query(req, "xpath"), fetch, v);
@@ -620,8 +665,8 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
     params[3] = rg.hi1.data;
     params[4] = rg.lo2.data;
     params[5] = rg.hi2.data;
-    rest_db_stream(req, api->pool, fetch < 0 ? SQL_READ_ALL : SQL_READ_WALK, 6, params, READ_BLOCK,
-                   wants_xml(req) ? &xml_ops : &tree_ops, w);
+    rest_db_stream(req, api->pool, fetch < 0 ? CPS_SQL_READ_ALL : CPS_SQL_READ_WALK, 6, params,
+                   READ_BLOCK, wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
     cps_target_clear(&t);
     ncmp_buf_free(&path);
@@ -760,7 +805,7 @@ static void h_query(ncmp_http_request *req, void *arg)
                                 "Required parameter 'cps-path' is not present.");
         return;
     }
-    if (descendants_asked(req, v, &fetch) != 0)
+    if (cps_descendants_asked(req, v, &fetch) != 0)
         return;
     if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, &leaf, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
@@ -876,7 +921,7 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
                                 "pageIndex and pageSize go together and must be greater than 0");
         return;
     }
-    if (descendants_asked(req, 2, &fetch) != 0)
+    if (cps_descendants_asked(req, 2, &fetch) != 0)
         return;
     if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, NULL, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
@@ -1026,7 +1071,7 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
 
     if (!cps_api_version(req, 2))
         return;
-    if (descendants_asked(req, 2, &fetch) != 0)
+    if (cps_descendants_asked(req, 2, &fetch) != 0)
         return;
     if (ncmp_json_parse(body ? body : "", len, &doc, &err) != 0 ||
         composite_sql(doc, 0, &msql, &q.path, &count, &err) != 0) {

@@ -1,0 +1,1468 @@
+/*
+ * CPS's delta reports (DeltaRestController): the delta between two
+ * anchors, between an anchor and a payload, and a report applied to an
+ * anchor.
+ *
+ * A delta is a merge of two streams of rows in key order: the source's
+ * and the target's fragment rows under the xpath, each read through a
+ * cursor of its own in blocks, in one transaction. The fragment key puts
+ * a node right before its subtree (0008), so one pass over the two
+ * streams sees every node of either tree once, in the order of a
+ * depth-first walk, and the report is written out while the rows arrive:
+ * memory stays flat with the size of the trees.
+ *
+ * Without grouping each node is one entry: remove (only in the source),
+ * create (only in the target), replace (in both, leaves differing: the
+ * leaves that differ, and a list entry's keys).
+ *
+ * With grouping (CPS's GroupedDeltaReportGenerator) the children of each
+ * node in both trees make, in this order: one remove entry holding every
+ * child only in the source with its subtree, then for each child in both
+ * its replace entry followed by its children's entries, then one create
+ * entry holding every child only in the target with its subtree. The
+ * xpath of a remove or create entry is the parent's (the first node's own
+ * when the nodes are top-level). The walk keeps a stack of the nodes in
+ * both trees it is inside of. A create entry comes after the node's
+ * subtree, when the walk has seen whether it has one; a remove entry
+ * comes before, so a third cursor reads, in the walk's order, the nodes
+ * that have children only in the source. The data of a remove or create
+ * entry is read by a cursor of its own while the walk waits, and written
+ * by cps_read.c's tree writer.
+ *
+ * The payload's delta writes the payload under a scratch anchor inside
+ * the transaction (cps_store_write: the same parsing and checks as the
+ * data API) and compares the two anchors; the transaction is rolled back
+ * at the end, so the scratch anchor and its rows are never seen. The
+ * application of a report is one transaction: a refused entry rolls back
+ * the whole report.
+ *
+ * Where this differs from CPS: without grouping, entries come in key
+ * order (CPS lists removes and replaces, then creates, each in hash
+ * order); a replace entry is applied as a merge of its target leaves and
+ * the removal of the leaves only its source has (CPS replaces the node).
+ */
+#include "cps_delta.h"
+
+#include <libyang/libyang.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cps_internal.h"
+#include "cps_path.h"
+#include "ncmp_buf.h"
+#include "ncmp_json.h"
+#include "ncmp_log.h"
+#include "ncmp_multipart.h"
+
+#define DELTA_BLOCK     2000
+#define DELTA_MAX_DEPTH 128
+#define DELTA_OUT_BLOCK (64 * 1024)
+
+/* --- pure parts ------------------------------------------------------------ */
+
+int cps_delta_path_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+
+    if (c)
+        return c;
+    return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
+void cps_delta_leaves_diff(json_object *src, json_object *tgt, json_object **src_out,
+                           json_object **tgt_out)
+{
+    json_object *so = NULL, *to = NULL, *other;
+
+    if (src && json_object_is_type(src, json_type_object)) {
+        json_object_object_foreach(src, k, v)
+        {
+            int found = tgt && json_object_object_get_ex(tgt, k, &other);
+            if (found && json_object_equal(v, other))
+                continue;
+            if (!so)
+                so = json_object_new_object();
+            json_object_object_add(so, k, json_object_get(v));
+            if (found) {
+                if (!to)
+                    to = json_object_new_object();
+                json_object_object_add(to, k, json_object_get(other));
+            }
+        }
+    }
+    if (tgt && json_object_is_type(tgt, json_type_object)) {
+        json_object_object_foreach(tgt, k, v)
+        {
+            if (src && json_object_object_get_ex(src, k, &other))
+                continue;
+            if (!to)
+                to = json_object_new_object();
+            json_object_object_add(to, k, json_object_get(v));
+        }
+    }
+    *src_out = so;
+    *tgt_out = to;
+}
+
+int cps_delta_key_leaves(const char *path, size_t len, json_object *obj)
+{
+    size_t i = len, start;
+    ncmp_buf name = NCMP_BUF_INIT, value = NCMP_BUF_INIT;
+    json_object *keys = json_object_new_object();
+    int n = 0, rc = -1;
+
+    while (i > 0 && path[i - 1] != CPS_PATH_SEP)
+        i--;
+    start = i;
+    while (i < len && path[i] != '[')
+        i++;
+    if (i == len || i == start) {
+        rc = 0;
+        goto cleanup;
+    }
+    i++; /* '[' */
+    for (;;) {
+        if (i >= len || path[i] != '@')
+            goto cleanup;
+        ncmp_buf_reset(&name);
+        for (i++; i < len && path[i] != '='; i++)
+            ncmp_buf_append_char(&name, path[i]);
+        if (i + 1 >= len || path[i + 1] != '\'' || name.len == 0)
+            goto cleanup;
+        ncmp_buf_reset(&value);
+        for (i += 2;; i++) {
+            if (i >= len)
+                goto cleanup;
+            if (path[i] == '\'') {
+                if (i + 1 < len && path[i + 1] == '\'') {
+                    ncmp_buf_append_char(&value, '\'');
+                    i++;
+                    continue;
+                }
+                break;
+            }
+            ncmp_buf_append_char(&value, path[i]);
+        }
+        i++; /* the closing quote */
+        ncmp_buf_append_char(&name, '\0');
+        json_object_object_add(
+            keys, name.data,
+            json_object_new_string_len(value.data ? value.data : "", (int)value.len));
+        n++;
+        if (i < len && path[i] == ']' && i + 1 == len)
+            break;
+        if (len - i > 5 && memcmp(path + i, " and ", 5) == 0) {
+            i += 5;
+            continue;
+        }
+        goto cleanup;
+    }
+    json_object_object_foreach(keys, k, v)
+    {
+        json_object_object_add(obj, k, json_object_get(v));
+    }
+    rc = n;
+cleanup:
+    json_object_put(keys);
+    ncmp_buf_free(&name);
+    ncmp_buf_free(&value);
+    return rc;
+}
+
+/* --- cursors --------------------------------------------------------------- */
+
+/* A cursor of the delta's transaction, read a block at a time. */
+typedef struct cursor {
+    char name[16];
+    PGresult *res;
+    int row, n;
+    int last; /* the block held is the last one */
+    int open;
+} cursor;
+
+static int cursor_open(ncmp_db *db, cursor *c, const char *name, const char *sql, int nparams,
+                       const char *const *params, ncmp_err *err)
+{
+    ncmp_buf declare = NCMP_BUF_INIT;
+    int rc;
+
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    ncmp_buf_appendf(&declare, "DECLARE %s NO SCROLL CURSOR FOR ", name);
+    ncmp_buf_append_str(&declare, sql);
+    rc = ncmp_db_query(db, declare.data, nparams, params, NULL, err);
+    ncmp_buf_free(&declare);
+    if (rc != 0)
+        return -1;
+    c->open = 1;
+    c->row = c->n = c->last = 0;
+    return 0;
+}
+
+/* 1 when a row is at c->row, 0 at the end, -1 on failure. */
+static int cursor_peek(ncmp_db *db, cursor *c, ncmp_err *err)
+{
+    char sql[64];
+
+    if (c->row < c->n)
+        return 1;
+    if (!c->open || c->last)
+        return 0;
+    PQclear(c->res);
+    c->res = NULL;
+    snprintf(sql, sizeof(sql), "FETCH %d FROM %s", DELTA_BLOCK, c->name);
+    if (ncmp_db_query(db, sql, 0, NULL, &c->res, err) != 0)
+        return -1;
+    c->n = PQntuples(c->res);
+    c->row = 0;
+    c->last = c->n < DELTA_BLOCK;
+    return c->n > 0;
+}
+
+static void cursor_close(ncmp_db *db, cursor *c)
+{
+    char sql[48];
+    ncmp_err err;
+
+    PQclear(c->res);
+    c->res = NULL;
+    c->row = c->n = 0;
+    if (c->open && db) {
+        snprintf(sql, sizeof(sql), "CLOSE %s", c->name);
+        ncmp_db_query(db, sql, 0, NULL, NULL, &err);
+    }
+    c->open = 0;
+}
+
+static const char *col(const cursor *c, int i, size_t *len)
+{
+    if (PQgetisnull(c->res, c->row, i)) {
+        *len = 0;
+        return NULL;
+    }
+    *len = (size_t)PQgetlength(c->res, c->row, i);
+    return PQgetvalue(c->res, c->row, i);
+}
+
+/* --- the report's text ------------------------------------------------------ */
+
+/* Append a JSON value as XML elements: an object's members side by side,
+ * an array's items as repeated elements. */
+static void xml_of(ncmp_buf *out, const char *name, json_object *v)
+{
+    if (json_object_is_type(v, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            xml_of(out, name, json_object_array_get_idx(v, i));
+        return;
+    }
+    if (name)
+        ncmp_buf_appendf(out, "<%s>", name);
+    if (json_object_is_type(v, json_type_object)) {
+        json_object_object_foreach(v, k, m)
+        {
+            xml_of(out, k, m);
+        }
+    } else if (v && !json_object_is_type(v, json_type_null)) {
+        const char *t = json_object_get_string(v);
+        cps_xml_text(out, t, strlen(t));
+    }
+    if (name)
+        ncmp_buf_appendf(out, "</%s>", name);
+}
+
+/* --- the delta ------------------------------------------------------------- */
+
+/* A node in both trees the walk is inside of. */
+typedef struct gframe {
+    size_t len;  /* its stored path: the first len bytes of delta.path */
+    int added;   /* a child only in the target was seen */
+    int virtual; /* the parent of the top nodes (the xpath's range) */
+} gframe;
+
+typedef struct delta {
+    rest_pool *pool;
+    ncmp_db *db;
+    int commit; /* end the transaction with COMMIT (else ROLLBACK: the payload's scratch rows) */
+    int grouped, xml;
+    char src[24], tgt[24], maxdepth[16];
+    int fetch, top_depth;
+    cps_path_ranges rg;
+    cursor s, t, r, aux;
+    /* grouping */
+    gframe stack[DELTA_MAX_DEPTH + 2];
+    int nstack;
+    ncmp_buf path; /* the innermost frame's stored path */
+    ncmp_buf skip; /* inside this subtree (only on one side): nothing to compare */
+    int skipping;
+    /* the remove or create entry being written from d->aux */
+    int aux_on, aux_rows, aux_remove, aux_virtual;
+    ncmp_buf aux_xpath;
+    cps_tree_writer *tw;
+    /* the answer */
+    ncmp_buf pending;
+    size_t sent;
+    int entries, done;
+    ncmp_buf scratch;
+} delta;
+
+static void delta_free(void *arg)
+{
+    delta *d = arg;
+
+    if (!d)
+        return;
+    cursor_close(NULL, &d->s);
+    cursor_close(NULL, &d->t);
+    cursor_close(NULL, &d->r);
+    cursor_close(NULL, &d->aux);
+    if (d->db) {
+        ncmp_db_rollback(d->db);
+        rest_pool_put(d->pool, d->db);
+    }
+    cps_path_ranges_free(&d->rg);
+    cps_tree_writer_free(d->tw);
+    ncmp_buf_free(&d->path);
+    ncmp_buf_free(&d->skip);
+    ncmp_buf_free(&d->aux_xpath);
+    ncmp_buf_free(&d->pending);
+    ncmp_buf_free(&d->scratch);
+    free(d);
+}
+
+static void entry_open(delta *d, const char *action, const char *xpath, size_t xlen)
+{
+    ncmp_buf *o = &d->pending;
+
+    if (d->xml) {
+        ncmp_buf_appendf(o, "<deltaReport><action>%s</action><xpath>", action);
+        cps_xml_text(o, xpath, xlen);
+        ncmp_buf_append_str(o, "</xpath>");
+    } else {
+        if (d->entries)
+            ncmp_buf_append_char(o, ',');
+        ncmp_buf_appendf(o, "{\"action\":\"%s\",\"xpath\":", action);
+        ncmp_buf_reset(&d->scratch);
+        ncmp_buf_append(&d->scratch, xpath, xlen);
+        ncmp_buf_append_char(&d->scratch, '\0');
+        ncmp_buf_append_json_string(o, d->scratch.data);
+    }
+    d->entries++;
+}
+
+static void entry_open_path(delta *d, const char *action, const char *path, size_t len)
+{
+    ncmp_buf x = NCMP_BUF_INIT;
+
+    cps_path_decode(path, len, &x);
+    entry_open(d, action, x.data, x.len);
+    ncmp_buf_free(&x);
+}
+
+static void entry_close(delta *d)
+{
+    ncmp_buf_append_str(&d->pending, d->xml ? "</deltaReport>" : "}");
+}
+
+static void data_open(delta *d, const char *key)
+{
+    if (d->xml)
+        ncmp_buf_appendf(&d->pending, "<%s>", key);
+    else
+        ncmp_buf_appendf(&d->pending, ",\"%s\":", key);
+}
+
+static void data_close(delta *d, const char *key)
+{
+    if (d->xml)
+        ncmp_buf_appendf(&d->pending, "</%s>", key);
+}
+
+/* The data of one node alone: {name: leaves} or {name: [leaves]}; the
+ * leaves as JSON text (json) or an object (obj). */
+static void node_data(delta *d, const char *key, const char *path, size_t len, const char *json,
+                      size_t jlen, json_object *obj)
+{
+    const char *name;
+    size_t nlen;
+    int entry = cps_path_is_list_entry(path, len);
+    ncmp_buf *o = &d->pending;
+
+    cps_path_last_name(path, len, &name, &nlen);
+    data_open(d, key);
+    if (d->xml) {
+        json_object *parsed = NULL;
+        ncmp_err err;
+        ncmp_buf_append_char(o, '<');
+        ncmp_buf_append(o, name, nlen);
+        ncmp_buf_append_char(o, '>');
+        if (!obj && ncmp_json_parse(json, jlen, &parsed, &err) == 0)
+            obj = parsed;
+        if (obj)
+            xml_of(o, NULL, obj);
+        json_object_put(parsed);
+        ncmp_buf_append_str(o, "</");
+        ncmp_buf_append(o, name, nlen);
+        ncmp_buf_append_char(o, '>');
+    } else {
+        ncmp_buf_append_char(o, '{');
+        ncmp_buf_append_char(o, '"');
+        ncmp_buf_append(o, name, nlen);
+        ncmp_buf_append_str(o, entry ? "\":[" : "\":");
+        if (obj)
+            ncmp_buf_append_str(o,
+                                json_object_to_json_string_ext(
+                                    obj, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        else
+            ncmp_buf_append(o, json, jlen);
+        ncmp_buf_append_str(o, entry ? "]}" : "}");
+    }
+    data_close(d, key);
+}
+
+/* A node only on one side, without grouping: its leaves. */
+static void single_entry(delta *d, int remove, const char *path, size_t len, const char *attrs,
+                         size_t alen)
+{
+    entry_open_path(d, remove ? "remove" : "create", path, len);
+    node_data(d, remove ? "sourceData" : "targetData", path, len, attrs, alen, NULL);
+    entry_close(d);
+}
+
+/* A node in both trees: a replace entry when its leaves differ. */
+static void replace_entry(delta *d, const char *path, size_t len, const char *sa, size_t sal,
+                          const char *ta, size_t tal)
+{
+    json_object *so = NULL, *to = NULL, *sd = NULL, *td = NULL;
+    ncmp_err err;
+
+    if (sal == tal && memcmp(sa, ta, sal) == 0) /* jsonb's text is canonical */
+        return;
+    if (ncmp_json_parse(sa, sal, &so, &err) != 0 || ncmp_json_parse(ta, tal, &to, &err) != 0)
+        goto cleanup;
+    cps_delta_leaves_diff(so, to, &sd, &td);
+    if (!sd && !td)
+        goto cleanup;
+    if (cps_path_is_list_entry(path, len)) {
+        if (sd)
+            cps_delta_key_leaves(path, len, sd);
+        if (td)
+            cps_delta_key_leaves(path, len, td);
+    }
+    entry_open_path(d, "replace", path, len);
+    if (sd)
+        node_data(d, "sourceData", path, len, NULL, 0, sd);
+    if (td)
+        node_data(d, "targetData", path, len, NULL, 0, td);
+    entry_close(d);
+cleanup:
+    json_object_put(so);
+    json_object_put(to);
+    json_object_put(sd);
+    json_object_put(td);
+}
+
+/* Whether anchor $7 has the node at `path`: one probe of the key per row.
+ * Written as a scalar subquery, not EXISTS, which the planner may turn
+ * into a hash anti-join reading every row of the other anchor (or a
+ * sequential scan of the table) for a handful of rows: its estimates of
+ * a range of the text key are poor (a grouped delta of one device took
+ * 200 ms, of the direct children 4.5 s, once the table held a few
+ * million rows). */
+#define PROBE(path)                                                                                \
+    "(SELECT 1 FROM fragment t WHERE t.anchor_id = $7 AND t.path = " path " LIMIT 1)"
+
+/* The nodes that have children only in the source, parents of the
+ * remove entries, in the walk's order ('' the parent of the top nodes),
+ * from the rows of the source a read gives (CPS_SQL_READ_ALL or _WALK:
+ * $1 source, $2 the deepest depth, $3..$6 the ranges); $7 target, $8 the
+ * top nodes' depth. */
+static const char SQL_REMOVED_PARENTS_HEAD[] =
+    "SELECT DISTINCT (CASE WHEN s.depth = $8::int THEN ''"
+    " ELSE substring(s.path from E'^(.*)\\x01') END) COLLATE \"C\" AS parent FROM (";
+static const char SQL_REMOVED_PARENTS_TAIL[] =
+    ") s WHERE " PROBE("s.path") " IS NULL"
+                                 " AND (s.depth = $8::int OR " PROBE(
+                                     "substring(s.path from E'^(.*)\\x01')") " IS NOT NULL)"
+                                                                             " ORDER BY 1";
+
+/* The rows of a remove (create) entry: the children of a node (the rows
+ * at depth $2 within the ranges $3..$6, found by CPS_SQL_READ_WALK,
+ * which jumps over their subtrees) only in anchor $1, not in $7, each
+ * followed by its subtree down to depth $8: one probe per child, then
+ * one range scan per child only on one side. */
+static const char SQL_GROUP_HEAD[] =
+    "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM (";
+static const char SQL_GROUP_TAIL[] =
+    ") s WHERE s.depth = $2::int"
+    " AND " PROBE(
+        "s.path") " IS NULL"
+                  " ORDER BY s.path) top"
+                  " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f WHERE "
+                  "f.anchor_id = $1"
+                  " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $8::int"
+                  " ORDER BY f.path) f ON true";
+
+/* The same rows for a read bounded in depth, from CPS_SQL_READ_WALK ($2
+ * the deepest depth), which gives only the rows above the bound: each
+ * is kept when its ancestor at the children's depth (its first $8 - 1
+ * steps) is not in $7. */
+static const char SQL_GROUP_WALK_HEAD[] = "SELECT s.path, s.depth, s.attributes FROM (";
+static const char SQL_GROUP_WALK_TAIL[] = ") s WHERE " PROBE(
+    "array_to_string((string_to_array(s.path, E'\\x01'))[1:$8::int], E'\\x01')") " IS NULL"
+                                                                                 " ORDER BY s.path";
+
+/* head + read + tail, owned by the caller. */
+static char *sql_around(const char *head, const char *read, const char *tail)
+{
+    ncmp_buf b = NCMP_BUF_INIT;
+
+    ncmp_buf_append_str(&b, head);
+    ncmp_buf_append_str(&b, read);
+    ncmp_buf_append_str(&b, tail);
+    return b.data;
+}
+
+/* Start the remove or create entry of the children of frame f. */
+static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
+{
+    cps_path_ranges own = {0};
+    const cps_path_ranges *rg = &d->rg;
+    char slice[16], slice_end[16]; /* the children's depth, and the steps of their paths + 1 */
+    const char *params[8];
+    char *sql;
+    int rc;
+
+    if (f->virtual) {
+        snprintf(slice, sizeof(slice), "%d", d->top_depth);
+    } else {
+        const char *p = d->path.data;
+        ncmp_buf_append(&own.lo1, p, f->len);
+        ncmp_buf_append_char(&own.lo1, CPS_PATH_SEP);
+        ncmp_buf_append_char(&own.lo1, '\0');
+        ncmp_buf_append(&own.hi1, p, f->len);
+        ncmp_buf_append_char(&own.hi1, CPS_PATH_SEP + 1);
+        ncmp_buf_append_char(&own.hi1, '\0');
+        ncmp_buf_append_str(&own.lo2, own.hi1.data);
+        ncmp_buf_append_char(&own.lo2, '\0');
+        ncmp_buf_append_str(&own.hi2, own.hi1.data);
+        ncmp_buf_append_char(&own.hi2, '\0');
+        rg = &own;
+        snprintf(slice, sizeof(slice), "%d", cps_path_depth(p, f->len) + 1);
+        ncmp_buf_reset(&d->aux_xpath);
+        cps_path_decode(p, f->len, &d->aux_xpath);
+    }
+    params[0] = remove ? d->src : d->tgt;
+    params[1] = slice;
+    params[2] = rg->lo1.data;
+    params[3] = rg->hi1.data;
+    params[4] = rg->lo2.data;
+    params[5] = rg->hi2.data;
+    params[6] = remove ? d->tgt : d->src;
+    params[7] = d->maxdepth;
+    if (d->fetch < 0) {
+        sql = sql_around(SQL_GROUP_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_TAIL);
+    } else { /* the subtrees bounded too: no range scan of whole subtrees */
+        snprintf(slice_end, sizeof(slice_end), "%d", atoi(slice) + 1);
+        params[1] = d->maxdepth;
+        params[7] = slice_end;
+        sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
+    }
+    rc = cursor_open(d->db, &d->aux, "delta_g", sql, 8, params, err);
+    free(sql);
+    cps_path_ranges_free(&own);
+    if (rc != 0)
+        return -1;
+    d->aux_on = 1;
+    d->aux_rows = 0;
+    d->aux_remove = remove;
+    d->aux_virtual = f->virtual;
+    cps_tree_writer_free(d->tw);
+    d->tw = cps_tree_writer_new(d->xml);
+    return 0;
+}
+
+/* One block of the group entry's rows. */
+static int group_block(delta *d, ncmp_err *err)
+{
+    const char *key = d->aux_remove ? "sourceData" : "targetData";
+    int h;
+
+    while ((h = cursor_peek(d->db, &d->aux, err)) > 0) {
+        if (d->aux_rows++ == 0) {
+            if (d->aux_virtual) { /* the first node's parent, or the node when top-level */
+                size_t len;
+                const char *p = col(&d->aux, 0, &len);
+                size_t plen = cps_path_parent_len(p, len);
+                ncmp_buf_reset(&d->aux_xpath);
+                cps_path_decode(p, plen ? plen : len, &d->aux_xpath);
+            }
+            entry_open(d, d->aux_remove ? "remove" : "create", d->aux_xpath.data, d->aux_xpath.len);
+            data_open(d, key);
+            cps_tree_writer_head(d->tw, &d->pending);
+        }
+        cps_tree_writer_row(d->tw, d->aux.res, d->aux.row, &d->pending);
+        d->aux.row++;
+        if (d->aux.row == d->aux.n)
+            return 0; /* a block at a time: the answer goes out meanwhile */
+    }
+    if (h < 0)
+        return -1;
+    if (d->aux_rows) {
+        cps_tree_writer_tail(d->tw, &d->pending);
+        data_close(d, key);
+        entry_close(d);
+    }
+    cursor_close(d->db, &d->aux);
+    d->aux_on = 0;
+    return 0;
+}
+
+/* Is the row's path inside the node whose path is p[0..plen)? */
+static int inside(const char *path, size_t len, const char *p, size_t plen)
+{
+    return len > plen && memcmp(path, p, plen) == 0 && path[plen] == CPS_PATH_SEP;
+}
+
+/* Has the node at path (len 0: the top nodes' parent) children only in
+ * the source? d->r is read in the walk's order. */
+static int removed_children(delta *d, const char *path, size_t len, ncmp_err *err)
+{
+    int h;
+
+    while ((h = cursor_peek(d->db, &d->r, err)) > 0) {
+        size_t plen;
+        const char *p = col(&d->r, 0, &plen);
+        int c = cps_delta_path_cmp(p, plen, path, len);
+        if (c > 0)
+            return 0;
+        d->r.row++;
+        if (c == 0)
+            return 1;
+    }
+    return h;
+}
+
+static int frame_push(delta *d, const char *path, size_t len, int virtual, ncmp_err *err)
+{
+    gframe *f;
+    int h;
+
+    if (d->nstack == DELTA_MAX_DEPTH + 2) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "tree deeper than %d levels", DELTA_MAX_DEPTH);
+        return -1;
+    }
+    f = &d->stack[d->nstack++];
+    f->len = len;
+    f->added = 0;
+    f->virtual = virtual;
+    ncmp_buf_reset(&d->path);
+    ncmp_buf_append(&d->path, path, len);
+    h = removed_children(d, path, len, err);
+    if (h < 0)
+        return -1;
+    return h ? group_start(d, 1, f, err) : 0;
+}
+
+static int frame_pop(delta *d, ncmp_err *err)
+{
+    gframe f = d->stack[d->nstack - 1];
+
+    if (f.added) {
+        d->stack[d->nstack - 1].added = 0;
+        return group_start(d, 0, &f, err); /* popped when its rows are out */
+    }
+    d->nstack--;
+    if (d->nstack > 0)
+        d->path.len = d->stack[d->nstack - 1].len;
+    return 0;
+}
+
+/* One unit of work: a block of a group entry, a row of the walk, a frame
+ * closed, or the end. */
+static int delta_step(delta *d, ncmp_err *err)
+{
+    int hs, ht, c;
+    const cursor *from;
+    const char *path, *sa = NULL, *ta = NULL;
+    size_t len, sal = 0, tal = 0;
+
+    if (d->aux_on)
+        return group_block(d, err);
+    if ((hs = cursor_peek(d->db, &d->s, err)) < 0 || (ht = cursor_peek(d->db, &d->t, err)) < 0)
+        return -1;
+    if (!hs && !ht) {
+        if (d->grouped && d->nstack > 0)
+            return frame_pop(d, err);
+        ncmp_buf_append_str(&d->pending, d->xml ? "</deltaReports>" : "]");
+        d->done = 1;
+        return 0;
+    }
+    if (hs && ht) {
+        size_t l1, l2;
+        const char *p1 = col(&d->s, 0, &l1), *p2 = col(&d->t, 0, &l2);
+        c = cps_delta_path_cmp(p1, l1, p2, l2);
+    } else {
+        c = hs ? -1 : 1;
+    }
+    from = c <= 0 ? &d->s : &d->t;
+    path = col(from, 0, &len);
+    if (c <= 0)
+        sa = col(&d->s, 2, &sal);
+    if (c >= 0)
+        ta = col(&d->t, 2, &tal);
+
+    if (d->grouped) {
+        gframe *top = &d->stack[d->nstack - 1];
+        if (d->skipping && inside(path, len, d->skip.data, d->skip.len))
+            goto consumed;
+        d->skipping = 0;
+        if (!top->virtual && !inside(path, len, d->path.data, top->len))
+            return frame_pop(d, err); /* the row is looked at again */
+        if (!ta || !sa) {
+            if (!sa)
+                top->added = 1;
+            ncmp_buf_reset(&d->skip);
+            ncmp_buf_append(&d->skip, path, len);
+            d->skipping = 1;
+            goto consumed;
+        }
+        replace_entry(d, path, len, sa, sal, ta, tal);
+        if (frame_push(d, path, len, 0, err) != 0)
+            return -1;
+    } else if (!ta) {
+        single_entry(d, 1, path, len, sa, sal);
+    } else if (!sa) {
+        single_entry(d, 0, path, len, ta, tal);
+    } else {
+        replace_entry(d, path, len, sa, sal, ta, tal);
+    }
+consumed:
+    if (c <= 0)
+        d->s.row++;
+    if (c >= 0)
+        d->t.row++;
+    return 0;
+}
+
+/* Open the cursors in d->db's transaction and write the answer's head. */
+static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
+{
+    const char *params[8];
+    const char *read = d->fetch < 0 ? CPS_SQL_READ_ALL : CPS_SQL_READ_WALK;
+    char top[16], *sql;
+    int rc;
+
+    d->top_depth = plen ? cps_path_depth(path, plen) : 1;
+    snprintf(d->maxdepth, sizeof(d->maxdepth), "%d",
+             d->fetch < 0 ? 32767 : d->top_depth + d->fetch);
+    snprintf(top, sizeof(top), "%d", d->top_depth);
+    cps_path_ranges_of(path, plen, &d->rg);
+    params[0] = d->src;
+    params[1] = d->maxdepth;
+    params[2] = d->rg.lo1.data;
+    params[3] = d->rg.hi1.data;
+    params[4] = d->rg.lo2.data;
+    params[5] = d->rg.hi2.data;
+    if (cursor_open(d->db, &d->s, "delta_s", read, 6, params, err) != 0)
+        return -1;
+    params[0] = d->tgt;
+    if (cursor_open(d->db, &d->t, "delta_t", read, 6, params, err) != 0)
+        return -1;
+    ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
+    if (!d->grouped)
+        return 0;
+    params[0] = d->src;
+    params[6] = d->tgt;
+    params[7] = top;
+    sql = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
+    rc = cursor_open(d->db, &d->r, "delta_r", sql, 8, params, err);
+    free(sql);
+    if (rc != 0)
+        return -1;
+    return frame_push(d, "", 0, 1, err);
+}
+
+static ssize_t delta_next(void *arg, char *buf, size_t max)
+{
+    delta *d = arg;
+    size_t out = 0;
+    ncmp_err err;
+
+    while (out < max) {
+        size_t left = d->pending.len - d->sent;
+        if (left) {
+            size_t n = left < max - out ? left : max - out;
+            memcpy(buf + out, d->pending.data + d->sent, n);
+            d->sent += n;
+            out += n;
+            continue;
+        }
+        if (d->done) {
+            if (d->db) {
+                int rc = d->commit ? ncmp_db_commit(d->db, &err) : (ncmp_db_rollback(d->db), 0);
+                if (rc != 0)
+                    ncmp_db_rollback(d->db);
+                rest_pool_put(d->pool, d->db);
+                d->db = NULL;
+            }
+            break;
+        }
+        ncmp_buf_reset(&d->pending);
+        d->sent = 0;
+        while (!d->done && d->pending.len < DELTA_OUT_BLOCK)
+            if (delta_step(d, &err) != 0) {
+                log_warn("cps", "delta answer cut: %s", err.msg);
+                return -1;
+            }
+    }
+    return (ssize_t)out;
+}
+
+/* Start streaming the answer of d (taken over). The first block is made
+ * before the status is sent, so that what fails early is answered. */
+static void delta_respond(ncmp_http_request *req, delta *d, const char *path, size_t plen)
+{
+    ncmp_err err;
+
+    if (delta_open(d, path, plen, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        delta_free(d);
+        return;
+    }
+    ncmp_http_respond_stream(req, 200, d->xml ? "application/xml" : "application/json",
+                             DELTA_OUT_BLOCK, delta_next, d, delta_free);
+}
+
+/* --- the requests --------------------------------------------------------- */
+
+/* Does the client want XML? CPS reads the GET's Content-Type and the
+ * POST's Accept; either is taken here. */
+static int wants_xml(ncmp_http_request *req, int get)
+{
+    const char *accept = ncmp_http_header(req, "Accept");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
+
+    return (accept && strstr(accept, "xml") && !strstr(accept, "json")) ||
+           (get && ctype && strstr(ctype, "xml"));
+}
+
+/* The request's xpath as a stored path (NUL-terminated); 400 and -1 when
+ * malformed. */
+static int xpath_asked(ncmp_http_request *req, ncmp_buf *path)
+{
+    const char *xpath = ncmp_http_query(req, "xpath");
+    ncmp_err err;
+
+    if (cps_path_encode(xpath ? xpath : "/", path, &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid xpath", err.msg);
+        return -1;
+    }
+    ncmp_buf_append_char(path, '\0');
+    path->len--;
+    return 0;
+}
+
+static int grouping_asked(ncmp_http_request *req, int *grouped)
+{
+    if (ncmp_http_query_bool(req, "grouping-enabled", 0, grouped) == 0)
+        return 0;
+    ncmp_http_respond_error(req, 400, "Invalid request", "grouping-enabled must be true or false");
+    return -1;
+}
+
+static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
+{
+    delta *d = ncmp_xcalloc(1, sizeof(*d));
+
+    d->pool = api->pool;
+    d->xml = wants_xml(req, get);
+    return d;
+}
+
+/* The delta's cursors are read to the end (planned for their first rows
+ * otherwise), and their plans are not JIT-compiled: a range of a large
+ * anchor crosses the cost threshold and paid a second of compiling for
+ * a query that runs in milliseconds. */
+#define SQL_SETTINGS "SET LOCAL cursor_tuple_fraction = 1.0; SET LOCAL jit = off"
+
+/* A pooled connection in a transaction of d's; answers and returns -1
+ * when none. */
+static int delta_begin(ncmp_http_request *req, delta *d, int read_only)
+{
+    ncmp_err err;
+
+    if (rest_pool_get(d->pool, CPS_POOL_WAIT_MS, &d->db, &err) != 0 ||
+        ncmp_db_exec(d->db, read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
+                     &err) != 0 ||
+        ncmp_db_exec(d->db, SQL_SETTINGS, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    return 0;
+}
+
+/* GET /v2/dataspaces/{ds}/anchors/{src}/delta?target-anchor-name=&xpath=
+ *     &descendants=&grouping-enabled= */
+static void h_delta_anchors(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    const char *ds = ncmp_http_param(req, "dataspace"), *src = ncmp_http_param(req, "anchor");
+    const char *tgt = ncmp_http_query(req, "target-anchor-name");
+    ncmp_buf path = NCMP_BUF_INIT;
+    cps_target ts = {0}, tt = {0};
+    cps_refusal why = {0};
+    delta *d = NULL;
+    ncmp_err err;
+
+    if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
+        cps_name_valid(req, "source-anchor-name", src) != 0 ||
+        cps_name_valid(req, "target-anchor-name", tgt) != 0)
+        return;
+    d = delta_new(api, req, 1);
+    if (xpath_asked(req, &path) != 0 || cps_descendants_asked(req, 2, &d->fetch) != 0 ||
+        grouping_asked(req, &d->grouped) != 0 || delta_begin(req, d, 1) != 0)
+        goto cleanup;
+    if (cps_store_resolve(d->db, api->schemas, ds, src, &ts, &why, &err) != 0 ||
+        cps_store_resolve(d->db, api->schemas, ds, tgt, &tt, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    memcpy(d->src, ts.anchor_id, sizeof(d->src));
+    memcpy(d->tgt, tt.anchor_id, sizeof(d->tgt));
+    delta_respond(req, d, path.data, path.len);
+    d = NULL;
+cleanup:
+    delta_free(d);
+    cps_target_clear(&ts);
+    cps_target_clear(&tt);
+    ncmp_buf_free(&path);
+}
+
+/* A scratch anchor of t's dataspace on schema set `schema_set_id` (NULL:
+ * t's), in the caller's transaction: it must be rolled back or deleted
+ * before the commit. *id gets its id. */
+static int scratch_anchor(ncmp_db *db, const cps_target *t, const char *schema_set_id, char *id,
+                          size_t idlen, ncmp_err *err)
+{
+    static const char sql[] =
+        "INSERT INTO anchor (dataspace_id, schema_set_id, name)"
+        " SELECT dataspace_id, coalesce($2::bigint, schema_set_id),"
+        " 'ncmpd-delta-' || pg_backend_pid() || '-' || txid_current() || '-' || $1::text"
+        " FROM anchor WHERE id = $1::bigint RETURNING id";
+    const char *params[2] = {t->anchor_id, schema_set_id};
+    PGresult *res = NULL;
+
+    if (ncmp_db_query(db, sql, 2, params, &res, err) != 0)
+        return -1;
+    if (PQntuples(res) != 1) {
+        PQclear(res);
+        ncmp_err_set(err, NCMP_ERR_FATAL, "anchor %s went away", t->anchor_name);
+        return -1;
+    }
+    snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    return 0;
+}
+
+/* Copy the node at stored path `path` and its ancestors (not their
+ * subtrees) from anchor `from` to anchor `to`: a payload under `path`
+ * then has its parent there. */
+static int copy_ancestors(ncmp_db *db, const char *from, const char *to, const char *path,
+                          ncmp_err *err)
+{
+    static const char sql[] =
+        "INSERT INTO fragment (anchor_id, path, depth, name, attributes)"
+        " SELECT $2, f.path, f.depth, f.name, f.attributes FROM generate_series(2, $4::int + 1) i,"
+        " LATERAL (SELECT array_to_string((string_to_array($3, E'\\x01'))[1:i], E'\\x01') p) x"
+        " JOIN fragment f ON f.anchor_id = $1 AND f.path = x.p"
+        " ON CONFLICT DO NOTHING";
+    char depth[16];
+    const char *params[4] = {from, to, path, depth};
+
+    if (!path[0])
+        return 0;
+    snprintf(depth, sizeof(depth), "%d", cps_path_depth(path, strlen(path)));
+    return ncmp_db_query(db, sql, 4, params, NULL, err);
+}
+
+/* A schema set made of an uploaded YANG file, in the caller's transaction
+ * (rolled back with it): *id its id, *schema its compiled context. */
+static int upload_schema(ncmp_db *db, cps_api *api, const cps_target *t,
+                         const ncmp_multipart_part *file, char *id, size_t idlen,
+                         cps_schema **schema, ncmp_err *err)
+{
+    static const char sql_ds[] = "SELECT dataspace_id FROM anchor WHERE id = $1";
+    static const char sql_id[] = "SELECT id FROM schema_set WHERE dataspace_id = $1 AND name = $2";
+    cps_sources src = {0};
+    PGresult *res = NULL;
+    char ds[24], name[96];
+    const char *params[2];
+    int created = 0, rc = -1;
+
+    if (cps_sources_from_upload(file->filename, file->data, file->len, &src, err) != 0)
+        return -1;
+    params[0] = t->anchor_id;
+    if (ncmp_db_query(db, sql_ds, 1, params, &res, err) != 0 || PQntuples(res) != 1)
+        goto cleanup;
+    snprintf(ds, sizeof(ds), "%s", PQgetvalue(res, 0, 0));
+    PQclear(res);
+    res = NULL;
+    snprintf(name, sizeof(name), "ncmpd-delta-%s", t->anchor_id);
+    if (cps_schema_store(db, ds, name, &src, &created, err) != 0)
+        goto cleanup;
+    params[0] = ds;
+    params[1] = name;
+    if (ncmp_db_query(db, sql_id, 2, params, &res, err) != 0 || PQntuples(res) != 1)
+        goto cleanup;
+    snprintf(id, idlen, "%s", PQgetvalue(res, 0, 0));
+    if (cps_schema_get(api->schemas, db, id, schema, err) != 0)
+        goto cleanup;
+    rc = 0;
+cleanup:
+    if (rc != 0 && err->msg[0] == '\0')
+        ncmp_err_set(err, NCMP_ERR_FATAL, "the uploaded schema set could not be stored");
+    PQclear(res);
+    cps_sources_free(&src);
+    return rc;
+}
+
+static int looks_xml(const ncmp_multipart_part *p)
+{
+    size_t i = 0;
+
+    if (p->filename && strlen(p->filename) > 4 &&
+        strcmp(p->filename + strlen(p->filename) - 4, ".xml") == 0)
+        return 1;
+    while (i < p->len &&
+           (p->data[i] == ' ' || p->data[i] == '\n' || p->data[i] == '\r' || p->data[i] == '\t'))
+        i++;
+    return i < p->len && p->data[i] == '<';
+}
+
+/* POST /v2/dataspaces/{ds}/anchors/{src}/delta?xpath=&grouping-enabled=
+ * multipart: targetData (JSON or XML), yangResourceFile (optional). */
+static void h_delta_payload(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    const char *ds = ncmp_http_param(req, "dataspace"), *src = ncmp_http_param(req, "anchor");
+    size_t blen = 0, nparts = 0;
+    const char *body = ncmp_http_body(req, &blen);
+    ncmp_multipart_part *parts = NULL;
+    const ncmp_multipart_part *data, *yang;
+    ncmp_buf path = NCMP_BUF_INIT, parent = NCMP_BUF_INIT, parent_xpath = NCMP_BUF_INIT;
+    cps_target ts = {0}, scratch = {0};
+    cps_schema *uploaded = NULL;
+    cps_refusal why = {0};
+    char schema_id[24] = "";
+    delta *d = NULL;
+    ncmp_err err;
+
+    if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
+        cps_name_valid(req, "source-anchor-name", src) != 0)
+        return;
+    d = delta_new(api, req, 0);
+    d->fetch = -1; /* CPS compares the payload with every descendant */
+    if (xpath_asked(req, &path) != 0 || grouping_asked(req, &d->grouped) != 0)
+        goto cleanup;
+    if (ncmp_multipart_parse(ncmp_http_header(req, "Content-Type"), body, blen, &parts, &nparts,
+                             &err) != 0) {
+        ncmp_http_respond_error(req, 400, "Invalid multipart body", err.msg);
+        goto cleanup;
+    }
+    data = ncmp_multipart_find(parts, nparts, "targetData");
+    yang = ncmp_multipart_find(parts, nparts, "yangResourceFile");
+    if (!data || data->len == 0) {
+        ncmp_http_respond_error(req, 400, "Missing request part",
+                                "Required part 'targetData' is not present or empty.");
+        goto cleanup;
+    }
+    if (delta_begin(req, d, 0) != 0)
+        goto cleanup;
+    if (cps_store_resolve(d->db, api->schemas, ds, src, &ts, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    memcpy(d->src, ts.anchor_id, sizeof(d->src));
+    scratch.dataspace = ds;
+    scratch.anchor_name = "(the payload)";
+    if (yang) {
+        err.msg[0] = '\0';
+        if (upload_schema(d->db, api, &ts, yang, schema_id, sizeof(schema_id), &uploaded, &err) !=
+            0) {
+            if (err.cls == NCMP_ERR_REJECT)
+                ncmp_http_respond_error(req, 400, "Invalid yang resource file", err.msg);
+            else
+                rest_db_answer_error(req, &err);
+            goto cleanup;
+        }
+    }
+    scratch.schema = uploaded ? uploaded : ts.schema;
+    if (scratch_anchor(d->db, &ts, schema_id[0] ? schema_id : NULL, scratch.anchor_id,
+                       sizeof(scratch.anchor_id), &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    memcpy(d->tgt, scratch.anchor_id, sizeof(d->tgt));
+    ncmp_buf_append(&parent, path.data, cps_path_parent_len(path.data, path.len));
+    ncmp_buf_append_char(&parent, '\0');
+    if (copy_ancestors(d->db, d->src, d->tgt, parent.data, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        goto cleanup;
+    }
+    cps_path_decode(parent.data, strlen(parent.data), &parent_xpath);
+    ncmp_buf_append_char(&parent_xpath, '\0');
+    if (cps_store_write(d->db, &scratch, CPS_WRITE_SAVE, parent_xpath.data, data->data, data->len,
+                        looks_xml(data), 0, NULL, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err);
+        goto cleanup;
+    }
+    delta_respond(req, d, path.data, path.len);
+    d = NULL;
+cleanup:
+    delta_free(d); /* rolls the scratch rows back */
+    if (uploaded) {
+        cps_schema_release(uploaded);
+        cps_schema_forget(api->schemas, schema_id);
+    }
+    cps_target_clear(&ts);
+    ncmp_multipart_free(parts, nparts);
+    ncmp_buf_free(&path);
+    ncmp_buf_free(&parent);
+    ncmp_buf_free(&parent_xpath);
+}
+
+/* --- applying a report ------------------------------------------------------ */
+
+typedef struct apply {
+    ncmp_db *db;
+    cps_target t;
+    char scratch[24]; /* the scratch anchor of the remove entries, "" none yet */
+    cps_refusal why;
+    ncmp_err err;
+} apply;
+
+static int reject(apply *a, int status, const char *message, const char *details)
+{
+    a->why = (cps_refusal){status, message};
+    ncmp_err_set(&a->err, NCMP_ERR_REJECT, "%s", details);
+    return -1;
+}
+
+/* The node the data of an entry is under: the xpath's, or its parent's
+ * when the data holds the node itself (an entry without grouping, or a
+ * group of top-level nodes, reported at the first one's xpath). `data`
+ * is {name: ..} with one or more members. */
+static void data_parent(const char *path, size_t len, json_object *data, ncmp_buf *out)
+{
+    const char *name;
+    size_t nlen;
+    size_t plen = len;
+
+    cps_path_last_name(path, len, &name, &nlen);
+    if (nlen) {
+        json_object_object_foreach(data, k, v)
+        {
+            (void)v;
+            const char *colon = strchr(k, ':');
+            const char *bare = colon ? colon + 1 : k;
+            if (strlen(bare) == nlen && memcmp(bare, name, nlen) == 0)
+                plen = cps_path_parent_len(path, len);
+        }
+    }
+    ncmp_buf_append(out, path, plen);
+    ncmp_buf_append_char(out, '\0');
+    out->len--;
+}
+
+static int write_under(apply *a, const cps_target *t, cps_write_kind kind, const char *parent,
+                       json_object *data)
+{
+    ncmp_buf xpath = NCMP_BUF_INIT;
+    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
+    int rc;
+
+    cps_path_decode(parent, strlen(parent), &xpath);
+    ncmp_buf_append_char(&xpath, '\0');
+    rc = cps_store_write(a->db, t, kind, xpath.data, text, strlen(text), 0, 0, NULL, &a->why,
+                         &a->err);
+    ncmp_buf_free(&xpath);
+    return rc;
+}
+
+static int apply_create(apply *a, const char *path, size_t len, json_object *data)
+{
+    ncmp_buf parent = NCMP_BUF_INIT;
+    int rc;
+
+    data_parent(path, len, data, &parent);
+    rc = write_under(a, &a->t, CPS_WRITE_SAVE, parent.data, data);
+    ncmp_buf_free(&parent);
+    return rc;
+}
+
+/* The nodes of `data` are found by writing them under their parent in a
+ * scratch anchor (the paths the data API would give them), then deleted
+ * with their subtrees from the anchor. */
+static int apply_remove(apply *a, const char *path, size_t len, json_object *data)
+{
+    static const char sql_clear[] = "DELETE FROM fragment WHERE anchor_id = $1";
+    static const char sql_delete[] =
+        "DELETE FROM fragment f USING (SELECT path FROM fragment WHERE anchor_id = $2"
+        " AND depth = $3::int AND path >= $4 AND path < $5) x"
+        " WHERE f.anchor_id = $1 AND f.path >= x.path AND f.path < x.path || E'\\x02'";
+    ncmp_buf parent = NCMP_BUF_INIT, lo = NCMP_BUF_INIT, hi = NCMP_BUF_INIT;
+    cps_target scratch = a->t;
+    char depth[16];
+    const char *params[5];
+    size_t plen;
+    int rc = -1;
+
+    if (!a->scratch[0] &&
+        scratch_anchor(a->db, &a->t, NULL, a->scratch, sizeof(a->scratch), &a->err) != 0)
+        goto cleanup;
+    params[0] = a->scratch;
+    if (ncmp_db_query(a->db, sql_clear, 1, params, NULL, &a->err) != 0)
+        goto cleanup;
+    data_parent(path, len, data, &parent);
+    plen = parent.len;
+    if (copy_ancestors(a->db, a->t.anchor_id, a->scratch, parent.data, &a->err) != 0)
+        goto cleanup;
+    memcpy(scratch.anchor_id, a->scratch, sizeof(scratch.anchor_id));
+    if (write_under(a, &scratch, CPS_WRITE_SAVE, parent.data, data) != 0)
+        goto cleanup;
+    ncmp_buf_append(&lo, parent.data, plen);
+    ncmp_buf_append_char(&lo, CPS_PATH_SEP);
+    ncmp_buf_append_char(&lo, '\0');
+    ncmp_buf_append(&hi, parent.data, plen);
+    ncmp_buf_append_char(&hi, CPS_PATH_SEP + 1);
+    ncmp_buf_append_char(&hi, '\0');
+    snprintf(depth, sizeof(depth), "%d", (plen ? cps_path_depth(parent.data, plen) : 0) + 1);
+    params[0] = a->t.anchor_id;
+    params[1] = a->scratch;
+    params[2] = depth;
+    params[3] = lo.data;
+    params[4] = hi.data;
+    rc = ncmp_db_query(a->db, sql_delete, 5, params, NULL, &a->err);
+cleanup:
+    ncmp_buf_free(&parent);
+    ncmp_buf_free(&lo);
+    ncmp_buf_free(&hi);
+    return rc;
+}
+
+/* The leaves object of a replace entry's side ({name: {..}} or {name:
+ * [{..}]}), borrowed; NULL when there is none. */
+static json_object *side_leaves(json_object *data)
+{
+    if (!data || !json_object_is_type(data, json_type_object) ||
+        json_object_object_length(data) != 1)
+        return NULL;
+    json_object_object_foreach(data, k, v)
+    {
+        (void)k;
+        if (json_object_is_type(v, json_type_array))
+            v = json_object_array_length(v) == 1 ? json_object_array_get_idx(v, 0) : NULL;
+        return v && json_object_is_type(v, json_type_object) ? v : NULL;
+    }
+    return NULL;
+}
+
+/* A replace: the target's leaves merged into the node, the leaves only
+ * the source has removed from it. */
+static int apply_replace(apply *a, const char *path, size_t len, json_object *src, json_object *tgt)
+{
+    static const char sql_drop[] = "UPDATE fragment SET attributes = attributes - $3::text[]"
+                                   " WHERE anchor_id = $1 AND path = $2";
+    json_object *sl = side_leaves(src), *tl = side_leaves(tgt), *keys = NULL;
+    ncmp_buf parent = NCMP_BUF_INIT, names = NCMP_BUF_INIT, node = NCMP_BUF_INIT;
+    const char *params[3];
+    PGresult *res = NULL;
+    int rc = -1, n = 0;
+
+    if ((src && !sl) || (tgt && !tl) || (!sl && !tl)) {
+        rc = reject(a, 400, "Data Validation Failed",
+                    "a replace entry needs sourceData or targetData of one node");
+        goto cleanup;
+    }
+    ncmp_buf_append(&parent, path, cps_path_parent_len(path, len));
+    ncmp_buf_append_char(&parent, '\0');
+    if (tl && write_under(a, &a->t, CPS_WRITE_UPDATE, parent.data, tgt) != 0)
+        goto cleanup;
+    ncmp_buf_append_char(&names, '{');
+    keys = json_object_new_object();
+    cps_delta_key_leaves(path, len, keys); /* CPS adds them to both sides: not removed */
+    if (sl) {
+        json_object_object_foreach(sl, k, v)
+        {
+            (void)v;
+            if ((tl && json_object_object_get_ex(tl, k, NULL)) ||
+                json_object_object_get_ex(keys, k, NULL))
+                continue;
+            if (strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") !=
+                strlen(k)) {
+                rc = reject(a, 400, "Data Validation Failed", "a leaf name is not one");
+                goto cleanup;
+            }
+            ncmp_buf_appendf(&names, "%s\"%s\"", n++ ? "," : "", k);
+        }
+    }
+    ncmp_buf_append_str(&names, "}");
+    if (n == 0) {
+        rc = 0;
+        goto cleanup;
+    }
+    ncmp_buf_append(&node, path, len);
+    ncmp_buf_append_char(&node, '\0');
+    params[0] = a->t.anchor_id;
+    params[1] = node.data;
+    params[2] = names.data;
+    if (ncmp_db_query(a->db, sql_drop, 3, params, &res, &a->err) != 0)
+        goto cleanup;
+    if (strcmp(PQcmdTuples(res), "1") != 0) {
+        ncmp_buf x = NCMP_BUF_INIT;
+        cps_path_decode(path, len, &x);
+        ncmp_buf_append_char(&x, '\0');
+        char details[300];
+        snprintf(details, sizeof(details), "DataNode with xpath %.250s was not found.", x.data);
+        rc = reject(a, 404, "DataNode not found", details);
+        ncmp_buf_free(&x);
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    PQclear(res);
+    json_object_put(keys);
+    ncmp_buf_free(&parent);
+    ncmp_buf_free(&names);
+    ncmp_buf_free(&node);
+    return rc;
+}
+
+/* A side of an entry: CPS's sourceData, or source-data. */
+static json_object *entry_side(json_object *e, const char *camel, const char *dashed)
+{
+    json_object *v = NULL;
+
+    if (!json_object_object_get_ex(e, camel, &v))
+        json_object_object_get_ex(e, dashed, &v);
+    return v && json_object_is_type(v, json_type_object) ? v : NULL;
+}
+
+static int apply_entry(apply *a, json_object *e)
+{
+    json_object *jaction = NULL, *jxpath = NULL, *src, *tgt;
+    const char *action, *xpath;
+    ncmp_buf path = NCMP_BUF_INIT;
+    int rc = -1;
+
+    if (!json_object_is_type(e, json_type_object) ||
+        !json_object_object_get_ex(e, "action", &jaction) ||
+        !json_object_object_get_ex(e, "xpath", &jxpath) ||
+        !json_object_is_type(jxpath, json_type_string) ||
+        !json_object_is_type(jaction, json_type_string))
+        return reject(a, 400, "Data Validation Failed",
+                      "every entry of a delta report needs an action and an xpath");
+    action = json_object_get_string(jaction);
+    xpath = json_object_get_string(jxpath);
+    if (cps_path_encode(xpath, &path, &a->err) != 0) {
+        char details[300];
+        snprintf(details, sizeof(details), "%.200s", a->err.msg);
+        reject(a, 400, "Error while parsing xpath expression.", details);
+        goto cleanup;
+    }
+    ncmp_buf_append_char(&path, '\0');
+    path.len--;
+    src = entry_side(e, "sourceData", "source-data");
+    tgt = entry_side(e, "targetData", "target-data");
+    if (strcmp(action, "create") == 0) {
+        rc = tgt ? apply_create(a, path.data, path.len, tgt)
+                 : reject(a, 400, "Data Validation Failed", "a create entry has no targetData");
+    } else if (strcmp(action, "remove") == 0) {
+        rc = src ? apply_remove(a, path.data, path.len, src)
+                 : reject(a, 400, "Data Validation Failed", "a remove entry has no sourceData");
+    } else if (strcmp(action, "replace") == 0) {
+        rc = apply_replace(a, path.data, path.len, src, tgt);
+    } else {
+        char details[200];
+        snprintf(details, sizeof(details),
+                 "Unsupported action '%.40s' at xpath: %.80s. Valid actions are: 'create', "
+                 "'remove' or 'replace'.",
+                 action, xpath);
+        rc = reject(a, 400, "Invalid 'action' in delta report.", details);
+    }
+cleanup:
+    ncmp_buf_free(&path);
+    return rc;
+}
+
+/* POST /v2/dataspaces/{ds}/anchors/{a}/applyChangesInDeltaReport */
+static void h_apply(ncmp_http_request *req, void *arg)
+{
+    cps_api *api = arg;
+    const char *ds = ncmp_http_param(req, "dataspace"), *name = ncmp_http_param(req, "anchor");
+    const char *ctype = ncmp_http_header(req, "Content-Type");
+    size_t blen = 0;
+    const char *body = ncmp_http_body(req, &blen);
+    json_object *report = NULL;
+    apply a = {0};
+    rest_pool *pool = api->pool;
+    int began = 0;
+
+    if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
+        cps_name_valid(req, "anchor-name", name) != 0)
+        return;
+    if (ctype && strstr(ctype, "xml")) {
+        ncmp_http_respond_error(req, 415, "Unsupported Media Type",
+                                "a delta report is applied from JSON");
+        return;
+    }
+    if (!body || ncmp_json_parse(body, blen, &report, &a.err) != 0 ||
+        !json_object_is_type(report, json_type_array)) {
+        ncmp_http_respond_error(req, 400, "Data Validation Failed",
+                                "the delta report must be a JSON array of entries");
+        goto cleanup;
+    }
+    if (rest_pool_get(pool, CPS_POOL_WAIT_MS, &a.db, &a.err) != 0 ||
+        ncmp_db_exec(a.db, "BEGIN", &a.err) != 0 || ncmp_db_exec(a.db, SQL_SETTINGS, &a.err) != 0) {
+        rest_db_answer_error(req, &a.err);
+        goto cleanup;
+    }
+    began = 1;
+    if (cps_store_resolve(a.db, api->schemas, ds, name, &a.t, &a.why, &a.err) != 0)
+        goto refused;
+    for (size_t i = 0; i < json_object_array_length(report); i++)
+        if (apply_entry(&a, json_object_array_get_idx(report, i)) != 0)
+            goto refused;
+    if (a.scratch[0]) {
+        const char *params[1] = {a.scratch};
+        if (ncmp_db_query(a.db, "DELETE FROM anchor WHERE id = $1", 1, params, NULL, &a.err) != 0)
+            goto refused;
+    }
+    if (ncmp_db_commit(a.db, &a.err) != 0) {
+        began = 0;
+        goto refused;
+    }
+    began = 0;
+    ncmp_http_respond(req, 201, "application/json", "", 0);
+    goto cleanup;
+refused:
+    cps_respond_refusal(req, &a.why, &a.err);
+cleanup:
+    if (a.db) {
+        if (began)
+            ncmp_db_rollback(a.db);
+        rest_pool_put(pool, a.db);
+    }
+    cps_target_clear(&a.t);
+    json_object_put(report);
+}
+
+void cps_delta_routes_add(cps_api *api, ncmp_http_server *s)
+{
+#define A "/cps/api/v2/dataspaces/{dataspace}/anchors/{anchor}"
+    ncmp_http_route(s, "GET", A "/delta", h_delta_anchors, api);
+    ncmp_http_route(s, "POST", A "/delta", h_delta_payload, api);
+    ncmp_http_route(s, "POST", A "/applyChangesInDeltaReport", h_apply, api);
+#undef A
+}
