@@ -364,3 +364,111 @@ Test(avc_apply, the_dmi_stub_publishes_avc_events, .timeout = 120)
     kill(pid, SIGTERM);
     waitpid(pid, NULL, 0);
 }
+
+#define PATCH_LEAF(dev, leaf, value)                                                               \
+    WRAP("{\"edit-id\":\"1\",\"operation\":\"patch\",\"target\":\"/openroadm-devices/"             \
+         "openroadm-device=" dev "\",\"value\":{\"openroadm-device\":[{\"device-id\":\"" dev       \
+         "\",\"" leaf "\":\"" value "\"}]}}")
+
+/* A batch of patches only is merged with one statement: a node patched
+ * twice keeps the later value of a leaf and both leaves; refusals found
+ * before the write are dead-lettered in place. A patch of a node not in
+ * the tree sends its batch back one event at a time: the culprit alone is
+ * dead-lettered, the others are applied. */
+Test(avc_apply, a_batch_of_patches_is_one_statement, .timeout = 240)
+{
+    static const it_outgoing first[] = {
+        {"h1", PATCH_LEAF("dev-1", "status", "fail"), 0, DMI},
+        {"h2", PATCH_LEAF("dev-1", "ne-state", "jeopardy"), 0, DMI},
+        {"h1", PATCH_LEAF("dev-1", "ne-state", "unmanaged"), 0, DMI},
+        {"nobody", PATCH_LEAF("dev-1", "status", "fail"), 0, DMI},
+        {"h1", PATCH_LEAF("dev-1", "status", "success"), 0, DMI},
+        {"h2", PATCH_LEAF("dev-1", "reason", "fast"), 0, DMI},
+    };
+    static const it_outgoing second[] = {
+        {"h2", PATCH_LEAF("dev-1", "status", "fail"), 0, DMI},
+        {"h1", PATCH_LEAF("ghost", "status", "fail"), 0, DMI},
+        {"h1", PATCH_LEAF("dev-1", "ne-state", "inservice"), 0, DMI},
+    };
+    const size_t n1 = sizeof(first) / sizeof(first[0]), n2 = sizeof(second) / sizeof(second[0]);
+    it_outgoing out[8];
+    avc_case a = {0};
+    char zip[1024], group[200], *body = NULL;
+    static const char sql_offsets[] =
+        "SELECT coalesce(sum(next_offset), 0) FROM consumer_offsets WHERE group_id = $1";
+    it_record *dl = NULL;
+    size_t ndl;
+    ncmp_db *db;
+    ncmp_err err;
+
+    it_unique(a.in, sizeof(a.in), "avc-batch");
+    snprintf(a.out, sizeof(a.out), "%s-out", a.in);
+    snprintf(a.dlq, sizeof(a.dlq), "%s-dlq", a.in);
+    snprintf(a.group, sizeof(a.group), "g-%s", a.in);
+    snprintf(group, sizeof(group), "%s-avc-apply", a.group);
+    it_create_topic(a.in, 1);
+    it_create_topic(a.out, 1);
+    it_create_topic(a.dlq, 1);
+    it_scratch_db_create("it_avc", a.c.dbname, sizeof(a.c.dbname), a.c.dburl, sizeof(a.c.dburl));
+    case_run(&a, "cps");
+    snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
+    expect_call(&a, "POST", "/cps/api/v2/dataspaces?dataspace-name=NFP-Operational", NULL, NULL,
+                201);
+    expect_call(&a, "POST", OPS "/schema-sets?schema-set-name=or", zip, NULL, 201);
+    cache_make(&a, "h1");
+    cache_make(&a, "h2");
+    cr_assert_eq(ncmp_db_open(&db, a.c.dburl, NULL, 5, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(db,
+                              "INSERT INTO cm_handle (id, state, data_sync_enabled) VALUES"
+                              " ('h1', 'READY', true), ('h2', 'READY', true)",
+                              &err),
+                 0, "%s", err.msg);
+    case_stop(&a);
+
+    for (size_t i = 0; i < n1; i++) {
+        out[i] = first[i];
+        out[i].len = strlen(first[i].value);
+    }
+    it_publish(a.in, out, n1);
+    case_run(&a, "cps,avc-apply");
+    cr_assert_eq(it_wait_long(db, sql_offsets, group, (long)n1, WAIT_MS), (long)n1,
+                 "avc-apply did not commit the first %zu records; log %s", n1, a.c.log);
+    cr_expect_eq(node_get(&a, "h1", DEV "[@device-id='dev-1']", &body), 200);
+    cr_expect(strstr(body, "\"status\": \"success\"") &&
+                  strstr(body, "\"ne-state\": \"unmanaged\""),
+              "h1's dev-1: %s", body);
+    free(body);
+    cr_expect_eq(node_get(&a, "h2", DEV "[@device-id='dev-1']", &body), 200);
+    cr_expect(strstr(body, "\"ne-state\": \"jeopardy\"") && strstr(body, "\"reason\": \"fast\""),
+              "h2's dev-1: %s", body);
+    free(body);
+
+    for (size_t i = 0; i < n2; i++) {
+        out[i] = second[i];
+        out[i].len = strlen(second[i].value);
+    }
+    it_publish(a.in, out, n2);
+    cr_assert_eq(it_wait_long(db, sql_offsets, group, (long)(n1 + n2), WAIT_MS), (long)(n1 + n2),
+                 "avc-apply did not commit all records; log %s", a.c.log);
+    cr_expect_eq(node_get(&a, "h2", DEV "[@device-id='dev-1']", &body), 200);
+    cr_expect(strstr(body, "\"status\": \"fail\""), "h2's dev-1: %s", body);
+    free(body);
+    cr_expect_eq(node_get(&a, "h1", DEV "[@device-id='dev-1']", &body), 200);
+    cr_expect(strstr(body, "\"ne-state\": \"inservice\""), "h1's dev-1: %s", body);
+    free(body);
+
+    /* two dead letters: the unknown handle and the ghost */
+    ndl = it_read_topic(a.dlq, 3, 5000, &dl);
+    cr_expect_eq(ndl, 2, "%zu dead letters; log %s", ndl, a.c.log);
+    for (size_t i = 0; i < ndl; i++) {
+        char reason[1024];
+        cr_expect(
+            it_record_header(&dl[i], "dlq_reason", reason, sizeof(reason)) &&
+                (strstr(reason, "unknown CM handle") || strstr(reason, "404 DataNode not found")),
+            "%s", reason);
+    }
+    it_records_free(dl, ndl);
+    ncmp_db_close(db);
+    case_stop(&a);
+    cr_assert_eq(it_scratch_db_drop(a.c.dbname), 0);
+}

@@ -262,6 +262,268 @@ cleanup:
     return out;
 }
 
+/* --- a batch of patches as one statement ------------------------------------ */
+
+/* A node one patch of the batch merges leaves into. */
+typedef struct avc_top {
+    const char *anchor_id; /* into the handles' result */
+    char *path, *attrs;
+    size_t path_len, seq;
+} avc_top;
+
+typedef struct avc_tops {
+    avc_top *v;
+    size_t n, cap, seq;
+    const char *anchor_id; /* of the patch being collected */
+} avc_tops;
+
+static void tops_truncate(avc_tops *t, size_t n)
+{
+    while (t->n > n) {
+        t->n--;
+        free(t->v[t->n].path);
+        free(t->v[t->n].attrs);
+    }
+}
+
+static void tops_free(avc_tops *t)
+{
+    tops_truncate(t, 0);
+    free(t->v);
+}
+
+static void top_add(void *arg, const char *path, size_t path_len, const char *attrs,
+                    size_t attrs_len)
+{
+    avc_tops *t = arg;
+    avc_top *e;
+
+    if (t->n == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 256;
+        t->v = ncmp_xrealloc(t->v, t->cap * sizeof(*t->v));
+    }
+    e = &t->v[t->n++];
+    e->anchor_id = t->anchor_id;
+    e->path = ncmp_xmalloc(path_len + 1);
+    memcpy(e->path, path, path_len);
+    e->path[path_len] = '\0';
+    e->path_len = path_len;
+    e->attrs = ncmp_xmalloc(attrs_len + 1);
+    memcpy(e->attrs, attrs, attrs_len);
+    e->attrs[attrs_len] = '\0';
+    e->seq = t->seq++;
+}
+
+/* By anchor (decimal ids: shorter is smaller), then path. */
+static int node_cmp(const avc_top *x, const avc_top *y)
+{
+    size_t xl = strlen(x->anchor_id), yl = strlen(y->anchor_id), n;
+    int c;
+
+    if (xl != yl)
+        return xl < yl ? -1 : 1;
+    if ((c = strcmp(x->anchor_id, y->anchor_id)))
+        return c;
+    n = x->path_len < y->path_len ? x->path_len : y->path_len;
+    if ((c = memcmp(x->path, y->path, n)))
+        return c;
+    return x->path_len < y->path_len ? -1 : x->path_len > y->path_len;
+}
+
+/* By node, then patch order. */
+static int top_cmp(const void *a, const void *b)
+{
+    const avc_top *x = a, *y = b;
+    int c = node_cmp(x, y);
+
+    return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* What the record would do, as apply_one decides, its patches' nodes
+ * collected in `tops` instead of written; *other_op set (and nothing
+ * collected) when an edit is not a patch. */
+static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_message_t *m,
+                           const avc_handle *hs, size_t nh, avc_tops *tops, int *other_op,
+                           ncmp_buf *reason, ncmp_err *err)
+{
+    char *id = NULL;
+    const avc_handle *h;
+    avc_event ev = {0};
+    cps_target t = {.dataspace = AVC_APPLY_DATASPACE};
+    cps_refusal why = {0};
+    ncmp_buf xpath = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
+    size_t mark = tops->n;
+    outcome out = FAILED;
+
+    if (!from_dmi_plugin(m))
+        return IGNORED;
+    id = key_dup(m);
+    if (!id) {
+        ncmp_buf_append_str(reason, "no key: an AVC event's key is the CM handle id");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    ncmp_buf_appendf(reason, "CM handle '%.200s': ", id);
+    h = handle_find(hs, nh, id);
+    if (!h || !h->known) {
+        ncmp_buf_append_str(reason, "unknown CM handle");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    if (!h->sync) {
+        out = IGNORED;
+        goto cleanup;
+    }
+    if (!h->anchor_id) {
+        ncmp_buf_append_str(reason, "data sync is on but there is no operational cache (no "
+                                    "anchor of that name in dataspace " AVC_APPLY_DATASPACE ")");
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    if (avc_event_parse(m->payload ? m->payload : "", m->payload ? m->len : 0, &ev, err) != 0) {
+        ncmp_buf_appendf(reason, "not an AVC event: %s", err->msg);
+        out = REFUSED_CLEAN;
+        goto cleanup;
+    }
+    for (size_t k = 0; k < ev.n; k++)
+        if (ev.edits[k].op != AVC_OP_PATCH) {
+            *other_op = 1;
+            goto cleanup;
+        }
+    t.anchor_name = h->id;
+    snprintf(t.anchor_id, sizeof(t.anchor_id), "%s", h->anchor_id);
+    if (cps_schema_get(w->schemas, ctx->db, h->schema_set_id, &t.schema, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT) {
+            ncmp_buf_appendf(reason, "the cache's schema set does not compile: %s", err->msg);
+            out = REFUSED_CLEAN;
+        }
+        goto cleanup;
+    }
+    tops->anchor_id = h->anchor_id;
+    for (size_t k = 0; k < ev.n; k++) {
+        const avc_edit *e = &ev.edits[k];
+        ncmp_buf_reset(&xpath);
+        ncmp_buf_reset(&parent);
+        if (avc_target_xpath(cps_schema_ctx(t.schema), e->target, &xpath, &parent, err) != 0) {
+            ncmp_buf_appendf(reason, "edit[%zu]: %s", k, err->msg);
+            out = REFUSED_CLEAN;
+            goto cleanup;
+        }
+        if (cps_store_update_tops(&t, parent.data, e->value, strlen(e->value), top_add, tops, &why,
+                                  err) != 0) {
+            if (err->cls != NCMP_ERR_REJECT)
+                goto cleanup;
+            ncmp_buf_appendf(reason, "edit[%zu] patch %s: %d %s: %s", k, parent.data, why.status,
+                             why.message ? why.message : "refused", err->msg);
+            out = REFUSED_CLEAN;
+            goto cleanup;
+        }
+    }
+    out = APPLIED;
+cleanup:
+    if (out != APPLIED)
+        tops_truncate(tops, mark);
+    avc_event_clear(&ev);
+    cps_target_clear(&t);
+    ncmp_buf_free(&xpath);
+    ncmp_buf_free(&parent);
+    free(id);
+    return out;
+}
+
+/* Lock the anchors of `tops` and merge every patch into its node with one
+ * UPDATE, a node patched twice in the batch merged in order first. A node
+ * that does not exist is REJECT: the stage then applies the batch one
+ * event at a time, and only the culprit is dead-lettered. */
+static int tops_write(ncmp_stage_ctx *ctx, avc_tops *tops, ncmp_err *err)
+{
+    static const char sql_lock[] =
+        "SELECT count(*) FROM (SELECT id FROM anchor WHERE id = ANY($1::bigint[])"
+        " ORDER BY id FOR NO KEY UPDATE) l";
+    static const char sql_update[] =
+        "UPDATE fragment f SET attributes = f.attributes || u.a"
+        " FROM unnest($1::bigint[], $2::text[], $3::jsonb[]) u(anchor_id, path, a)"
+        " WHERE f.anchor_id = u.anchor_id AND f.path = u.path";
+    ncmp_buf anchors = NCMP_BUF_INIT, ids = NCMP_BUF_INIT, paths = NCMP_BUF_INIT,
+             attrs = NCMP_BUF_INIT;
+    const char *params[3];
+    PGresult *res = NULL;
+    size_t nodes = 0, nanchors = 0;
+    long got;
+    int rc = -1;
+
+    if (!tops->n)
+        return 0;
+    qsort(tops->v, tops->n, sizeof(*tops->v), top_cmp);
+    ncmp_pgarray_begin(&anchors);
+    ncmp_pgarray_begin(&ids);
+    ncmp_pgarray_begin(&paths);
+    ncmp_pgarray_begin(&attrs);
+    for (size_t i = 0; i < tops->n;) {
+        const avc_top *a = &tops->v[i];
+        size_t j = i + 1;
+        while (j < tops->n && node_cmp(a, &tops->v[j]) == 0)
+            j++;
+        if (i == 0 || strcmp(tops->v[i - 1].anchor_id, a->anchor_id) != 0) {
+            ncmp_pgarray_add_text(&anchors, a->anchor_id);
+            nanchors++;
+        }
+        ncmp_pgarray_add_text(&ids, a->anchor_id);
+        ncmp_pgarray_add_text(&paths, a->path);
+        if (j == i + 1) {
+            ncmp_pgarray_add_text(&attrs, a->attrs);
+        } else { /* patched again: later leaves win, as one after the other */
+            json_object *merged = json_tokener_parse(a->attrs);
+            for (size_t k = i + 1; k < j; k++) {
+                json_object *o = json_tokener_parse(tops->v[k].attrs);
+                json_object_object_foreach(o, key, v)
+                    json_object_object_add(merged, key, json_object_get(v));
+                json_object_put(o);
+            }
+            ncmp_pgarray_add_text(&attrs,
+                                  json_object_to_json_string_ext(merged, JSON_C_TO_STRING_PLAIN));
+            json_object_put(merged);
+        }
+        nodes++;
+        i = j;
+    }
+    ncmp_pgarray_end(&anchors);
+    ncmp_pgarray_end(&ids);
+    ncmp_pgarray_end(&paths);
+    ncmp_pgarray_end(&attrs);
+    params[0] = anchors.data;
+    if (ncmp_db_query(ctx->db, sql_lock, 1, params, &res, err) != 0)
+        goto cleanup;
+    got = atol(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    res = NULL;
+    if ((size_t)got != nanchors) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "%zu of the batch's caches went away meanwhile",
+                     nanchors - (size_t)got);
+        goto cleanup;
+    }
+    params[0] = ids.data;
+    params[1] = paths.data;
+    params[2] = attrs.data;
+    if (ncmp_db_query(ctx->db, sql_update, 3, params, &res, err) != 0)
+        goto cleanup;
+    got = atol(PQcmdTuples(res));
+    if ((size_t)got != nodes) {
+        ncmp_err_set(err, NCMP_ERR_REJECT,
+                     "%zu of the %zu nodes the batch's patches name are not in their caches",
+                     nodes - (size_t)got, nodes);
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    PQclear(res);
+    ncmp_buf_free(&anchors);
+    ncmp_buf_free(&ids);
+    ncmp_buf_free(&paths);
+    ncmp_buf_free(&attrs);
+    return rc;
+}
+
 /* --- the batch ------------------------------------------------------------ */
 
 /* SQL_HANDLES over the distinct keys of the records from a DMI plugin. */
@@ -317,6 +579,47 @@ static int avc_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
 
     if (handles_load(w, ctx, msgs, n, &res, &hs, &nh, err) != 0)
         goto cleanup;
+    if (n > 1) {
+        /* patches only, and no event of the store to write: every node of
+         * the batch merged with one statement */
+        int watched = 1, other_op = 0;
+        avc_tops tops = {0};
+        if (cps_store_dataspace_watched(ctx->db, AVC_APPLY_DATASPACE, &watched, err) != 0)
+            goto cleanup;
+        for (size_t i = 0; !watched && !other_op && i < n; i++) {
+            outcome out;
+            ncmp_buf_reset(&reason);
+            out = collect_one(w, ctx, msgs[i], hs, nh, &tops, &other_op, &reason, err);
+            ncmp_buf_append_char(&reason, '\0');
+            if (other_op)
+                break;
+            if (out == FAILED) {
+                tops_free(&tops);
+                goto cleanup;
+            }
+            if (out == APPLIED)
+                applied++;
+            else if (out == IGNORED)
+                ignored++;
+            else {
+                pending[npending].m = msgs[i];
+                pending[npending++].reason = ncmp_xstrdup(reason.data);
+            }
+        }
+        if (!watched && !other_op) {
+            rc = tops_write(ctx, &tops, err);
+            tops_free(&tops);
+            if (rc != 0)
+                goto cleanup;
+            rc = -1;
+            goto done;
+        }
+        /* one by one after all */
+        tops_free(&tops);
+        for (size_t i = 0; i < npending; i++)
+            free(pending[i].reason);
+        npending = applied = ignored = 0;
+    }
     for (size_t i = 0; i < n; i++) {
         outcome out;
         ncmp_buf_reset(&reason);
@@ -344,6 +647,7 @@ static int avc_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
             goto cleanup;
         }
     }
+done:
     for (size_t i = 0; i < npending; i++)
         if (ncmp_stage_reject(ctx, pending[i].m, pending[i].reason, err) != 0)
             goto cleanup;

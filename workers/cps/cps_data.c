@@ -1032,6 +1032,51 @@ cleanup:
     return rc;
 }
 
+int cps_store_update_tops(const cps_target *t, const char *xpath, const char *body, size_t len,
+                          cps_top_fn fn, void *arg, cps_refusal *why, ncmp_err *err)
+{
+    ncmp_buf parent = NCMP_BUF_INIT, path = NCMP_BUF_INIT;
+    rows r = {0};
+    struct lyd_node *tree = NULL, *under = NULL;
+    int rc = -1;
+
+    if (!xpath)
+        xpath = "/";
+    if (cps_path_encode(xpath, &parent, err) != 0) {
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    ncmp_buf_append_char(&parent, '\0');
+    parent.len--;
+    if (!body || len == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    if (parse_payload(cps_schema_ctx(t->schema), parent.data, body, len, 0, &tree, &under, err) !=
+            0 ||
+        collect_tops(&r, under ? lyd_child(under) : tree, parent.data, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT)
+            refuse(why, 400, "Data Validation Failed");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < r.ntops; i++) {
+        ncmp_buf_reset(&path);
+        ncmp_buf_append(&path, parent.data, parent.len);
+        ncmp_buf_append(&path, r.top[i].text.data, r.top[i].text.len);
+        ncmp_buf_reset(&r.attrs);
+        attributes_json(r.top[i].node, &r.attrs);
+        fn(arg, path.data, path.len, r.attrs.data, r.attrs.len);
+    }
+    rc = 0;
+cleanup:
+    lyd_free_all(tree);
+    rows_free(&r);
+    ncmp_buf_free(&parent);
+    ncmp_buf_free(&path);
+    return rc;
+}
+
 int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,
                      ncmp_err *err)
 {

@@ -139,6 +139,40 @@ cleanup:
     return rc;
 }
 
+int cps_store_dataspace_watched(ncmp_db *db, const char *dataspace, int *watched, ncmp_err *err)
+{
+    static const char sql[] =
+        "SELECT EXISTS (SELECT 1 FROM fragment f JOIN anchor a ON a.id = f.anchor_id"
+        " JOIN dataspace d ON d.id = a.dataspace_id WHERE d.name = '" ADMIN_DATASPACE "'"
+        " AND a.name = '" ADMIN_ANCHOR "' AND f.path = $1)";
+    ncmp_buf x = NCMP_BUF_INIT, path = NCMP_BUF_INIT;
+    const char *params[1];
+    PGresult *res = NULL;
+    int rc = -1;
+
+    if (!atomic_load(&events_enabled)) {
+        *watched = 0;
+        return 0;
+    }
+    ncmp_buf_append_str(&x, "/dataspaces/dataspace[@name=");
+    quoted(&x, dataspace);
+    ncmp_buf_append_str(&x, "]");
+    ncmp_buf_append_char(&x, '\0');
+    if (cps_path_encode(x.data, &path, err) != 0)
+        goto cleanup;
+    ncmp_buf_append_char(&path, '\0');
+    params[0] = path.data;
+    if (ncmp_db_query(db, sql, 1, params, &res, err) != 0)
+        goto cleanup;
+    *watched = PQgetvalue(res, 0, 0)[0] == 't';
+    rc = 0;
+cleanup:
+    PQclear(res);
+    ncmp_buf_free(&x);
+    ncmp_buf_free(&path);
+    return rc;
+}
+
 /* --- the subscriptions ---------------------------------------------------- */
 
 static const char *subscription_xpath(ncmp_http_request *req)

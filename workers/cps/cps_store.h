@@ -68,6 +68,24 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
                     const char *body, size_t len, int xml, int dry_run, size_t *nodes,
                     cps_refusal *why, ncmp_err *err);
 
+/* The top nodes a CPS_WRITE_UPDATE of `body` (JSON) under `xpath` would
+ * merge leaves into, parsed and checked as cps_store_write does, each
+ * given to `fn` with its stored path and its leaves (a JSON object's
+ * text), in key order; nothing is read or written. For a caller that
+ * merges many updates with one statement (the avc-apply role): it locks
+ * the anchors and checks that each node exists itself. */
+typedef void (*cps_top_fn)(void *arg, const char *path, size_t path_len, const char *attributes,
+                           size_t attributes_len);
+int cps_store_update_tops(const cps_target *t, const char *xpath, const char *body, size_t len,
+                          cps_top_fn fn, void *arg, cps_refusal *why, ncmp_err *err);
+
+/* *watched: whether an anchor of `dataspace` may be subscribed to
+ * data-updated events (the dataspace is named in the subscriptions, and
+ * the events are on), read in the caller's transaction. A caller that
+ * writes without cps_store_write or cps_store_delete (whose events it
+ * would skip) must use them instead when this says 1. */
+int cps_store_dataspace_watched(ncmp_db *db, const char *dataspace, int *watched, ncmp_err *err);
+
 /* Delete the node `xpath` names and its subtree (every entry of a list
  * when it names a list, the whole tree for "/" or NULL). A missing node
  * is refused (404); the root of an empty anchor is not. */
