@@ -457,7 +457,7 @@ JSON
 # patched each) to dmi-cm-events and times them until the avc-apply
 # group's offsets, committed with the writes, cover them all.
 bench_avc_apply() {
-    local handles=1000 events=100000 workers=1 json="" port=${NCMP_BENCH_HTTP_PORT:-58884} rc
+    local handles=1000 events=100000 workers=2 json="" port=${NCMP_BENCH_HTTP_PORT:-58884} rc
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
