@@ -186,6 +186,8 @@ const ncmp_option ncmp_options[] = {
     {"cps.data-updated-events", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(cps_data_updated_events),
      "Announce the writes of subscribed anchors (POST /cps/api/v2/notification-subscription) on "
      "cps.data-updated-topic; false: no write is announced, whatever is subscribed."},
+    {"cps.delta-notification", NCMP_OPT_BOOL, "false", NULL, 0, 0, 0, OFF(cps_delta_notification),
+     "CPS's app.cps.data-updated.delta-notification: a write of a subscribed anchor sends one data-updated event per entry of the grouped delta of what it changed (with sourceData and targetData) instead of one event."},
     {"cps.data-updated-topic", NCMP_OPT_STRING, "cps-data-updated-events", NULL, 0, 0, 0, OFF(cps_data_updated_topic),
      "Topic of CPS's data-updated events (CloudEvents keyed <dataspace>:<anchor>), published by the cps-relay role."},
     {"cps.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(cps_relay_batch_size),

@@ -77,6 +77,7 @@ typedef struct ncmp_config {
     int lcm_java_serialized_headers;
     int lcm_relay_batch_size;
     int cps_data_updated_events;
+    int cps_delta_notification;
     char *cps_data_updated_topic;
     int cps_relay_batch_size;
     /* HTTP server and the rest role */

@@ -29,7 +29,7 @@ int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err)
 
     memset(svc, 0, sizeof(*svc));
     svc->cfg = cfg;
-    cps_events_configure(cfg->cps_data_updated_events);
+    cps_events_configure(cfg->cps_data_updated_events, cfg->cps_delta_notification);
     if (!ncmp_roles_need_services(cfg->roles))
         return 0;
     ncmp_dmi_opts_from_config(&opts, cfg);

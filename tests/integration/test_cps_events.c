@@ -312,3 +312,62 @@ Test(cps_events, crash_after_relay_commit_publishes_every_event_once, .timeout =
 {
     crash_and_recover("cps_events_crash_commit", "cps-relay.after-commit");
 }
+
+/* With cps.delta-notification, one event per entry of the grouped delta
+ * of what the write changed, each with its source and target data; a
+ * write that changes nothing sends one event without them. */
+Test(cps_events, delta_notification_sends_an_event_per_delta_entry, .timeout = 180)
+{
+    static const char *const anchors[] = {"a1", NULL};
+    cps_case *c =
+        it_cps_start_with("cps_events_delta", "cps,cps-relay", "--cps.delta-notification=true");
+    it_record *recs = NULL;
+    size_t n;
+    struct {
+        const char *action, *xpath, *source, *target;
+    } want[] = {
+        {"create", "/garden", NULL, "\"name\":\"g1\""},
+        {"replace", "/garden", "\"name\":\"g1\"", "\"name\":\"g2\""},
+        {"remove", "/garden", "\"row\":2", NULL},
+        {"replace", "/", NULL, NULL},
+    };
+
+    garden(c, "ds", anchors);
+    call(c, "POST", SUB "?xpath=/dataspaces", "{\"dataspace\":[{\"name\":\"ds\"}]}", 201);
+    call(c, "POST", DS "/anchors/a1/nodes?xpath=/",
+         "{\"garden\":{\"name\":\"g1\",\"bed\":[{\"row\":1,\"col\":\"a\"},{\"row\":2,\"col\":\"b\"}"
+         "]}}",
+         201);
+    call(c, "PATCH", DS "/anchors/a1/nodes?xpath=/", "{\"garden\":{\"name\":\"g2\"}}", 200);
+    call(c, "DELETE", DS "/anchors/a1/nodes?xpath=/garden/bed%5B@row='2'%20and%20@col='b'%5D", NULL,
+         204);
+    call(c, "PATCH", DS "/anchors/a1/nodes?xpath=/", "{\"garden\":{\"name\":\"g2\"}}", 200);
+
+    n = read_events(c, 4, &recs);
+    for (size_t i = 0; i < n; i++) {
+        json_object *ev = json_tokener_parse(recs[i].value), *p, *d, *v;
+        char err[1024];
+        const char *src = NULL, *tgt = NULL;
+        cr_assert_not_null(ev, "%s", recs[i].value);
+        cr_expect_eq(conformance_check_event(CONFORMANCE_CPS_DATA_UPDATED, ev, err, sizeof(err)), 0,
+                     "%s: %s", recs[i].value, err);
+        cr_expect_str_eq(payload_field(ev, "action"), want[i].action, "event %zu: %s", i,
+                         recs[i].value);
+        cr_expect_str_eq(payload_field(ev, "xpath"), want[i].xpath, "event %zu: %s", i,
+                         recs[i].value);
+        if (json_object_object_get_ex(ev, "eventPayload", &p) &&
+            json_object_object_get_ex(p, "cloudEventData", &d)) {
+            if (json_object_object_get_ex(d, "sourceData", &v))
+                src = json_object_get_string(v);
+            if (json_object_object_get_ex(d, "targetData", &v))
+                tgt = json_object_get_string(v);
+        }
+        cr_expect(want[i].source ? src && strstr(src, want[i].source) : !src,
+                  "event %zu sourceData %s: %s", i, src ? src : "(none)", recs[i].value);
+        cr_expect(want[i].target ? tgt && strstr(tgt, want[i].target) : !tgt,
+                  "event %zu targetData %s: %s", i, tgt ? tgt : "(none)", recs[i].value);
+        json_object_put(ev);
+    }
+    it_records_free(recs, n);
+    it_cps_fini(c);
+}

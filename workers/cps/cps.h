@@ -41,9 +41,10 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
                           const char *anchor, const char *xpath, int fetch, int version);
 
 /* Whether the store's writes announce themselves on the data-updated
- * topic (cps.data-updated-events; cps_events.h): set once per process at
- * start, before any write; on until set. */
-void cps_events_configure(int enabled);
+ * topic (cps.data-updated-events; cps_events.h), and with one event per
+ * delta entry (cps.delta-notification): set once per process at start,
+ * before any write; events on and deltas off until set. */
+void cps_events_configure(int enabled, int delta);
 
 /* The cps-relay role: publishes the data-updated events (a singleton task,
  * see lib/ncmp_relay.h). */

@@ -878,7 +878,8 @@ static int lock_anchor(ncmp_db *db, const cps_target *t, cps_refusal *why, ncmp_
 
 /* Store the rows in the caller's transaction. */
 static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *parent,
-                       const char *xpath, rows *r, cps_refusal *why, ncmp_err *err)
+                       const char *xpath, rows *r, cps_notice *notice, cps_refusal *why,
+                       ncmp_err *err)
 {
     static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
     static const char sql_delete_nodes[] =
@@ -910,6 +911,8 @@ static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, co
             return refuse(why, 404, "DataNode not found");
         }
     }
+    if (cps_events_begin(db, t, parent, notice, err) != 0)
+        return -1;
     if (kind == CPS_WRITE_UPDATE) {
         size_t updated;
         params[1] = r->tops.data;
@@ -968,6 +971,7 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
     ncmp_buf parent = NCMP_BUF_INIT;
     rows r = {0};
     struct lyd_node *tree = NULL, *under = NULL;
+    cps_notice notice = {0};
     double started, parsed, built;
     int rc = -1;
 
@@ -1014,9 +1018,9 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
                 refuse(why, 400, "Data Validation Failed");
             goto cleanup;
         }
-    } else if (write_apply(db, t, kind, parent.data, xpath, &r, why, err) != 0 ||
-               cps_events_note(db, t, kind == CPS_WRITE_SAVE ? "create" : "replace", xpath, err) !=
-                   0) {
+    } else if (write_apply(db, t, kind, parent.data, xpath, &r, &notice, why, err) != 0 ||
+               cps_events_end(db, t, &notice, kind == CPS_WRITE_SAVE ? "create" : "replace", xpath,
+                              err) != 0) {
         goto cleanup;
     }
     log_debug("cps", "%s: %zu nodes under %s (parse %.1f ms, tops %.1f ms, store %.1f ms)",
@@ -1026,6 +1030,7 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
         *nodes = r.nrows;
     rc = 0;
 cleanup:
+    cps_notice_clear(&notice);
     lyd_free_all(tree);
     rows_free(&r);
     ncmp_buf_free(&parent);
@@ -1084,6 +1089,7 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
                               " AND path >= $2 AND path < $5 AND (path < $3 OR path >= $4)";
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
+    cps_notice notice = {0};
     const char *params[5];
     PGresult *res = NULL;
     int rc = -1;
@@ -1094,9 +1100,11 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
         refuse(why, 400, "Invalid request");
         goto cleanup;
     }
-    if (lock_anchor(db, t, why, err) != 0)
+    ncmp_buf_append_char(&path, '\0');
+    path.len--;
+    if (lock_anchor(db, t, why, err) != 0 || cps_events_begin(db, t, path.data, &notice, err) != 0)
         goto cleanup;
-    cps_path_ranges_of(path.data ? path.data : "", path.len, &rg);
+    cps_path_ranges_of(path.data, path.len, &rg);
     params[0] = t->anchor_id;
     params[1] = rg.lo1.data;
     params[2] = rg.hi1.data;
@@ -1111,10 +1119,11 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
         refuse(why, 404, "DataNode not found");
         goto cleanup;
     }
-    if (cps_events_note(db, t, "remove", xpath, err) != 0)
+    if (cps_events_end(db, t, &notice, "remove", xpath, err) != 0)
         goto cleanup;
     rc = 0;
 cleanup:
+    cps_notice_clear(&notice);
     PQclear(res);
     cps_path_ranges_free(&rg);
     ncmp_buf_free(&path);

@@ -1466,3 +1466,79 @@ void cps_delta_routes_add(cps_api *api, ncmp_http_server *s)
     ncmp_http_route(s, "POST", A "/applyChangesInDeltaReport", h_apply, api);
 #undef A
 }
+
+/* --- the delta of a write, for its data-updated events -------------------- */
+
+int cps_delta_snapshot(ncmp_db *db, const cps_target *t, const char *path, char *id, size_t idlen,
+                       ncmp_err *err)
+{
+    static const char sql[] = "INSERT INTO fragment (anchor_id, path, depth, name, attributes)"
+                              " SELECT $2, path, depth, name, attributes FROM fragment"
+                              " WHERE anchor_id = $1 AND path >= $3 AND path < $6"
+                              " AND (path < $4 OR path >= $5)";
+    cps_path_ranges rg = {0};
+    const char *params[6];
+    int rc = -1;
+
+    if (scratch_anchor(db, t, NULL, id, idlen, err) != 0)
+        return -1;
+    cps_path_ranges_of(path, strlen(path), &rg);
+    params[0] = t->anchor_id;
+    params[1] = id;
+    params[2] = rg.lo1.data;
+    params[3] = rg.hi1.data;
+    params[4] = rg.lo2.data;
+    params[5] = rg.hi2.data;
+    /* the subtree, then its ancestors (which skip the node itself) */
+    rc = ncmp_db_query(db, sql, 6, params, NULL, err);
+    if (rc == 0)
+        rc = copy_ancestors(db, t->anchor_id, id, path, err);
+    cps_path_ranges_free(&rg);
+    return rc;
+}
+
+int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const char *path,
+                   cps_delta_entry_fn fn, void *arg, ncmp_err *err)
+{
+    delta *d = ncmp_xcalloc(1, sizeof(*d));
+    json_object *report = NULL;
+    int rc = -1;
+
+    d->db = db;
+    d->grouped = 1;
+    d->fetch = -1;
+    snprintf(d->src, sizeof(d->src), "%s", src_id);
+    snprintf(d->tgt, sizeof(d->tgt), "%s", tgt_id);
+    if (ncmp_db_exec(db, SQL_SETTINGS, err) != 0 || delta_open(d, path, strlen(path), err) != 0)
+        goto cleanup;
+    while (!d->done)
+        if (delta_step(d, err) != 0)
+            goto cleanup;
+    if (ncmp_json_parse(d->pending.data, d->pending.len, &report, err) != 0 ||
+        !json_object_is_type(report, json_type_array)) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "a write's delta report is not a JSON array");
+        goto cleanup;
+    }
+    for (size_t i = 0; i < json_object_array_length(report); i++) {
+        json_object *e = json_object_array_get_idx(report, i), *a, *x, *s, *g;
+        if (!json_object_object_get_ex(e, "action", &a) ||
+            !json_object_object_get_ex(e, "xpath", &x))
+            continue;
+        if (!json_object_object_get_ex(e, "sourceData", &s))
+            s = NULL;
+        if (!json_object_object_get_ex(e, "targetData", &g))
+            g = NULL;
+        if (fn(arg, json_object_get_string(a), json_object_get_string(x), s, g, err) != 0)
+            goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    json_object_put(report);
+    cursor_close(db, &d->s);
+    cursor_close(db, &d->t);
+    cursor_close(db, &d->r);
+    cursor_close(db, &d->aux);
+    d->db = NULL; /* the caller's */
+    delta_free(d);
+    return rc;
+}

@@ -1,6 +1,8 @@
 #include "cps_events.h"
 
+#include <json-c/json.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,11 +20,12 @@
  * relay's). */
 #define RELAY_LOCK_KEY 7340217003LL
 
-static atomic_int events_enabled = 1;
+static atomic_int events_enabled = 1, delta_enabled = 0;
 
-void cps_events_configure(int enabled)
+void cps_events_configure(int enabled, int delta)
 {
     atomic_store(&events_enabled, enabled);
+    atomic_store(&delta_enabled, delta);
 }
 
 /* A key predicate's value as CPS writes it: in single quotes, a quote
@@ -74,8 +77,173 @@ cleanup:
     return rc;
 }
 
-int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
-                    ncmp_err *err)
+static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                           ncmp_err *err);
+
+/* The event's payload: CPS's field order, observedTimestamp only when
+ * the write gave one, cloudEventData only with a side of a delta entry. */
+static void payload_json(ncmp_buf *out, const cps_target *t, const char *action, const char *xpath,
+                         json_object *source, json_object *target)
+{
+    ncmp_buf_append_str(out, "{\"eventPayload\":{");
+    if (t->observed_timestamp) {
+        ncmp_buf_append_str(out, "\"observedTimestamp\":");
+        ncmp_buf_append_json_string(out, t->observed_timestamp);
+        ncmp_buf_append_char(out, ',');
+    }
+    ncmp_buf_append_str(out, "\"dataspaceName\":");
+    ncmp_buf_append_json_string(out, t->dataspace);
+    ncmp_buf_append_str(out, ",\"schemaSetName\":");
+    ncmp_buf_append_json_string(out, t->schema_set ? t->schema_set : "");
+    ncmp_buf_append_str(out, ",\"anchorName\":");
+    ncmp_buf_append_json_string(out, t->anchor_name);
+    ncmp_buf_append_str(out, ",\"action\":");
+    ncmp_buf_append_json_string(out, action);
+    ncmp_buf_append_str(out, ",\"xpath\":");
+    ncmp_buf_append_json_string(out, xpath ? xpath : "/");
+    if (source || target) {
+        const char *sep = "";
+        ncmp_buf_append_str(out, ",\"cloudEventData\":{");
+        if (source) {
+            ncmp_buf_append_str(out, "\"sourceData\":");
+            ncmp_buf_append_json_string(
+                out, json_object_to_json_string_ext(source, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+            sep = ",";
+        }
+        if (target) {
+            ncmp_buf_appendf(out, "%s\"targetData\":", sep);
+            ncmp_buf_append_json_string(
+                out, json_object_to_json_string_ext(target, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE));
+        }
+        ncmp_buf_append_char(out, '}');
+    }
+    ncmp_buf_append_str(out, "}}");
+    ncmp_buf_append_char(out, '\0');
+}
+
+/* An event of a subscribed anchor, written without looking again. */
+static int event_insert(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                        json_object *source, json_object *target, ncmp_err *err)
+{
+    static const char sql[] =
+        "WITH ins AS (INSERT INTO cps_event_outbox (event_key, event_id, event_time, event_type,"
+        " payload) VALUES ($1, $2, $3, $4, $5) RETURNING 1)"
+        " SELECT pg_notify('" OUTBOX_CHANNEL "', '') FROM ins";
+    ncmp_buf key = NCMP_BUF_INIT, payload = NCMP_BUF_INIT;
+    char id[37], now[NCMP_CLOUDEVENT_TIME_SIZE];
+    const char *params[5];
+    int rc;
+
+    ncmp_buf_appendf(&key, "%s:%s", t->dataspace, t->anchor_name);
+    ncmp_buf_append_char(&key, '\0');
+    ncmp_uuid4(id);
+    ncmp_cloudevent_time_now(now);
+    payload_json(&payload, t, action, xpath, source, target);
+    params[0] = key.data;
+    params[1] = id;
+    params[2] = now;
+    params[3] = action;
+    params[4] = payload.data;
+    rc = ncmp_db_query(db, sql, 5, params, NULL, err);
+    ncmp_buf_free(&key);
+    ncmp_buf_free(&payload);
+    return rc;
+}
+
+/* Is anchor t subscribed? */
+static int subscribed(ncmp_db *db, const cps_target *t, int *yes, ncmp_err *err)
+{
+    static const char sql[] =
+        "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"
+        "  WHERE d.name = '" ADMIN_DATASPACE "' AND a.name = '" ADMIN_ANCHOR "')"
+        " SELECT EXISTS (SELECT 1 FROM sub WHERE"
+        "  EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $1)"
+        "  OR (EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $2)"
+        "   AND NOT EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $3)))";
+    ncmp_buf anchor = NCMP_BUF_INIT, dataspace = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
+    const char *params[3];
+    PGresult *res = NULL;
+    int rc = -1;
+
+    if (subscription_paths(t, &anchor, &dataspace, &anchors, err) != 0)
+        goto cleanup;
+    params[0] = anchor.data;
+    params[1] = dataspace.data;
+    params[2] = anchors.data;
+    if (ncmp_db_query(db, sql, 3, params, &res, err) != 0)
+        goto cleanup;
+    *yes = PQgetvalue(res, 0, 0)[0] == 't';
+    rc = 0;
+cleanup:
+    PQclear(res);
+    ncmp_buf_free(&anchor);
+    ncmp_buf_free(&dataspace);
+    ncmp_buf_free(&anchors);
+    return rc;
+}
+
+int cps_events_begin(ncmp_db *db, const cps_target *t, const char *path, cps_notice *n,
+                     ncmp_err *err)
+{
+    int yes = 0;
+
+    memset(n, 0, sizeof(*n));
+    if (!atomic_load(&events_enabled) || !atomic_load(&delta_enabled))
+        return 0;
+    if (subscribed(db, t, &yes, err) != 0)
+        return -1;
+    if (!yes)
+        return 0;
+    if (cps_delta_snapshot(db, t, path, n->scratch, sizeof(n->scratch), err) != 0)
+        return -1;
+    n->path = ncmp_xstrdup(path);
+    n->delta = 1;
+    return 0;
+}
+
+typedef struct entry_sink {
+    ncmp_db *db;
+    const cps_target *t;
+    int count;
+} entry_sink;
+
+static int entry_event(void *arg, const char *action, const char *xpath, json_object *source,
+                       json_object *target, ncmp_err *err)
+{
+    entry_sink *s = arg;
+
+    s->count++;
+    return event_insert(s->db, s->t, action, xpath, source, target, err);
+}
+
+int cps_events_end(ncmp_db *db, const cps_target *t, cps_notice *n, const char *action,
+                   const char *xpath, ncmp_err *err)
+{
+    static const char sql_drop[] = "DELETE FROM anchor WHERE id = $1";
+    entry_sink sink = {db, t, 0};
+    const char *params[1];
+
+    if (!n->delta)
+        return cps_events_note(db, t, action, xpath, err);
+    if (cps_delta_each(db, n->scratch, t->anchor_id, n->path, entry_event, &sink, err) != 0)
+        return -1;
+    if (!sink.count && event_insert(db, t, action, xpath, NULL, NULL, err) != 0)
+        return -1;
+    params[0] = n->scratch;
+    return ncmp_db_query(db, sql_drop, 1, params, NULL, err);
+}
+
+void cps_notice_clear(cps_notice *n)
+{
+    free(n->path);
+    n->path = NULL;
+    n->delta = 0;
+}
+
+static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                           ncmp_err *err)
 {
     static const char sql[] =
         "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"
@@ -102,25 +270,7 @@ int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const 
     ncmp_buf_append_char(&key, '\0');
     ncmp_uuid4(id);
     ncmp_cloudevent_time_now(now);
-    /* CPS's field order; observedTimestamp only when the write gave one */
-    ncmp_buf_append_str(&payload, "{\"eventPayload\":{");
-    if (t->observed_timestamp) {
-        ncmp_buf_append_str(&payload, "\"observedTimestamp\":");
-        ncmp_buf_append_json_string(&payload, t->observed_timestamp);
-        ncmp_buf_append_char(&payload, ',');
-    }
-    ncmp_buf_append_str(&payload, "\"dataspaceName\":");
-    ncmp_buf_append_json_string(&payload, t->dataspace);
-    ncmp_buf_append_str(&payload, ",\"schemaSetName\":");
-    ncmp_buf_append_json_string(&payload, t->schema_set ? t->schema_set : "");
-    ncmp_buf_append_str(&payload, ",\"anchorName\":");
-    ncmp_buf_append_json_string(&payload, t->anchor_name);
-    ncmp_buf_append_str(&payload, ",\"action\":");
-    ncmp_buf_append_json_string(&payload, action);
-    ncmp_buf_append_str(&payload, ",\"xpath\":");
-    ncmp_buf_append_json_string(&payload, xpath ? xpath : "/");
-    ncmp_buf_append_str(&payload, "}}");
-    ncmp_buf_append_char(&payload, '\0');
+    payload_json(&payload, t, action, xpath, NULL, NULL);
     params[0] = anchor.data;
     params[1] = dataspace.data;
     params[2] = anchors.data;

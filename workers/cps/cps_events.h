@@ -21,11 +21,29 @@
 
 #include "cps_internal.h"
 
-/* In the transaction of a write of anchor `t` at `xpath` (NULL: "/"):
- * its event, when the anchor is subscribed. `action` is "create",
- * "replace" or "remove". */
-int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
-                    ncmp_err *err);
+/* A write's events, in its transaction. cps_events_begin is called once
+ * the anchor is locked and before anything is written, with the stored
+ * path of the node the write names (its parent for a save, "" for the
+ * root); cps_events_end after the write: without delta notifications (or
+ * for an anchor not subscribed), one event with `action` ("create",
+ * "replace" or "remove") and the write's `xpath` (NULL: "/"), when the
+ * anchor is subscribed; with them (cps.delta-notification), one event per
+ * entry of the grouped delta of that node's subtree from before the write
+ * to after it, each with its sourceData and targetData (one event without
+ * them when nothing changed), as CPS sends them. */
+typedef struct cps_notice {
+    int delta;        /* a snapshot was taken */
+    char scratch[24]; /* its anchor */
+    char *path;       /* the node's stored path */
+} cps_notice;
+
+int cps_events_begin(ncmp_db *db, const cps_target *t, const char *path, cps_notice *n,
+                     ncmp_err *err);
+int cps_events_end(ncmp_db *db, const cps_target *t, cps_notice *n, const char *action,
+                   const char *xpath, ncmp_err *err);
+
+/* Accepts a zeroed struct. */
+void cps_notice_clear(cps_notice *n);
 
 /* GET/POST/DELETE /cps/api/v2/notification-subscription?xpath= */
 void cps_events_routes_add(cps_api *api, ncmp_http_server *server);

@@ -6,6 +6,8 @@
 #ifndef NCMPD_CPS_INTERNAL_H
 #define NCMPD_CPS_INTERNAL_H
 
+#include <json-c/json.h>
+
 #include "cps.h"
 #include "cps_schema.h"
 #include "cps_store.h"
@@ -68,6 +70,20 @@ const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *na
 void cps_data_routes_add(cps_api *api, ncmp_http_server *server);
 void cps_read_routes_add(cps_api *api, ncmp_http_server *server);
 void cps_delta_routes_add(cps_api *api, ncmp_http_server *server);
+
+/* A write's delta, for its data-updated events (cps_events.c), in the
+ * write's transaction. cps_delta_snapshot copies the subtree at stored
+ * path `path` of t (and its ancestors) to a new scratch anchor (*id),
+ * which the caller deletes before the commit. cps_delta_each gives every
+ * entry of the grouped delta from anchor `src_id` to `tgt_id` under
+ * `path`, with all descendants, to `fn` (its data borrowed for the
+ * call). */
+int cps_delta_snapshot(ncmp_db *db, const cps_target *t, const char *path, char *id, size_t idlen,
+                       ncmp_err *err);
+typedef int (*cps_delta_entry_fn)(void *arg, const char *action, const char *xpath,
+                                  json_object *source, json_object *target, ncmp_err *err);
+int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const char *path,
+                   cps_delta_entry_fn fn, void *arg, ncmp_err *err);
 
 /* cps_read.c's reads of a subtree, shared with the delta: $1 the anchor,
  * $2 the deepest depth, $3..$6 the ranges of cps_path_ranges_of (lo1,
