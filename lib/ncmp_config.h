@@ -106,6 +106,15 @@ typedef struct ncmp_config {
     int async_forward_workers;
     int async_forward_batch_size;
     int async_forward_batch_wait_ms;
+    /* data sync (workers/datasync/datasync.h) */
+    int data_sync_max_in_flight;
+    int data_sync_workers;
+    int data_sync_batch_size;
+    int data_sync_batch_wait_ms;
+    int data_sync_retry_initial_ms;
+    int data_sync_retry_max_ms;
+    int data_sync_sweep_interval_ms;
+    int data_sync_lease_ms;
     /* testing */
     char *debug_fault;
 

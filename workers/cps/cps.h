@@ -31,6 +31,14 @@ void cps_api_routes_add(cps_api *api, ncmp_http_server *server);
 /* Accepts NULL. */
 void cps_api_destroy(cps_api *api);
 
+/* Answer `req` as GET /v3/dataspaces/{dataspace}/anchors/{anchor}/node
+ * ?xpath=&descendants= does: the node at `xpath` (NULL: the root) with
+ * its descendants down to `depth` levels (-1 all), or CPS's 404. For
+ * NCMP's operational datastore, which reads the data-sync cache. The
+ * names are borrowed. */
+void cps_api_read_node(cps_api *api, ncmp_http_request *req, const char *dataspace,
+                       const char *anchor, const char *xpath, int depth);
+
 /* The role row. */
 typedef struct cps cps;
 

@@ -562,14 +562,34 @@ static const char SQL_READ_WALK[] =
     "  AND f.path < r.hi ORDER BY f.path LIMIT 1) n)"
     " SELECT path, depth, attributes FROM r ORDER BY path";
 
-/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= : the node at
- * xpath (or the entries of the list it names, or the root's nodes) with
- * its descendants down to the depth asked. */
-static void h_get(ncmp_http_request *req, void *arg)
+/* Resolve anchor `anchor` of `dataspace` on a pooled connection;
+ * answers 404 (or the error) and returns -1 when it cannot. */
+static int resolve_named(ncmp_http_request *req, cps_api *api, const char *dataspace,
+                         const char *anchor, cps_target *t)
 {
-    cps_api *api = arg;
-    const char *xpath = ncmp_http_query(req, "xpath");
-    int v = cps_api_version(req, 3), fetch = 0, top_depth;
+    cps_refusal why = {0};
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    int rc;
+
+    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    rc = cps_store_resolve(db, api->schemas, dataspace, anchor, t, &why, &err);
+    rest_pool_put(api->pool, db);
+    if (rc != 0)
+        cps_respond_refusal(req, &why, &err);
+    return rc;
+}
+
+/* The node at xpath (or the entries of the list it names, or the root's
+ * nodes) of anchor `anchor` with its descendants down to `fetch` levels
+ * (-1 all), in the answer of API version `v`. */
+static void read_node(ncmp_http_request *req, cps_api *api, int v, int fetch, const char *xpath,
+                      const char *dataspace, const char *anchor)
+{
+    int top_depth;
     tree_writer *w = NULL;
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
@@ -578,10 +598,6 @@ static void h_get(ncmp_http_request *req, void *arg)
     cps_target t = {0};
     ncmp_err err;
 
-    if (!v)
-        return;
-    if (descendants_asked(req, v, &fetch) != 0)
-        return;
     if (!xpath)
         xpath = "/";
     if (cps_path_encode(xpath, &path, &err) != 0) {
@@ -590,7 +606,7 @@ static void h_get(ncmp_http_request *req, void *arg)
     }
     ncmp_buf_append_char(&path, '\0');
     path.len--;
-    if (cps_target_resolve_pooled(req, api, &t) != 0)
+    if (resolve_named(req, api, dataspace, anchor, &t) != 0)
         goto cleanup;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
@@ -618,6 +634,23 @@ cleanup:
     cps_target_clear(&t);
     ncmp_buf_free(&path);
     cps_path_ranges_free(&rg);
+}
+
+/* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= */
+static void h_get(ncmp_http_request *req, void *arg)
+{
+    int v = cps_api_version(req, 3), fetch = 0;
+
+    if (!v || descendants_asked(req, v, &fetch) != 0)
+        return;
+    read_node(req, arg, v, fetch, ncmp_http_query(req, "xpath"), ncmp_http_param(req, "dataspace"),
+              ncmp_http_param(req, "anchor"));
+}
+
+void cps_api_read_node(cps_api *api, ncmp_http_request *req, const char *dataspace,
+                       const char *anchor, const char *xpath, int depth)
+{
+    read_node(req, api, 3, depth, xpath, dataspace, anchor);
 }
 
 /* --- CPS-path queries ------------------------------------------------------ */
