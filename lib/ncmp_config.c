@@ -179,8 +179,8 @@ const ncmp_option ncmp_options[] = {
 
     {"data-sync.max-in-flight", NCMP_OPT_INT, "512", NULL, 1, 100000, 0, OFF(data_sync_max_in_flight),
      "Handles whose root nodes the data-sync role reads from their DMI plugins at once, per process (no thread per read)."},
-    {"data-sync.workers", NCMP_OPT_INT, "1", NULL, 1, 16, 0, OFF(data_sync_workers),
-     "Writer threads of the data-sync role, each with its own database connection."},
+    {"data-sync.workers", NCMP_OPT_INT, "2", NULL, 1, 16, 0, OFF(data_sync_workers),
+     "Writer threads of the data-sync role, each with its own database connection (two let one parse the DMI's answers while the other's COPY runs)."},
     {"data-sync.batch-size", NCMP_OPT_INT, "200", NULL, 1, 100000, 0, OFF(data_sync_batch_size),
      "Most handles the data-sync role stores in one transaction."},
     {"data-sync.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(data_sync_batch_wait_ms),

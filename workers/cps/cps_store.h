@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "cps_schema.h"
+#include "ncmp_buf.h"
 #include "ncmp_db.h"
 #include "ncmp_err.h"
 
@@ -60,6 +61,16 @@ typedef enum cps_write_kind {
 int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *xpath,
                     const char *body, size_t len, int xml, int dry_run, size_t *nodes,
                     cps_refusal *why, ncmp_err *err);
+
+/* The rows a CPS_WRITE_SAVE of `body` (JSON) at the root of anchor `t`
+ * would store, parsed and checked as cps_store_write does, appended to
+ * `copy` in the COPY text of fragment (anchor_id, path, depth, name,
+ * attributes); nothing is written to the database. For a caller that
+ * fills many empty anchors with one COPY (data sync): it locks and
+ * empties the anchors itself. A refused payload appends nothing. *nodes
+ * (may be NULL): how many rows. */
+int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
+                   cps_refusal *why, ncmp_err *err);
 
 /* Delete the node `xpath` names and its subtree (every entry of a list
  * when it names a list, the whole tree for "/" or NULL). A missing node
