@@ -10,6 +10,7 @@
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
 #include "outbox.h"
+#include "rest_json.h"
 
 #define POOL_WAIT_MS 5000
 #define MAX_DEPTH    128
@@ -234,7 +235,7 @@ static void nw_row(node_writer *w, const char *path, size_t len, const char *att
     ncmp_buf_append_str(w->out, ",\"xpath\":");
     ncmp_buf_append_json_string(w->out, xpath.data);
     ncmp_buf_append_str(w->out, ",\"leaves\":");
-    ncmp_buf_append_str(w->out, attrs);
+    rest_json_append_compact(w->out, attrs);
     ncmp_buf_append_str(w->out, ",\"childDataNodes\":[");
     ncmp_buf_reset(&w->path);
     ncmp_buf_append(&w->path, path, len);
