@@ -53,9 +53,13 @@ int datasync_first_member(const char *body, size_t len, ncmp_buf *scratch, const
 {
     json_tokener *tok = json_tokener_new();
     json_object *doc = json_tokener_parse_ex(tok, body, (int)len);
+    size_t end = json_tokener_get_parse_end(tok);
     int members, rc;
 
-    if (!doc || json_tokener_get_error(tok) != json_tokener_success ||
+    while (doc && end < len &&
+           (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t'))
+        end++;
+    if (!doc || json_tokener_get_error(tok) != json_tokener_success || end < len ||
         !json_object_is_type(doc, json_type_object)) {
         rc = ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
         goto cleanup;
