@@ -7,8 +7,9 @@
  * set tag (the handle's id for a handle without a tag, as NCMP names it),
  * made from the handle's module set's YANG sources when missing
  * (datasync_store.h). This folder's one include from outside it is
- * workers/cps/cps_store.h (with the cps_schema.h it includes): the cache
- * is written through the store's own write, in this role's transaction.
+ * workers/cps/cps_store.h (with the cps_schema.h it includes): the cache's
+ * rows are made by the store's own parse and check (cps_store_rows), in
+ * this role's transaction.
  *
  * Which handles: those READY, with data sync on and UNSYNCHRONIZED. A
  * trigger (migrations/0011) queues a handle in data_sync_work the moment
@@ -28,8 +29,9 @@
  * writer threads write them, up to data-sync.batch-size handles per
  * transaction: each handle's row is locked and checked to be still READY,
  * enabled and UNSYNCHRONIZED (a disable that committed first wins: nothing
- * is written), its anchor made or emptied, each root's data saved with
- * cps_store_write, and the handle marked SYNCHRONIZED with the sync time.
+ * is written), its anchor made or emptied and locked, the rows of every
+ * handle's roots stored with one COPY, and the handles marked
+ * SYNCHRONIZED with the sync time.
  * NCMP sends no lifecycle event for that, and neither does this.
  *
  * A read that fails (no answer, or an HTTP error) leaves the handle
