@@ -302,26 +302,34 @@ static int requeue_failed(ncmp_db *db, datasync_item *items, size_t n, const int
 }
 
 /* The anchors of the handles to store (index `todo`), on their schema
- * sets, made when missing, emptied when present (an anchor on another
- * set, after a module upgrade, is made again); anchor_ids[i] gets each. */
+ * sets: made when missing, emptied when present, locked as a CPS write
+ * locks its anchor (in id order); anchor_ids[j] gets each. An anchor on
+ * another set (after a module upgrade) is dropped and made again.
+ *
+ * Every statement reaches rows through an index, one probe per handle:
+ * an anchor made since the last ANALYZE has no statistics, and
+ * `anchor_id = ANY(...)` over 200 of them was planned as a scan of the
+ * whole fragment table (half a second at 870,000 rows, growing). */
 static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, const size_t *todo,
                          size_t k, char (*anchor_ids)[24], ncmp_err *err)
 {
-    static const char sql_other_set[] =
-        "DELETE FROM anchor a USING unnest($2::text[], $3::bigint[]) x(name, set_id)"
-        " WHERE a.dataspace_id = $1 AND a.name = x.name AND a.schema_set_id <> x.set_id";
     static const char sql_make[] =
         "INSERT INTO anchor (dataspace_id, schema_set_id, name)"
         " SELECT $1, x.set_id, x.name FROM unnest($2::text[], $3::bigint[]) x(name, set_id)"
-        " ON CONFLICT (dataspace_id, name) DO NOTHING";
-    /* locked as a CPS write locks its anchor, in id order */
-    static const char sql_ids[] = "SELECT id, name FROM anchor WHERE dataspace_id = $1"
-                                  " AND name = ANY($2::text[]) ORDER BY id FOR NO KEY UPDATE";
-    static const char sql_empty[] = "DELETE FROM fragment WHERE anchor_id = ANY($1::bigint[])";
-    ncmp_buf names = NCMP_BUF_INIT, sets = NCMP_BUF_INIT, ids = NCMP_BUF_INIT;
+        " ON CONFLICT (dataspace_id, name) DO NOTHING RETURNING id";
+    static const char sql_lock[] = "SELECT a.id, a.name, a.schema_set_id FROM anchor a"
+                                   " JOIN unnest($2::text[]) x(name) ON a.name = x.name"
+                                   " WHERE a.dataspace_id = $1 ORDER BY a.id FOR NO KEY UPDATE";
+    static const char sql_drop[] = "DELETE FROM anchor a USING unnest($1::bigint[]) x(id)"
+                                   " WHERE a.id = x.id";
+    static const char sql_empty[] = "DELETE FROM fragment f USING unnest($1::bigint[]) x(id)"
+                                    " WHERE f.anchor_id = x.id";
+    ncmp_buf names = NCMP_BUF_INIT, sets = NCMP_BUF_INIT, old = NCMP_BUF_INIT,
+             other = NCMP_BUF_INIT;
     const char *params[3];
     char ds[24];
-    PGresult *res = NULL;
+    PGresult *made = NULL, *res = NULL;
+    size_t nold = 0, nother = 0;
     int rc = -1;
 
     if (dataspace_id(st, db, ds, err) != 0)
@@ -337,31 +345,62 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
     params[0] = ds;
     params[1] = names.data;
     params[2] = sets.data;
-    if (ncmp_db_query(db, sql_other_set, 3, params, NULL, err) != 0 ||
-        ncmp_db_query(db, sql_make, 3, params, NULL, err) != 0 ||
-        ncmp_db_query(db, sql_ids, 2, params, &res, err) != 0)
-        goto cleanup;
-    for (size_t j = 0; j < k; j++)
-        anchor_ids[j][0] = '\0';
-    ncmp_pgarray_begin(&ids);
-    for (int r = 0; r < PQntuples(res); r++) {
+    for (int round = 0; round < 2; round++) {
+        PQclear(made);
+        PQclear(res);
+        made = res = NULL;
+        if (ncmp_db_query(db, sql_make, 3, params, &made, err) != 0 ||
+            ncmp_db_query(db, sql_lock, 2, params, &res, err) != 0)
+            goto cleanup;
         for (size_t j = 0; j < k; j++)
-            if (!anchor_ids[j][0] && strcmp(items[todo[j]].id, PQgetvalue(res, r, 1)) == 0) {
-                snprintf(anchor_ids[j], 24, "%s", PQgetvalue(res, r, 0));
+            anchor_ids[j][0] = '\0';
+        ncmp_buf_reset(&old);
+        ncmp_buf_reset(&other);
+        ncmp_pgarray_begin(&old);
+        ncmp_pgarray_begin(&other);
+        nold = nother = 0;
+        for (int r = 0; r < PQntuples(res); r++) {
+            const char *id = PQgetvalue(res, r, 0);
+            int is_new = 0;
+            for (int m = 0; m < PQntuples(made) && !is_new; m++)
+                is_new = strcmp(PQgetvalue(made, m, 0), id) == 0;
+            for (size_t j = 0; j < k; j++) {
+                if (anchor_ids[j][0] || strcmp(items[todo[j]].id, PQgetvalue(res, r, 1)) != 0)
+                    continue;
+                if (strcmp(items[todo[j]].set_id, PQgetvalue(res, r, 2)) != 0) {
+                    ncmp_pgarray_add_text(&other, id);
+                    nother++;
+                } else {
+                    snprintf(anchor_ids[j], 24, "%s", id);
+                    if (!is_new) {
+                        ncmp_pgarray_add_text(&old, id);
+                        nold++;
+                    }
+                }
                 break;
             }
-        ncmp_pgarray_add_text(&ids, PQgetvalue(res, r, 0));
+        }
+        ncmp_pgarray_end(&old);
+        ncmp_pgarray_end(&other);
+        if (nother == 0 || round == 1)
+            break;
+        /* on another schema set: dropped (its fragments with it), made again */
+        params[0] = other.data;
+        if (ncmp_db_query(db, sql_drop, 1, params, NULL, err) != 0)
+            goto cleanup;
+        params[0] = ds;
     }
-    ncmp_pgarray_end(&ids);
-    params[0] = ids.data;
-    if (ncmp_db_query(db, sql_empty, 1, params, NULL, err) != 0)
+    params[0] = old.data;
+    if (nold && ncmp_db_query(db, sql_empty, 1, params, NULL, err) != 0)
         goto cleanup;
     rc = 0;
 cleanup:
+    PQclear(made);
     PQclear(res);
     ncmp_buf_free(&names);
     ncmp_buf_free(&sets);
-    ncmp_buf_free(&ids);
+    ncmp_buf_free(&old);
+    ncmp_buf_free(&other);
     return rc;
 }
 
@@ -460,7 +499,7 @@ int datasync_store_write(datasync_store *st, ncmp_db *db, datasync_item *items, 
     char(*anchor_ids)[24] = ncmp_xcalloc(n ? n : 1, sizeof(*anchor_ids));
     ncmp_buf copy = NCMP_BUF_INIT;
     size_t k = 0;
-    double t0 = ncmp_now_ms(), t1 = t0, t2 = t0, t3 = t0;
+    double t0 = ncmp_now_ms(), tl = t0, t1 = t0, t2 = t0, t3 = t0;
     int rc = -1;
 
     for (size_t i = 0; i < n; i++) {
@@ -472,6 +511,7 @@ int datasync_store_write(datasync_store *st, ncmp_db *db, datasync_item *items, 
     if (lock_eligible(db, items, n, eligible, err) != 0 ||
         requeue_failed(db, items, n, eligible, retry, err) != 0)
         goto fail;
+    tl = ncmp_now_ms();
     for (size_t i = 0; i < n; i++)
         if (eligible[i] && !items[i].failed) {
             if (items[i].set_id)
@@ -500,9 +540,9 @@ int datasync_store_write(datasync_store *st, ncmp_db *db, datasync_item *items, 
     if (mark_synced(db, items, n, eligible, err) != 0 || ncmp_db_commit(db, err) != 0)
         goto fail;
     log_debug("data-sync",
-              "batch of %zu: lock and anchors %.1f ms, rows %.1f ms, COPY %.1f ms,"
+              "batch of %zu: lock %.1f ms, anchors %.1f ms, rows %.1f ms, COPY %.1f ms,"
               " mark and commit %.1f ms",
-              n, t1 - t0, t2 - t1, t3 - t2, ncmp_now_ms() - t3);
+              n, tl - t0, t1 - tl, t2 - t1, t3 - t2, ncmp_now_ms() - t3);
     rc = 0;
     goto cleanup;
 fail:
