@@ -454,6 +454,14 @@ static int wait_event(datasync *ds, ncmp_db *db, long timeout_ms)
     int notified = 0;
     char drain[64];
 
+    /* a NOTIFY read along with a query's result is already queued in
+     * libpq, and its socket will not wake the poll */
+    while (conn && (n = PQnotifies(conn))) {
+        notified = 1;
+        PQfreemem(n);
+    }
+    if (notified)
+        return 1;
     poll(pfd, 2, (int)(timeout_ms > 60000 ? 60000 : timeout_ms));
     if (pfd[1].revents & POLLIN)
         while (read(ds->wake[0], drain, sizeof(drain)) > 0)

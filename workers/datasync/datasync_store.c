@@ -103,6 +103,19 @@ static const datasync_set *set_keep(datasync_store *st, const char *name, datasy
     return kept;
 }
 
+/* Forget every set kept, and the dataspace: one was deleted behind the
+ * store's back (CPS's API may delete them). Sets a job still points at
+ * stay allocated until the store goes; they are only no longer found. */
+static void sets_forget(datasync_store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    for (size_t i = 0; i < st->nsets; i++) {
+        st->sets[i]->name[0] = '\0'; /* matches no name */
+    }
+    st->dataspace_id[0] = '\0';
+    pthread_mutex_unlock(&st->lock);
+}
+
 /* The dataspace's id, made when missing. */
 static int dataspace_id(datasync_store *st, ncmp_db *db, char out[24], ncmp_err *err)
 {
@@ -349,8 +362,14 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
         PQclear(made);
         PQclear(res);
         made = res = NULL;
-        if (ncmp_db_query(db, sql_make, 3, params, &made, err) != 0 ||
-            ncmp_db_query(db, sql_lock, 2, params, &res, err) != 0)
+        if (ncmp_db_query(db, sql_make, 3, params, &made, err) != 0) {
+            if (strstr(err->msg, "(SQLSTATE 23503)")) { /* a set deleted through CPS's API */
+                sets_forget(st);
+                err->cls = NCMP_ERR_RETRY;
+            }
+            goto cleanup;
+        }
+        if (ncmp_db_query(db, sql_lock, 2, params, &res, err) != 0)
             goto cleanup;
         for (size_t j = 0; j < k; j++)
             anchor_ids[j][0] = '\0';
