@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -48,46 +47,108 @@ void datasync_fields_option(ncmp_buf *out, const char *root)
     ncmp_buf_appendf(out, "(fields=%s)", root);
 }
 
+static size_t skip_ws(const char *s, size_t i, size_t len)
+{
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* The end of the JSON string at s[i] == '"' (the index after it), or len
+ * when it does not end. */
+static size_t string_end(const char *s, size_t i, size_t len)
+{
+    for (i++; i < len; i++) {
+        if (s[i] == '\\')
+            i++;
+        else if (s[i] == '"')
+            return i + 1;
+    }
+    return len;
+}
+
+/* The end of the JSON value at s[i] (the index after it): strings and
+ * nesting followed, nothing else checked (libyang parses the member
+ * kept); len when it does not end. */
+static size_t value_end(const char *s, size_t i, size_t len)
+{
+    int depth = 0;
+
+    if (i < len && s[i] == '"')
+        return string_end(s, i, len);
+    for (; i < len; i++) {
+        if (s[i] == '"') {
+            i = string_end(s, i, len) - 1;
+        } else if (s[i] == '{' || s[i] == '[') {
+            depth++;
+        } else if (s[i] == '}' || s[i] == ']') {
+            if (depth == 0)
+                return i;
+            if (--depth == 0)
+                return i + 1;
+        } else if (depth == 0 &&
+                   (s[i] == ',' || s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
+            return i;
+        }
+    }
+    return depth == 0 ? i : len;
+}
+
+/* A scan, not a parse: the answer is about 11 KB per root and per handle,
+ * and building a json-c tree of it only to find its first member cost
+ * more than the member's own parse by libyang, which checks it anyway.
+ * The whole body is checked to be one object (the rest after the first
+ * member is followed too, so that a truncated answer is refused). */
 int datasync_first_member(const char *body, size_t len, ncmp_buf *scratch, const char **start,
                           size_t *out_len, ncmp_err *err)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *doc = json_tokener_parse_ex(tok, body, (int)len);
-    size_t end = json_tokener_get_parse_end(tok);
-    int members, rc;
+    size_t i = skip_ws(body, 0, len), first_end, key;
+    int members = 0, bad = 0;
 
-    while (doc && end < len &&
-           (body[end] == ' ' || body[end] == '\n' || body[end] == '\r' || body[end] == '\t'))
-        end++;
-    if (!doc || json_tokener_get_error(tok) != json_tokener_success || end < len ||
-        !json_object_is_type(doc, json_type_object)) {
-        rc = ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
-        goto cleanup;
+    if (i >= len || body[i] != '{')
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
+    i = skip_ws(body, i + 1, len);
+    first_end = i;
+    key = i;
+    while (!bad && i < len && body[i] != '}') {
+        bad = 1; /* until this member is complete */
+        if (members && body[i++] != ',')
+            break;
+        i = skip_ws(body, i, len);
+        if (i >= len || body[i] != '"')
+            break;
+        if (!members)
+            key = i;
+        i = skip_ws(body, string_end(body, i, len), len);
+        if (i >= len || body[i] != ':')
+            break;
+        i = skip_ws(body, i + 1, len);
+        if (i >= len || body[i] == '}' || body[i] == ',')
+            break;
+        i = value_end(body, i, len);
+        if (i >= len)
+            break;
+        if (!members)
+            first_end = i;
+        members++;
+        i = skip_ws(body, i, len);
+        bad = 0;
     }
-    members = json_object_object_length(doc);
-    if (members == 0) {
-        rc = 0;
-    } else if (members == 1) {
+    if (bad || i >= len || body[i] != '}' || skip_ws(body, i + 1, len) != len)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
+    if (members == 0)
+        return 0;
+    if (members == 1) {
         *start = body;
         *out_len = len;
-        rc = 1;
     } else { /* NCMP keeps the first member only */
-        struct json_object_iterator it = json_object_iter_begin(doc);
         ncmp_buf_append_char(scratch, '{');
-        ncmp_buf_append_json_string(scratch, json_object_iter_peek_name(&it));
-        ncmp_buf_append_char(scratch, ':');
-        ncmp_buf_append_str(scratch, json_object_to_json_string_ext(
-                                         json_object_iter_peek_value(&it),
-                                         JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+        ncmp_buf_append(scratch, body + key, first_end - key);
         ncmp_buf_append_char(scratch, '}');
         *start = scratch->data;
         *out_len = scratch->len;
-        rc = 1;
     }
-cleanup:
-    json_object_put(doc);
-    json_tokener_free(tok);
-    return rc;
+    return 1;
 }
 
 /* --- the role's state ------------------------------------------------------- */
@@ -677,10 +738,12 @@ static void *writer_main(void *arg)
     }
     for (;;) {
         size_t n;
+        double waited = ncmp_now_ms();
         job *batch = take_batch(ds, (size_t)ds->cfg->data_sync_batch_size, &n);
         int rc;
         if (!batch)
             break;
+        log_debug("data-sync", "a batch of %zu after %.1f ms waiting", n, ncmp_now_ms() - waited);
         rc = ncmp_db_ensure(db, &err) == 0 ? write_batch(ds, db, batch, n, &err) : -1;
         if (rc != 0) {
             if (err.cls == NCMP_ERR_FATAL) {

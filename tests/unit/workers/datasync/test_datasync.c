@@ -65,6 +65,28 @@ Test(datasync, first_member_of_the_answer)
     cr_assert_eq(first("{\"a\":", &scratch, &start, &len, &err), -1, "cut short");
     cr_assert_eq(first("not json", &scratch, &start, &len, &err), -1);
     cr_assert_eq(first("{\"a\":1} x", &scratch, &start, &len, &err), -1, "trailing text");
+    cr_assert_eq(first("{\"a\":1,}", &scratch, &start, &len, &err), -1, "a comma and nothing");
+    cr_assert_eq(first("{\"a\" 1}", &scratch, &start, &len, &err), -1, "no colon");
+    cr_assert_eq(first("{\"a\":{\"b\":[1,{\"c\":2}]}", &scratch, &start, &len, &err), -1,
+                 "an object not closed");
+    ncmp_buf_free(&scratch);
+}
+
+Test(datasync, first_member_follows_strings_and_nesting)
+{
+    ncmp_buf scratch = NCMP_BUF_INIT;
+    const char *start = NULL;
+    size_t len = 0;
+    ncmp_err err;
+    const char *tricky = " {\n \"m:a\" : {\"s\":\"}{,\\\"]\",\"l\":[1,[2,{\"x\":\"]\"}]]} ,\n"
+                         " \"m:b\":\"v\", \"m:c\": 12.5 }\n";
+    const char *want = "{\"m:a\" : {\"s\":\"}{,\\\"]\",\"l\":[1,[2,{\"x\":\"]\"}]]}}";
+
+    cr_assert_eq(first(tricky, &scratch, &start, &len, &err), 1, "%s", err.msg);
+    cr_assert_eq(len, strlen(want), "%.*s", (int)len, start);
+    cr_assert_eq(memcmp(start, want, len), 0, "%.*s", (int)len, start);
+    cr_assert_eq(first("{\"n\":-1.5e3,\"t\":true}", &scratch, &start, &len, &err), 1);
+    cr_assert_eq(memcmp(start, "{\"n\":-1.5e3}", len), 0, "%.*s", (int)len, start);
     ncmp_buf_free(&scratch);
 }
 
