@@ -38,7 +38,7 @@ typedef struct ds_case {
     char port_file[512];
     char flag[NFLAGS][640];
     ncmp_db *db;
-    pid_t pid, stub;
+    pid_t pid, pid2, stub;
     int stub_port, http_port;
     char dmi[64];
 } ds_case;
@@ -63,6 +63,7 @@ static void ds_cleanup(void)
         return;
     the_case_live = 0;
     kill_wait(&c->pid);
+    kill_wait(&c->pid2);
     kill_wait(&c->stub);
     ncmp_db_close(c->db);
     c->db = NULL;
@@ -269,7 +270,14 @@ static ds_case *case_start(const char *name, const char *const *stub_extra,
 
 static void case_stop(ds_case *c)
 {
-    int status = it_ncmpd_stop(c->pid);
+    int status;
+
+    if (c->pid2 > 0) {
+        status = it_ncmpd_stop(c->pid2);
+        c->pid2 = 0;
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the second ncmpd stops cleanly");
+    }
+    status = it_ncmpd_stop(c->pid);
 
     c->pid = 0;
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ncmpd stops cleanly; log %s", c->log);
@@ -612,5 +620,52 @@ Test(data_sync, disable_while_reading_leaves_nothing)
     cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM data_sync_work", 0, NULL), 0);
     cr_assert(it_file_contains(c->log, "0 handles synchronized"),
               "the answer arrived and was refused by the writer; log %s", c->log);
+    case_stop(c);
+}
+
+Test(data_sync, two_processes_share_the_queue)
+{
+    /* two handles in flight per process at most: both must take part */
+    const char *extra[] = {"--data-sync.max-in-flight=2", "--data-sync.batch-size=2", NULL};
+    ds_case *c = case_start("ds-two", NULL, extra, 20);
+    const char *args[NFLAGS + 8];
+    char log2[600], inst[300], port[64];
+    size_t n = 0;
+    long done = 0;
+
+    snprintf(log2, sizeof(log2), "%s-2.log", c->log);
+    snprintf(inst, sizeof(inst), "--kafka.instance-id=%s-2", c->topic);
+    snprintf(port, sizeof(port), "--http.port=%d", it_free_port());
+    for (size_t i = 0; i < NFLAGS; i++)
+        if (strncmp(c->flag[i], "--roles=", 8) != 0 &&
+            strncmp(c->flag[i], "--http.port=", 12) != 0 &&
+            strncmp(c->flag[i], "--kafka.instance-id=", 20) != 0)
+            args[n++] = c->flag[i];
+    args[n++] = "--roles=data-sync";
+    args[n++] = inst;
+    args[n++] = port;
+    args[n++] = extra[0];
+    args[n++] = extra[1];
+    args[n] = NULL;
+    c->pid2 = it_ncmpd_start(log2, args);
+    /* every handle at once, as PUT data-sync sets them; the trigger queues them */
+    cr_assert_eq(it_query_long(c->db,
+                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
+                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
+                               " SELECT count(*) FROM u",
+                               0, NULL),
+                 20);
+    done = it_wait_long(
+        c->db, "SELECT count(*) FROM cm_handle WHERE operational_sync_state = 'SYNCHRONIZED'", NULL,
+        20, WAIT_MS);
+    cr_assert_eq(done, 20, "every handle synced; logs %s, %s", c->log, log2);
+    cr_assert_eq(stub_stat(c, "dataReads"), 20, "each handle read once, by one of the two");
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM fragment", 0, NULL), 20 * DEVICE_ROWS);
+    cr_assert(it_file_contains(c->log, "handles synchronized (87 nodes)") ||
+                  it_file_contains(c->log, "handles synchronized (174 nodes)"),
+              "the first process synced some; log %s", c->log);
+    cr_assert(it_file_contains(log2, "handles synchronized (87 nodes)") ||
+                  it_file_contains(log2, "handles synchronized (174 nodes)"),
+              "the second process synced some; log %s", log2);
     case_stop(c);
 }
