@@ -35,6 +35,7 @@ typedef struct stub_stats {
     atomic_long batches, batch_handles;   /* POST /dmi/v1/data */
     atomic_long bad_requests;             /* 400, 404, 405, 413 */
     atomic_long unauthorized;             /* 401 */
+    atomic_long data_reads;               /* reads of the --data-root (errors too) */
 } stub_stats;
 
 typedef struct busy_tag {
@@ -48,6 +49,7 @@ struct dmistub_server {
     MHD_socket listen_fd; /* after quiesce: closed by us after the stop */
     dmistub_timer *timer;
     dmistub_models *models;
+    dmistub_data *data;     /* NULL without --data-model */
     dmistub_events *events; /* NULL without --kafka */
     char *auth_token;       /* base64 of user:password, NULL without --auth */
     char *default_base;     /* http://host:port, when a request has no Host */
@@ -212,6 +214,13 @@ static int tag_busy(dmistub_server *srv, const char *tag, long *left_ms)
 
 /* --- module endpoints ------------------------------------------------------ */
 
+/* Does module set `tag` get the --data-model? (Every tag when no
+ * --data-tag is given.) */
+static int data_tag(const dmistub_server *srv, const char *tag)
+{
+    return srv->data && (!*srv->opts->data_tags || dmistub_opts_tag_in(srv->opts->data_tags, tag));
+}
+
 static void module_resources(dmistub_server *srv, stub_req *r, json_object *doc, const char *tag)
 {
     const dmistub_opts *o = srv->opts;
@@ -232,10 +241,14 @@ static void module_resources(dmistub_server *srv, stub_req *r, json_object *doc,
         r->static_body = GARBAGE_BODY;
         r->static_len = sizeof(GARBAGE_BODY) - 1;
     } else {
+        int rc;
         ncmp_buf_reset(&r->out);
-        if (dmistub_models_resources(srv->models, t, modules,
-                                     dmistub_opts_tag_in(o->bad_yang_tags, tag), &r->out,
-                                     &err) != 0) {
+        rc = data_tag(srv, tag)
+                 ? dmistub_data_resources(srv->data, modules, &r->out, &err)
+                 : dmistub_models_resources(srv->models, t, modules,
+                                            dmistub_opts_tag_in(o->bad_yang_tags, tag), &r->out,
+                                            &err);
+        if (rc != 0) {
             bad_request(srv, r, 400, err.msg);
             return;
         }
@@ -252,7 +265,8 @@ static void module_references(dmistub_server *srv, stub_req *r, const char *tag)
 
     r->status = 200;
     r->content_type = JSON_TYPE;
-    r->static_body = dmistub_models_references(srv->models, t, &r->static_len);
+    r->static_body = data_tag(srv, tag) ? dmistub_data_references(srv->data, &r->static_len)
+                                        : dmistub_models_references(srv->models, t, &r->static_len);
     atomic_fetch_add(&srv->stats.references[t], 1);
     r->delay_ms = answer_delay(srv, srv->opts->module_references_delay_ms);
 }
@@ -344,6 +358,29 @@ static void passthrough_async(dmistub_server *srv, struct MHD_Connection *conn, 
     r->delay_ms = answer_delay(srv, 0);
 }
 
+/* A read of a root of the --data-model (options=(fields=<root>)):
+ * answered here (1), or not about the model (0). The first
+ * --data-error-reads reads of the tree's root answer 500. */
+static int data_read(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r, const char *id)
+{
+    int sel = srv->data ? dmistub_data_selects(srv->data, query(conn, "options")) : -1;
+
+    if (sel < 0)
+        return 0;
+    if (sel == 0) {
+        reply_json(r, 200, "{}");
+        return 1;
+    }
+    if (atomic_fetch_add(&srv->stats.data_reads, 1) < srv->opts->data_error_reads) {
+        reply_error(r, 500, "simulated failure of a read of %s", id);
+        return 1;
+    }
+    r->status = 200;
+    r->content_type = JSON_TYPE;
+    dmistub_data_append(srv->data, id, &r->out);
+    return 1;
+}
+
 static void h_passthrough(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
                           const char *method, const char *id)
 {
@@ -370,6 +407,8 @@ static void h_passthrough(dmistub_server *srv, struct MHD_Connection *conn, stub
     atomic_fetch_add(strcmp(op, "read") == 0 ? &srv->stats.reads : &srv->stats.writes, 1);
     if (query(conn, "topic")) {
         passthrough_async(srv, conn, r, doc, id, delay);
+    } else if (strcmp(op, "read") == 0 && data_read(srv, conn, r, id)) {
+        r->delay_ms = answer_delay(srv, delay);
     } else {
         network_base(srv, conn, &network_id);
         ncmp_buf_appendf(&network_id, "-%s", id);
@@ -482,19 +521,20 @@ static void h_stats(dmistub_server *srv, stub_req *r, const char *method)
                      "\"passthroughWrites\":%ld,\"asyncPassthrough\":%ld,\"batchRequests\":%ld,"
                      "\"batchHandles\":%ld,\"eventsQueued\":%ld,\"eventsDelivered\":%ld,"
                      "\"eventsFailed\":%ld,\"badRequests\":%ld,\"unauthorized\":%ld,"
-                     "\"waiting\":%zu}",
+                     "\"dataReads\":%ld,\"waiting\":%zu}",
                      atomic_load(&s->error_tag), atomic_load(&s->busy), atomic_load(&s->reads),
                      atomic_load(&s->writes), atomic_load(&s->async_passthrough),
                      atomic_load(&s->batches), atomic_load(&s->batch_handles), ev.queued,
                      ev.delivered, ev.failed, atomic_load(&s->bad_requests),
-                     atomic_load(&s->unauthorized), dmistub_timer_pending(srv->timer));
+                     atomic_load(&s->unauthorized), atomic_load(&s->data_reads),
+                     dmistub_timer_pending(srv->timer));
 }
 
 static void stats_zero(stub_stats *s)
 {
     atomic_long *const scalars[] = {
-        &s->error_tag, &s->busy,          &s->reads,        &s->writes,      &s->async_passthrough,
-        &s->batches,   &s->batch_handles, &s->bad_requests, &s->unauthorized};
+        &s->error_tag, &s->busy,          &s->reads,        &s->writes,       &s->async_passthrough,
+        &s->batches,   &s->batch_handles, &s->bad_requests, &s->unauthorized, &s->data_reads};
 
     for (int t = 0; t < DMISTUB_TAGS; t++) {
         atomic_store(&s->references[t], 0);
@@ -804,6 +844,11 @@ int dmistub_server_start(dmistub_server **out, const dmistub_opts *opts, ncmp_er
     srv->models = dmistub_models_new();
     if (*opts->auth)
         srv->auth_token = base64(opts->auth);
+    if (*opts->data_model && dmistub_data_load(&srv->data, opts->data_model, opts->data_tree,
+                                               opts->data_root, opts->data_id_marker, err) != 0) {
+        dmistub_server_stop(srv);
+        return -1;
+    }
     if ((*opts->kafka && dmistub_events_start(&srv->events, opts, srv->models, err) != 0) ||
         dmistub_timer_start(&srv->timer, err) != 0 || listen_start(srv, err) != 0) {
         dmistub_server_stop(srv);
@@ -848,6 +893,7 @@ void dmistub_server_stop(dmistub_server *srv)
     dmistub_timer_free(srv->timer);
     dmistub_events_stop(srv->events);
     dmistub_models_free(srv->models);
+    dmistub_data_free(srv->data);
     for (size_t i = 0; i < srv->nbusy; i++)
         free(srv->busy[i].tag);
     free(srv->busy);

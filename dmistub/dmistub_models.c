@@ -1,9 +1,14 @@
 #include "dmistub_models.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zip.h>
+
+#include "ncmp_yang.h"
 
 static const char *const tag_names[DMISTUB_TAGS] = {"tagA", "tagB", "tagC",
                                                     "tagD", "tagE", "tagDefault"};
@@ -362,4 +367,354 @@ void dmistub_topology_append(ncmp_buf *out, const char *network_id)
 void dmistub_topology_append_compact(dmistub_models *m, ncmp_buf *out, const char *network_id)
 {
     append_with_network_id(out, m->topology_compact, network_id);
+}
+
+/* --- a data model and a tree per handle ------------------------------------ */
+
+typedef struct data_module {
+    char *name, *revision, *source;
+    int needed; /* the root's module imports it (or is it) */
+} data_module;
+
+struct dmistub_data {
+    data_module *mods;
+    size_t nmods;
+    char *root;       /* "module:container" */
+    char *references; /* {"schemas":[...]} of the needed modules */
+    size_t references_len;
+    /* the answer around the tree, and the tree cut at each id marker */
+    char *head, *tail;
+    char **pieces;
+    size_t npieces;
+};
+
+static char *dup_n(const char *s, size_t n)
+{
+    char *c = ncmp_xmalloc(n + 1);
+    memcpy(c, s, n);
+    c[n] = '\0';
+    return c;
+}
+
+static void data_module_add(dmistub_data *d, const char *source, ncmp_err *err, int *rc)
+{
+    char *name = NULL, *revision = NULL;
+
+    if (ncmp_yang_source_name(source, &name, &revision, err) != 0) {
+        *rc = -1;
+        return;
+    }
+    d->mods = ncmp_xrealloc(d->mods, (d->nmods + 1) * sizeof(*d->mods));
+    d->mods[d->nmods++] =
+        (data_module){name, revision ? revision : ncmp_xstrdup(""), ncmp_xstrdup(source), 0};
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int data_read_zip(dmistub_data *d, const char *path, ncmp_err *err)
+{
+    int zerr = 0, rc = 0;
+    zip_t *za = zip_open(path, ZIP_RDONLY, &zerr);
+
+    if (!za)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "--data-model %s: not a readable zip", path);
+    for (zip_int64_t i = 0; rc == 0 && i < zip_get_num_entries(za, 0); i++) {
+        const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+        zip_stat_t st;
+        zip_file_t *f;
+        char *text;
+        if (!name || !ends_with(name, ".yang") ||
+            zip_stat_index(za, (zip_uint64_t)i, 0, &st) != 0 ||
+            !(f = zip_fopen_index(za, (zip_uint64_t)i, 0)))
+            continue;
+        text = ncmp_xmalloc(st.size + 1);
+        if (zip_fread(f, text, st.size) == (zip_int64_t)st.size) {
+            text[st.size] = '\0';
+            data_module_add(d, text, err, &rc);
+        }
+        zip_fclose(f);
+        free(text);
+    }
+    zip_close(za);
+    return rc;
+}
+
+static int file_read(const char *path, ncmp_buf *out)
+{
+    FILE *f = fopen(path, "rb");
+    char block[65536];
+    size_t n;
+
+    if (!f)
+        return -1;
+    while ((n = fread(block, 1, sizeof(block), f)) > 0)
+        ncmp_buf_append(out, block, n);
+    fclose(f);
+    ncmp_buf_append_char(out, '\0');
+    out->len--;
+    return 0;
+}
+
+static int data_read_dir(dmistub_data *d, const char *path, ncmp_err *err)
+{
+    DIR *dir = opendir(path);
+    struct dirent *e;
+    int rc = 0;
+
+    if (!dir)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "--data-model %s: neither a zip nor a directory",
+                            path);
+    while (rc == 0 && (e = readdir(dir))) {
+        ncmp_buf file = NCMP_BUF_INIT, text = NCMP_BUF_INIT;
+        if (ends_with(e->d_name, ".yang")) {
+            ncmp_buf_appendf(&file, "%s/%s", path, e->d_name);
+            if (file_read(file.data, &text) == 0 && text.data)
+                data_module_add(d, text.data, err, &rc);
+        }
+        ncmp_buf_free(&file);
+        ncmp_buf_free(&text);
+    }
+    closedir(dir);
+    return rc;
+}
+
+static data_module *data_module_find(dmistub_data *d, const char *name, size_t len)
+{
+    for (size_t i = 0; i < d->nmods; i++)
+        if (strlen(d->mods[i].name) == len && memcmp(d->mods[i].name, name, len) == 0)
+            return &d->mods[i];
+    return NULL;
+}
+
+/* Mark `m` and what it imports or includes (a scan of the text for the
+ * two keywords: enough for the models a stub serves). */
+static void data_mark_needed(dmistub_data *d, data_module *m)
+{
+    static const char *const words[] = {"import", "include"};
+
+    if (m->needed)
+        return;
+    m->needed = 1;
+    for (size_t w = 0; w < 2; w++)
+        for (const char *p = strstr(m->source, words[w]); p; p = strstr(p + 1, words[w])) {
+            const char *q = p + strlen(words[w]), *name;
+            data_module *dep;
+            if (p > m->source && !isspace((unsigned char)p[-1]) && p[-1] != ';' && p[-1] != '{')
+                continue;
+            if (!isspace((unsigned char)*q))
+                continue;
+            while (isspace((unsigned char)*q))
+                q++;
+            name = q;
+            while (*q && (isalnum((unsigned char)*q) || *q == '-' || *q == '_' || *q == '.'))
+                q++;
+            if ((dep = data_module_find(d, name, (size_t)(q - name))))
+                data_mark_needed(d, dep);
+        }
+}
+
+static void data_build_references(dmistub_data *d)
+{
+    ncmp_buf b = NCMP_BUF_INIT;
+    int first = 1;
+
+    ncmp_buf_append_str(&b, "{\"schemas\":[");
+    for (size_t i = 0; i < d->nmods; i++) {
+        if (!d->mods[i].needed)
+            continue;
+        ncmp_buf_append_str(&b, first ? "{\"moduleName\":" : ",{\"moduleName\":");
+        ncmp_buf_append_json_string(&b, d->mods[i].name);
+        ncmp_buf_append_str(&b, ",\"revision\":");
+        ncmp_buf_append_json_string(&b, d->mods[i].revision);
+        ncmp_buf_append_str(&b, ",\"namespace\":\"\"}");
+        first = 0;
+    }
+    ncmp_buf_append_str(&b, "]}");
+    d->references = b.data;
+    d->references_len = b.len;
+}
+
+/* The answer around the tree, and the tree (compact) cut at each marker. */
+static int data_build_tree(dmistub_data *d, const char *tree_path, const char *root,
+                           const char *marker, ncmp_err *err)
+{
+    ncmp_buf text = NCMP_BUF_INIT, head = NCMP_BUF_INIT, tail = NCMP_BUF_INIT;
+    json_object *doc = NULL;
+    const char *slash = strchr(root, '/'), *compact, *p;
+    int rc = -1;
+
+    if (file_read(tree_path, &text) != 0 || !text.data) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "--data-tree %s: cannot read it", tree_path);
+        goto cleanup;
+    }
+    doc = json_tokener_parse(text.data);
+    if (!doc || !json_object_is_type(doc, json_type_object)) {
+        ncmp_err_set(err, NCMP_ERR_FATAL, "--data-tree %s: not a JSON object", tree_path);
+        goto cleanup;
+    }
+    d->root = slash ? dup_n(root, (size_t)(slash - root)) : ncmp_xstrdup(root);
+    ncmp_buf_append_str(&head, "{");
+    ncmp_buf_append_json_string(&head, d->root);
+    ncmp_buf_append_char(&head, ':');
+    if (slash) {
+        ncmp_buf_append_char(&head, '{');
+        ncmp_buf_append_json_string(&head, slash + 1);
+        ncmp_buf_append_str(&head, ":[");
+        ncmp_buf_append_str(&tail, "]}");
+    }
+    ncmp_buf_append_char(&tail, '}');
+    d->head = head.data;
+    d->tail = tail.data;
+    head = (ncmp_buf)NCMP_BUF_INIT;
+    tail = (ncmp_buf)NCMP_BUF_INIT;
+    compact = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN |
+                                                      JSON_C_TO_STRING_NOSLASHESCAPE);
+    for (p = compact;;) {
+        const char *m = *marker ? strstr(p, marker) : NULL;
+        size_t n = m ? (size_t)(m - p) : strlen(p);
+        d->pieces = ncmp_xrealloc(d->pieces, (d->npieces + 1) * sizeof(*d->pieces));
+        d->pieces[d->npieces++] = dup_n(p, n);
+        if (!m)
+            break;
+        p = m + strlen(marker);
+    }
+    rc = 0;
+cleanup:
+    json_object_put(doc);
+    ncmp_buf_free(&text);
+    ncmp_buf_free(&head);
+    ncmp_buf_free(&tail);
+    return rc;
+}
+
+int dmistub_data_load(dmistub_data **out, const char *model, const char *tree, const char *root,
+                      const char *id_marker, ncmp_err *err)
+{
+    dmistub_data *d = ncmp_xcalloc(1, sizeof(*d));
+    const char *colon = strchr(root, ':');
+    data_module *m;
+    int rc;
+
+    if (!colon || colon == root)
+        rc = ncmp_err_set(err, NCMP_ERR_FATAL, "--data-root '%s': expected module:container[/list]",
+                          root);
+    else
+        rc = ends_with(model, ".zip") ? data_read_zip(d, model, err) : data_read_dir(d, model, err);
+    if (rc == 0 && !(m = data_module_find(d, root, (size_t)(colon - root))))
+        rc = ncmp_err_set(err, NCMP_ERR_FATAL, "--data-model %s has no module %.*s", model,
+                          (int)(colon - root), root);
+    if (rc == 0) {
+        data_mark_needed(d, m);
+        data_build_references(d);
+        rc = data_build_tree(d, tree, root, id_marker, err);
+    }
+    if (rc != 0) {
+        dmistub_data_free(d);
+        return -1;
+    }
+    *out = d;
+    return 0;
+}
+
+void dmistub_data_free(dmistub_data *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nmods; i++) {
+        free(d->mods[i].name);
+        free(d->mods[i].revision);
+        free(d->mods[i].source);
+    }
+    for (size_t i = 0; i < d->npieces; i++)
+        free(d->pieces[i]);
+    free(d->pieces);
+    free(d->mods);
+    free(d->root);
+    free(d->references);
+    free(d->head);
+    free(d->tail);
+    free(d);
+}
+
+const char *dmistub_data_references(const dmistub_data *d, size_t *len)
+{
+    *len = d->references_len;
+    return d->references;
+}
+
+static void data_append_resource(ncmp_buf *out, const data_module *m)
+{
+    ncmp_buf_append_str(out, "{\"moduleName\":");
+    ncmp_buf_append_json_string(out, m->name);
+    ncmp_buf_append_str(out, ",\"revision\":");
+    ncmp_buf_append_json_string(out, m->revision);
+    ncmp_buf_append_str(out, ",\"yangSource\":");
+    ncmp_buf_append_json_string(out, m->source);
+    ncmp_buf_append_char(out, '}');
+}
+
+int dmistub_data_resources(const dmistub_data *d, json_object *modules, ncmp_buf *out,
+                           ncmp_err *err)
+{
+    int first = 1;
+
+    if (modules && !json_object_is_type(modules, json_type_array))
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data.modules: not an array");
+    ncmp_buf_append_char(out, '[');
+    for (size_t i = 0; i < d->nmods; i++) {
+        const data_module *m = &d->mods[i];
+        int wanted = !modules && m->needed;
+        for (size_t k = 0; modules && !wanted && k < json_object_array_length(modules); k++) {
+            json_object *e = json_object_array_get_idx(modules, k), *name = NULL, *rev = NULL;
+            if (!json_object_is_type(e, json_type_object) ||
+                !json_object_object_get_ex(e, "name", &name) ||
+                !json_object_is_type(name, json_type_string))
+                return ncmp_err_set(err, NCMP_ERR_REJECT,
+                                    "data.modules[%zu]: expected an object with a string \"name\"",
+                                    k);
+            json_object_object_get_ex(e, "revision", &rev);
+            wanted = strcmp(json_object_get_string(name), m->name) == 0 &&
+                     (!rev || !json_object_is_type(rev, json_type_string) ||
+                      strcmp(json_object_get_string(rev), m->revision) == 0);
+        }
+        if (!wanted)
+            continue;
+        if (!first)
+            ncmp_buf_append_char(out, ',');
+        first = 0;
+        data_append_resource(out, m);
+    }
+    ncmp_buf_append_char(out, ']');
+    return 0;
+}
+
+int dmistub_data_selects(const dmistub_data *d, const char *options)
+{
+    const char *f = options ? strstr(options, "fields=") : NULL;
+    size_t n;
+
+    if (!f)
+        return -1;
+    f += strlen("fields=");
+    n = strcspn(f, ");,");
+    return strlen(d->root) == n && memcmp(f, d->root, n) == 0;
+}
+
+void dmistub_data_append(const dmistub_data *d, const char *id, ncmp_buf *out)
+{
+    ncmp_buf_append_str(out, d->head);
+    for (size_t i = 0; i < d->npieces; i++) {
+        if (i) { /* the id inside a JSON string: escaped as one */
+            ncmp_buf esc = NCMP_BUF_INIT;
+            ncmp_buf_append_json_string(&esc, id);
+            ncmp_buf_append(out, esc.data + 1, esc.len - 2);
+            ncmp_buf_free(&esc);
+        }
+        ncmp_buf_append_str(out, d->pieces[i]);
+    }
+    ncmp_buf_append_str(out, d->tail);
 }

@@ -76,4 +76,42 @@ void dmistub_topology_append(ncmp_buf *out, const char *network_id);
 /* The same sample on one line, for event bodies. */
 void dmistub_topology_append_compact(dmistub_models *m, ncmp_buf *out, const char *network_id);
 
+/* --- a data model and a tree per handle (--data-model, data sync) ---------- */
+
+/*
+ * A real model and one data tree, for NCMP's data sync: handles whose
+ * module set tag is a --data-tag get the modules of --data-model that the
+ * --data-root module needs (itself and what it imports, directly or
+ * not) as their module set, and a read with options=(fields=<root>) is
+ * answered with the tree of --data-tree placed under --data-root, its
+ * --data-id-marker replaced by the handle id (one device per handle). A
+ * read of another root of the model answers {}.
+ */
+typedef struct dmistub_data dmistub_data;
+
+/* Load the model (a .zip or a directory of .yang files), the tree (JSON)
+ * and the root ("module:container" or "module:container/list": the tree
+ * is then one entry of the list). A missing file, a model without the
+ * root's module or a tree that is not a JSON object is FATAL. On success
+ * *out is owned by the caller (dmistub_data_free). */
+int dmistub_data_load(dmistub_data **out, const char *model, const char *tree, const char *root,
+                      const char *id_marker, ncmp_err *err);
+
+void dmistub_data_free(dmistub_data *d);
+
+/* The module references answer of the model's modules. Borrowed. */
+const char *dmistub_data_references(const dmistub_data *d, size_t *len);
+
+/* As dmistub_models_resources, for the model's modules. */
+int dmistub_data_resources(const dmistub_data *d, json_object *modules, ncmp_buf *out,
+                           ncmp_err *err);
+
+/* What a read with `options` selects: 1 the tree's root, 0 another root
+ * of the model ({}), -1 no root (options without fields=<module:name>,
+ * or none): the read is not about this model. */
+int dmistub_data_selects(const dmistub_data *d, const char *options);
+
+/* Append the tree's answer for handle `id`: {"module:container": ...}. */
+void dmistub_data_append(const dmistub_data *d, const char *id, ncmp_buf *out);
+
 #endif

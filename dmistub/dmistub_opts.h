@@ -45,6 +45,13 @@ typedef struct dmistub_opts {
     char *bad_yang_tags;
     char *garbage_tags;
     char *error_tags;
+    /* a data model and a data tree served per handle (data sync) */
+    char *data_model;      /* .zip or directory of .yang files; "" none */
+    char *data_tree;       /* JSON file: the tree under data_root */
+    char *data_root;       /* "module:container[/list]" */
+    char *data_tags;       /* module set tags that get the data model; "" every tag */
+    char *data_id_marker;  /* replaced by the handle id in the tree */
+    long data_error_reads; /* the first N reads of a data root answer 500 */
     /* logging */
     char *log_level;
     /* AVC events published once at start (dmistub_events.h) */

@@ -40,7 +40,7 @@ const ncmp_option ncmp_options[] = {
      "Largest record ncmpd produces or accepts; larger input goes to the dead-letter topic."},
 
     {"roles", NCMP_OPT_STRING, "all", NULL, 0, 0, 0, OFF(roles),
-     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, cps, cps-relay, avc-forward, avc-apply, async-forward."},
+     "Comma-separated worker roles this process runs, or `all`. Roles: ingest, registration, module-sync, trust, lcm-relay, rest, cps, cps-relay, avc-forward, avc-apply, async-forward, data-sync."},
     {"shutdown-timeout-s", NCMP_OPT_INT, "30", NULL, 1, 3600, 0, OFF(shutdown_timeout_s),
      "Seconds a graceful stop may take before the process exits anyway."},
 
@@ -192,6 +192,23 @@ const ncmp_option ncmp_options[] = {
      "Topic of CPS's data-updated events (CloudEvents keyed <dataspace>:<anchor>), published by the cps-relay role."},
     {"cps.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(cps_relay_batch_size),
      "Most data-updated events the cps-relay role publishes per round."},
+
+    {"data-sync.max-in-flight", NCMP_OPT_INT, "512", NULL, 1, 100000, 0, OFF(data_sync_max_in_flight),
+     "Handles whose root nodes the data-sync role reads from their DMI plugins at once, per process (no thread per read)."},
+    {"data-sync.workers", NCMP_OPT_INT, "2", NULL, 1, 16, 0, OFF(data_sync_workers),
+     "Writer threads of the data-sync role, each with its own database connection (two let one parse the DMI's answers while the other's COPY runs)."},
+    {"data-sync.batch-size", NCMP_OPT_INT, "200", NULL, 1, 100000, 0, OFF(data_sync_batch_size),
+     "Most handles the data-sync role stores in one transaction."},
+    {"data-sync.batch-wait-ms", NCMP_OPT_INT, "20", NULL, 0, 60000, 0, OFF(data_sync_batch_wait_ms),
+     "Longest wait to fill a data-sync batch while reads are still in flight."},
+    {"data-sync.retry-initial-ms", NCMP_OPT_INT, "5000", NULL, 0, 86400000, 0, OFF(data_sync_retry_initial_ms),
+     "Wait before the next attempt after a handle's first failed data-sync read; doubled after each further failure."},
+    {"data-sync.retry-max-ms", NCMP_OPT_INT, "600000", NULL, 0, 86400000, 0, OFF(data_sync_retry_max_ms),
+     "Longest wait between two data-sync attempts of a handle."},
+    {"data-sync.sweep-interval-ms", NCMP_OPT_INT, "30000", NULL, 100, 86400000, 0, OFF(data_sync_sweep_interval_ms),
+     "How often the data-sync role queues eligible handles it was not told about (a safety net: handles are queued by a trigger when they become eligible)."},
+    {"data-sync.lease-ms", NCMP_OPT_INT, "120000", NULL, 1000, 86400000, 0, OFF(data_sync_lease_ms),
+     "How long a handle claimed by a data-sync process is left to it before another may take it (longer than dmi.response-timeout-ms)."},
 
     {"debug.fault", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(debug_fault),
      "Testing only: `<point>:<n>` kills the process with SIGKILL the n-th time it reaches <point>."},

@@ -114,6 +114,15 @@ typedef struct ncmp_config {
     int avc_apply_workers;
     int avc_apply_batch_size;
     int avc_apply_batch_wait_ms;
+    /* data sync (workers/datasync/datasync.h) */
+    int data_sync_max_in_flight;
+    int data_sync_workers;
+    int data_sync_batch_size;
+    int data_sync_batch_wait_ms;
+    int data_sync_retry_initial_ms;
+    int data_sync_retry_max_ms;
+    int data_sync_sweep_interval_ms;
+    int data_sync_lease_ms;
     /* testing */
     char *debug_fault;
 

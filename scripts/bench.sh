@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data cps)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data cps data-sync)
 # Not single scenarios: a series of registration runs, and every scenario
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
@@ -614,6 +614,43 @@ bench_data() {
     fi
 }
 
+# bench_data_sync [--handles N] [--json FILE]: NCMP's data sync. N
+# handles registered through ncmpd against the DMI stub, which gives each
+# the Open ROADM model (tests/data/openroadm) as its module set and one
+# 86-node device as its data, until all are READY; then (in
+# ncmp-bench-datasync) data sync turned on for all of them at once and
+# timed until every one is SYNCHRONIZED, and the raw limit: COPY of the
+# same fragment rows, in the same run.
+bench_data_sync() {
+    local handles=50000 json="" bs dmi t0 data="$NCMP_ROOT/tests/data/openroadm"
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench data-sync: unknown option '$1' (options: --handles N, --json FILE)" ;;
+        esac
+    done
+    services_up
+    bs=$(kafka_bootstrap)
+    dmi=$(dmistub_start --read-delay-ms 0 --module-references-delay-ms 10 \
+        --module-resources-delay-ms 20 --threads 2 --data-model "$data/model.zip" \
+        --data-tree "$data/device.json" \
+        --data-root openroadm-devices-inventory-v2:openroadm-devices/openroadm-device) || exit 1
+    ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync
+    ncmpd_wait_assigned registration
+    info "registering $handles handles and waiting until READY"
+    t0=$(_now)
+    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q ||
+        die "registration failed"
+    _wait_all_ready "$handles" "$t0" 1800 || die "handles not READY after 1800 s"
+    info "$handles handles READY in $(_secs "$t0" "$(_now)") s; data sync on for all of them"
+    "$NCMP_BIN/tests/bench/ncmp-bench-datasync" --db "$(pg_url)" --handles "$handles" \
+        ${json:+--json "$json"} || die "bench data-sync failed (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    printf 'machine: %s cores shared by ncmpd, the stub, PostgreSQL and Kafka\n' "$(nproc)"
+    [ -n "$json" ] && info "wrote $json"
+    return 0
+}
+
 # bench_cps [--quick] [--devices N] [--seed-devices N] [--seed-anchors N]
 # [--docs A,B] [--runs R] [--delta-only] [--json FILE]: CPS's own performance suite
 # (its Write, Get, Query, Update, Delete and Delta tests) over CPS's REST API
@@ -666,6 +703,7 @@ _bench_quick_args() {
     search) printf '%s\n' --handles 2000 --runs 3 ;;
     data) printf '%s\n' --handles 1000 --seconds 5 ;;
     cps) printf '%s\n' --quick ;;
+    data-sync) printf '%s\n' --handles 2000 ;;
     esac
 }
 

@@ -7,6 +7,7 @@
 
 #include "avc_apply.h"
 #include "cps.h"
+#include "datasync.h"
 #include "forward.h"
 #include "ingest.h"
 #include "lcm_relay.h"
@@ -217,6 +218,27 @@ static void cps_row_destroy(void *handle)
     cps_destroy(handle);
 }
 
+static int datasync_row_start(const ncmp_role *self, const ncmp_services *svc, void **handle,
+                              ncmp_err *err)
+{
+    return datasync_start((datasync **)handle, svc, err);
+}
+
+static void datasync_row_stop(void *handle)
+{
+    datasync_stop(handle);
+}
+
+static int datasync_row_join(void *handle, ncmp_err *err)
+{
+    return datasync_join(handle, err);
+}
+
+static void datasync_row_destroy(void *handle)
+{
+    datasync_destroy(handle);
+}
+
 /* --- topics that are not a stage's input ---------------------------------- */
 
 static size_t add_topic(char (*names)[256], size_t n, size_t max, const char *topic)
@@ -312,6 +334,12 @@ const ncmp_role ncmp_roles[] = {
     /* a consumer group of its own on avc-forward's input: the cache never
      * holds the forwarding back (workers/avc/avc_apply.h) */
     STAGE_ROW(AVC_APPLY_ROLE, avc_apply_stage, avc_forward_input_topic, avc_apply, NULL),
+    {.name = "data-sync",
+     .needs_db = 1,
+     .start = datasync_row_start,
+     .stop = datasync_row_stop,
+     .join = datasync_row_join,
+     .destroy = datasync_row_destroy},
     /* before rest: stopped after it, so the server rest owns is gone
      * before anything cps owns (nothing, then) is freed */
     {.name = "cps",

@@ -492,6 +492,7 @@ typedef struct rows {
     ncmp_buf lists;     /* the distinct list paths of top list entries */
     ncmp_db *sink;      /* where COPY rows go as they are made; NULL: nowhere */
     ncmp_buf copy;      /* COPY text rows not sent yet */
+    ncmp_buf *keep;     /* instead of a sink: every row is appended here */
     ncmp_buf attrs;     /* scratch: one node's attributes */
     size_t nrows;
 } rows;
@@ -721,7 +722,9 @@ static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int d
     ncmp_buf_append_copy_field(&r->copy, r->attrs.data, r->attrs.len);
     ncmp_buf_append_char(&r->copy, '\n');
     r->nrows++;
-    if (r->copy.len >= COPY_BLOCK) {
+    if (r->copy.len >= COPY_BLOCK || r->keep) {
+        if (r->keep)
+            ncmp_buf_append(r->keep, r->copy.data, r->copy.len);
         if (r->sink && ncmp_db_copy_put(r->sink, r->copy.data, r->copy.len, err) != 0)
             return -1;
         ncmp_buf_reset(&r->copy);
@@ -1079,6 +1082,38 @@ cleanup:
     rows_free(&r);
     ncmp_buf_free(&parent);
     ncmp_buf_free(&path);
+    return rc;
+}
+
+int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
+                   cps_refusal *why, ncmp_err *err)
+{
+    rows r = {0};
+    struct lyd_node *tree = NULL, *under = NULL;
+    size_t mark = copy->len;
+    int rc = -1;
+
+    if (!body || len == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
+        refuse(why, 400, "Invalid request");
+        goto cleanup;
+    }
+    r.anchor_id = t->anchor_id;
+    r.keep = copy;
+    if (parse_payload(cps_schema_ctx(t->schema), "", body, len, 0, &tree, &under, err) != 0 ||
+        collect_tops(&r, under ? lyd_child(under) : tree, "", err) != 0 ||
+        emit_rows(&r, err) != 0) {
+        copy->len = mark; /* nothing of a refused payload */
+        if (err->cls == NCMP_ERR_REJECT)
+            refuse(why, 400, "Data Validation Failed");
+        goto cleanup;
+    }
+    if (nodes)
+        *nodes = r.nrows;
+    rc = 0;
+cleanup:
+    lyd_free_all(tree);
+    rows_free(&r);
     return rc;
 }
 

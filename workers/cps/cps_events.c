@@ -323,6 +323,12 @@ cleanup:
     return rc;
 }
 
+int cps_store_announce(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                       ncmp_err *err)
+{
+    return cps_events_note(db, t, action, xpath, err);
+}
+
 /* --- the subscriptions ---------------------------------------------------- */
 
 static const char *subscription_xpath(ncmp_http_request *req)

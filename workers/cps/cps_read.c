@@ -612,14 +612,11 @@ const char CPS_SQL_READ_WALK[] =
  * its descendants down to the depth asked. */
 static void h_get(ncmp_http_request *req, void *arg)
 {
-    cps_api *api = arg;
     int v = cps_api_version(req, 3), fetch = 0;
 
-    if (!v)
+    if (!v || cps_descendants_asked(req, v, &fetch) != 0)
         return;
-    if (cps_descendants_asked(req, v, &fetch) != 0)
-        return;
-    cps_api_respond_node(api, req, ncmp_http_param(req, "dataspace"),
+    cps_api_respond_node(arg, req, ncmp_http_param(req, "dataspace"),
                          ncmp_http_param(req, "anchor"), ncmp_http_query(req, "xpath"), fetch, v);
 }
 

@@ -22,6 +22,7 @@
 #include <stddef.h>
 
 #include "cps_schema.h"
+#include "ncmp_buf.h"
 #include "ncmp_db.h"
 #include "ncmp_err.h"
 
@@ -85,6 +86,22 @@ int cps_store_update_tops(const cps_target *t, const char *xpath, const char *bo
  * writes without cps_store_write or cps_store_delete (whose events it
  * would skip) must use them instead when this says 1. */
 int cps_store_dataspace_watched(ncmp_db *db, const char *dataspace, int *watched, ncmp_err *err);
+
+/* The data-updated event of a write made without cps_store_write (one
+ * event with `action` and `xpath`, whatever cps.delta-notification says),
+ * when anchor t is subscribed, in the write's transaction. */
+int cps_store_announce(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                       ncmp_err *err);
+
+/* The rows a CPS_WRITE_SAVE of `body` (JSON) at the root of anchor `t`
+ * would store, parsed and checked as cps_store_write does, appended to
+ * `copy` in the COPY text of fragment (anchor_id, path, depth, name,
+ * attributes); nothing is written to the database. For a caller that
+ * fills many empty anchors with one COPY (data sync): it locks and
+ * empties the anchors itself. A refused payload appends nothing. *nodes
+ * (may be NULL): how many rows. */
+int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
+                   cps_refusal *why, ncmp_err *err);
 
 /* Delete the node `xpath` names and its subtree (every entry of a list
  * when it names a list, the whole tree for "/" or NULL). A missing node

@@ -19,6 +19,7 @@
 #include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "operational.h"
 #include "ncmp_pump.h"
 #include "ncmp_signal.h"
 
@@ -55,6 +56,7 @@ struct data {
     long calls;
     ncmp_pump_role requests_role;
     ncmp_pump *requests; /* data.request-topic, or NULL */
+    cps_api *cps;        /* the operational cache's reads (borrowed) */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -426,10 +428,9 @@ static int pt_check_datastore(ncmp_http_request *req, const pt_method *m)
         ncmp_http_respond_error(req, 400, msg, NULL);
         return -1;
     }
-    /* writes only on passthrough-running; the operational datastore is
-     * NCMP's data-sync cache, which ncmpd does not keep */
-    if ((strcmp(m->operation, "read") != 0 && strcmp(ds, DS_PT_RUNNING) != 0) ||
-        strcmp(ds, DS_OPERATIONAL) == 0) {
+    /* writes only on passthrough-running; the operational datastore (the
+     * data-sync cache) is read by h_passthrough before this check */
+    if (strcmp(m->operation, "read") != 0 && strcmp(ds, DS_PT_RUNNING) != 0) {
         snprintf(msg, sizeof(msg), "%.400s is not supported", ds);
         ncmp_http_respond_error(req, 400, msg, NULL);
         return -1;
@@ -491,6 +492,62 @@ static int pt_handle(data *d, ncmp_http_request *req, handle_info *h)
     return found && h->id ? 0 : -1;
 }
 
+/* The reference {ref} of a read of the operational cache (any state: the
+ * cache is read, not the plugin): 0 with *h filled, or -1 answered. */
+static int cache_handle(data *d, ncmp_http_request *req, handle_info *h)
+{
+    const char *ref = ncmp_http_param(req, "ref");
+    int found = 0;
+    ncmp_err err;
+    ncmp_buf msg = NCMP_BUF_INIT;
+
+    if (resolve(d, &ref, 1, h, &found, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    if (found)
+        return 0;
+    ncmp_buf_appendf(&msg, "No cm handles found with reference %s", ref);
+    ncmp_http_respond_error(req, 404, "Cm handle not found", msg.data);
+    ncmp_buf_free(&msg);
+    return -1;
+}
+
+/* GET .../data/ds/ncmp-datastore:operational (query: .../query), from
+ * the handle's cache (operational.h). */
+static void cache_read(data *d, ncmp_http_request *req, int query)
+{
+    handle_info h = {0};
+
+    if (!query && !ncmp_http_query(req, "resourceIdentifier")) {
+        ncmp_http_respond_error(req, 400, "Required parameter 'resourceIdentifier' is not present.",
+                                NULL);
+        return;
+    }
+    if (cache_handle(d, req, &h) != 0)
+        return;
+    if (query)
+        operational_query(req, d->pool, h.id);
+    else
+        operational_read(req, d->cps, h.id);
+    handle_info_free(&h);
+}
+
+/* GET /ncmp/v1/ch/{ref}/data/ds/{datastore}/query?cps-path=: the
+ * operational datastore only, as NCMP */
+static void h_query(ncmp_http_request *req, void *arg)
+{
+    const char *ds = ncmp_http_param(req, "datastore");
+    char msg[512];
+
+    if (strcmp(ds, DS_OPERATIONAL) != 0) {
+        snprintf(msg, sizeof(msg), "%.400s is not supported", ds);
+        ncmp_http_respond_error(req, 400, msg, NULL);
+        return;
+    }
+    cache_read(arg, req, 1);
+}
+
 /* {GET|POST|PUT|PATCH|DELETE} /ncmp/v1/ch/{ref}/data/ds/{datastore} */
 static void h_passthrough(ncmp_http_request *req, void *arg)
 {
@@ -504,6 +561,11 @@ static void h_passthrough(ncmp_http_request *req, void *arg)
             m = &pt_methods[i];
     if (!m) {
         ncmp_http_respond_error(req, 405, "Method not allowed", method);
+        return;
+    }
+    if (strcmp(m->operation, "read") == 0 &&
+        strcmp(ncmp_http_param(req, "datastore"), DS_OPERATIONAL) == 0) {
+        cache_read(d, req, 0);
         return;
     }
     if (pt_check_datastore(req, m) != 0 || pt_check_query(d, req, m, &topic) != 0 ||
@@ -981,16 +1043,18 @@ static void routes_add(data *d, ncmp_http_server *srv)
 
     for (size_t i = 0; i < sizeof(pt_methods) / sizeof(pt_methods[0]); i++)
         ncmp_http_route(srv, pt_methods[i].method, pattern, h_passthrough, d);
+    ncmp_http_route(srv, "GET", "/ncmp/v1/ch/{ref}/data/ds/{datastore}/query", h_query, d);
     ncmp_http_route(srv, "POST", "/ncmp/v1/data", h_batch, d);
 }
 
 int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
-               ncmp_err *err)
+               cps_api *cps_reads, ncmp_err *err)
 {
     data *d = ncmp_xcalloc(1, sizeof(*d));
 
     d->cfg = svc->cfg;
     d->pool = pool;
+    d->cps = cps_reads;
     d->dmi = svc->dmi;
     d->producer = svc->producer;
     pthread_rwlock_init(&d->gate, NULL);

@@ -13,6 +13,10 @@
  *     answer is 200 {"requestId"} at once; the DMI publishes the result
  *     on ncmp-async-m2m and the async-forward role takes it to the topic.
  *
+ *   GET /ncmp/v1/ch/{ref}/data/ds/ncmp-datastore:operational[/query]
+ *     Read from the handle's data-sync cache, not from the plugin
+ *     (operational.h).
+ *
  *   POST /ncmp/v1/data?topic=
  *     Validated in NCMP's order, answered 200 {"requestId"}, then the
  *     targets are grouped per DMI data service and one
@@ -33,6 +37,7 @@
 #ifndef NCMPD_DATA_H
 #define NCMPD_DATA_H
 
+#include "cps.h"
 #include "ncmp_config.h"
 #include "ncmp_err.h"
 #include "ncmp_http.h"
@@ -45,10 +50,11 @@ typedef struct data data;
  * routes to `srv` (which must not be started yet). DMI calls and result
  * events go through the process's DMI client and producer (`svc`,
  * borrowed). `pool` is borrowed (reference look-ups the cache misses) and
- * must outlive data_stop. On success *d is owned by the caller (data_stop,
- * then data_destroy). */
+ * must outlive data_stop; so is `cps_reads`, whose reads answer the
+ * operational datastore (the data-sync cache, operational.h). On success
+ * *d is owned by the caller (data_stop, then data_destroy). */
 int data_start(data **d, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
-               ncmp_err *err);
+               cps_api *cps_reads, ncmp_err *err);
 
 /* Refuse new requests (503), stop the request consumer, and wait for the
  * DMI calls in flight to be answered (at most the DMI response timeout

@@ -9,6 +9,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
 #include "health.h"
+#include "operational.h"
 #include "ncmp_log.h"
 #include "rest_db.h"
 #include "rest_json.h"
@@ -26,7 +27,8 @@ struct rest {
     ncmp_http_server *server;
     health *health;
     data *data;
-    cps_api *cps; /* NULL unless the cps role is selected */
+    cps_api *cps; /* CPS's API: its routes when the cps role is selected; its
+                   * reads serve the operational datastore in any case */
     int stopped;
 };
 
@@ -284,6 +286,13 @@ static void h_inventory_dmi_handles(ncmp_http_request *req, void *arg)
                          ID_BLOCK_ROWS, rest_json_string_row);
 }
 
+/* PUT /ncmp/v1/ch/{ref}/data-sync?dataSyncEnabled= */
+static void h_data_sync(ncmp_http_request *req, void *arg)
+{
+    rest *r = arg;
+    operational_data_sync(req, r->pool);
+}
+
 /* --- the role ------------------------------------------------------------ */
 
 static void routes_add(rest *r)
@@ -297,6 +306,7 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/state", h_state, r);
     ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/modules", h_modules, r);
     ncmp_http_route(s, "GET", "/ncmp/v1/ch/{ref}/modules/definitions", h_module_definitions, r);
+    ncmp_http_route(s, "PUT", "/ncmp/v1/ch/{ref}/data-sync", h_data_sync, r);
     ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch", rest_registration_handle, r->registration);
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch", h_inventory_handle, r);
     ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/searches", h_inventory_searches, r);
@@ -333,12 +343,11 @@ int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
         goto fail;
     routes_add(r);
     /* one server per process: the cps role's routes join this one */
-    if (ncmp_role_name_selected("cps", cfg->roles)) {
-        if (cps_api_new(&r->cps, cfg, r->pool, err) != 0)
-            goto fail;
+    if (cps_api_new(&r->cps, cfg, r->pool, err) != 0)
+        goto fail;
+    if (ncmp_role_name_selected("cps", cfg->roles))
         cps_api_routes_add(r->cps, r->server);
-    }
-    if (data_start(&r->data, svc, r->server, r->pool, err) != 0 ||
+    if (data_start(&r->data, svc, r->server, r->pool, r->cps, err) != 0 ||
         ncmp_http_server_start(r->server, err) != 0)
         goto fail;
     *out = r;

@@ -16,6 +16,7 @@ enum {
     COL_PRODUCER,
     COL_PUBLIC,
     COL_ADDITIONAL,
+    COL_LAST_SYNC,
 };
 
 /* ncmp_buf_append_json_string, faster for the common case: runs of
@@ -120,8 +121,13 @@ static void state_json(const PGresult *res, int row, ncmp_buf *out)
         ncmp_buf_append_str(out,
                             is_true ? ",\"dataSyncEnabled\":true" : ",\"dataSyncEnabled\":false");
     if (sync) {
+        const char *synced_at = col(res, row, COL_LAST_SYNC);
         ncmp_buf_append_str(out, ",\"dataSyncState\":{\"operational\":{\"syncState\":");
         json_string(out, sync);
+        if (synced_at) { /* NCMP's lastSyncTime, the format of lastUpdateTime */
+            ncmp_buf_append_str(out, ",\"lastSyncTime\":");
+            rest_json_append_time(out, synced_at);
+        }
         ncmp_buf_append_str(out, "}}");
     }
     ncmp_buf_append_char(out, '}');

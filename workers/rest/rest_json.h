@@ -17,7 +17,8 @@
 #define REST_HANDLE_COLUMNS                                                                        \
     "h.id, h.alternate_id, h.state, h.lock_reason, h.lock_details, h.last_update_time,"            \
     " h.data_sync_enabled, h.operational_sync_state, h.effective_trust_level,"                     \
-    " h.module_set_tag, h.data_producer_identifier, h.public_properties, h.additional_properties"
+    " h.module_set_tag, h.data_producer_identifier, h.public_properties, h.additional_properties," \
+    " h.operational_last_sync_time"
 
 /* RestOutputCmHandle, nulls omitted; cmHandleProperties too when
  * `with_dmi` (outputDmiProperties=true). */
