@@ -141,7 +141,7 @@ typedef enum outcome {
 static outcome apply_edits(avc_worker *w, ncmp_stage_ctx *ctx, const avc_handle *h,
                            const avc_event *ev, ncmp_buf *reason, ncmp_err *err)
 {
-    cps_target t = {.dataspace = AVC_APPLY_DATASPACE, .anchor_name = h->id};
+    cps_target t = {.dataspace = CPS_OPERATIONAL_DATASPACE, .anchor_name = h->id};
     ncmp_buf *xpaths = ncmp_xcalloc(ev->n * 2 + 1, sizeof(*xpaths));
     cps_refusal why = {0};
     outcome out = FAILED;
@@ -245,8 +245,9 @@ static outcome apply_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_mess
         goto cleanup;
     }
     if (!h->anchor_id) {
-        ncmp_buf_append_str(reason, "data sync is on but there is no operational cache (no "
-                                    "anchor of that name in dataspace " AVC_APPLY_DATASPACE ")");
+        ncmp_buf_append_str(reason,
+                            "data sync is on but there is no operational cache (no "
+                            "anchor of that name in dataspace " CPS_OPERATIONAL_DATASPACE ")");
         out = REFUSED_CLEAN;
         goto cleanup;
     }
@@ -349,7 +350,7 @@ static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_me
     char *id = NULL;
     const avc_handle *h;
     avc_event ev = {0};
-    cps_target t = {.dataspace = AVC_APPLY_DATASPACE};
+    cps_target t = {.dataspace = CPS_OPERATIONAL_DATASPACE};
     cps_refusal why = {0};
     ncmp_buf xpath = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
     size_t mark = tops->n;
@@ -375,8 +376,9 @@ static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_me
         goto cleanup;
     }
     if (!h->anchor_id) {
-        ncmp_buf_append_str(reason, "data sync is on but there is no operational cache (no "
-                                    "anchor of that name in dataspace " AVC_APPLY_DATASPACE ")");
+        ncmp_buf_append_str(reason,
+                            "data sync is on but there is no operational cache (no "
+                            "anchor of that name in dataspace " CPS_OPERATIONAL_DATASPACE ")");
         out = REFUSED_CLEAN;
         goto cleanup;
     }
@@ -548,7 +550,7 @@ static int handles_load(avc_worker *w, ncmp_stage_ctx *ctx, rd_kafka_message_t *
     if (!count)
         return 0;
     params[0] = w->ids.data;
-    params[1] = AVC_APPLY_DATASPACE;
+    params[1] = CPS_OPERATIONAL_DATASPACE;
     if (ncmp_db_run(ctx->db, "avc_handles", 2, params, res, err) != 0)
         return -1;
     *nh = (size_t)PQntuples(*res);
@@ -584,7 +586,7 @@ static int avc_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs
          * the batch merged with one statement */
         int watched = 1, other_op = 0;
         avc_tops tops = {0};
-        if (cps_store_dataspace_watched(ctx->db, AVC_APPLY_DATASPACE, &watched, err) != 0)
+        if (cps_store_dataspace_watched(ctx->db, CPS_OPERATIONAL_DATASPACE, &watched, err) != 0)
             goto cleanup;
         for (size_t i = 0; !watched && !other_op && i < n; i++) {
             outcome out;

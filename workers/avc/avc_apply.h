@@ -41,14 +41,10 @@
 #ifndef NCMPD_AVC_APPLY_H
 #define NCMPD_AVC_APPLY_H
 
+#include "cps_store.h"
 #include "ncmp_stage.h"
 
 #define AVC_APPLY_ROLE "avc-apply"
-
-/* The dataspace of the operational cache (NCMP's
- * NFP_OPERATIONAL_DATASTORE_DATASPACE_NAME): one anchor per handle, named
- * by the handle id. */
-#define AVC_APPLY_DATASPACE "NFP-Operational"
 
 /* The CloudEvent source whose events NCMP applies to its cache. */
 #define AVC_APPLY_SOURCE "ONAP-DMI-PLUGIN"

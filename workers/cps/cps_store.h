@@ -26,6 +26,13 @@
 #include "ncmp_db.h"
 #include "ncmp_err.h"
 
+/* The dataspace of NCMP's operational cache (NCMP's
+ * NFP_OPERATIONAL_DATASTORE_DATASPACE_NAME): one anchor per CM handle,
+ * named by its id, filled by data sync (workers/datasync/), kept current
+ * by avc-apply (workers/avc/), read by the operational datastore's routes
+ * (workers/rest/operational.c). */
+#define CPS_OPERATIONAL_DATASPACE "NFP-Operational"
+
 /* CPS's answer to a refused input. */
 typedef struct cps_refusal {
     int status;          /* 400, 404 or 409 */

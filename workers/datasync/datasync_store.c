@@ -122,7 +122,7 @@ static int dataspace_id(datasync_store *st, ncmp_db *db, char out[24], ncmp_err 
     static const char sql[] =
         "WITH n AS (INSERT INTO dataspace (name) VALUES ($1) ON CONFLICT (name) DO NOTHING"
         " RETURNING id) SELECT id FROM n UNION ALL SELECT id FROM dataspace WHERE name = $1";
-    const char *params[1] = {DATASYNC_DATASPACE};
+    const char *params[1] = {CPS_OPERATIONAL_DATASPACE};
     PGresult *res = NULL;
 
     pthread_mutex_lock(&st->lock);
@@ -134,7 +134,8 @@ static int dataspace_id(datasync_store *st, ncmp_db *db, char out[24], ncmp_err 
         return -1;
     if (PQntuples(res) == 0) { /* made and deleted meanwhile: the next attempt makes it */
         PQclear(res);
-        return ncmp_err_set(err, NCMP_ERR_RETRY, "dataspace %s vanished", DATASYNC_DATASPACE);
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "dataspace %s vanished",
+                            CPS_OPERATIONAL_DATASPACE);
     }
     snprintf(out, 24, "%s", PQgetvalue(res, 0, 0));
     PQclear(res);
@@ -179,7 +180,7 @@ static int set_make(datasync_store *st, ncmp_db *db, const char *name, const cha
         st->dataspace_id[0] = '\0';
         pthread_mutex_unlock(&st->lock);
         ncmp_err_set(err, NCMP_ERR_RETRY, "schema set %s: no dataspace %s", name,
-                     DATASYNC_DATASPACE);
+                     CPS_OPERATIONAL_DATASPACE);
         goto fail;
     }
     snprintf(id, 24, "%s", PQgetvalue(res, 0, 0));
@@ -196,7 +197,7 @@ static int set_make(datasync_store *st, ncmp_db *db, const char *name, const cha
         return -1;
     if (created)
         log_info("data-sync", "schema set %s of %s made from module set %s", name,
-                 DATASYNC_DATASPACE, module_set_id ? module_set_id : "(none)");
+                 CPS_OPERATIONAL_DATASPACE, module_set_id ? module_set_id : "(none)");
     return 0;
 fail:
     PQclear(res);
@@ -433,7 +434,7 @@ static int item_rows(datasync_store *st, ncmp_db *db, datasync_item *it, const c
     ncmp_buf scratch = NCMP_BUF_INIT;
     int rc = -1;
 
-    t.dataspace = DATASYNC_DATASPACE;
+    t.dataspace = CPS_OPERATIONAL_DATASPACE;
     t.anchor_name = it->id;
     snprintf(t.anchor_id, sizeof(t.anchor_id), "%s", anchor_id);
     if (cps_schema_get(st->schemas, db, it->set_id, &t.schema, err) != 0)
@@ -476,13 +477,13 @@ static int announce(datasync_store *st, ncmp_db *db, const datasync_item *items,
 {
     int watched = 0;
 
-    if (cps_store_dataspace_watched(db, DATASYNC_DATASPACE, &watched, err) != 0)
+    if (cps_store_dataspace_watched(db, CPS_OPERATIONAL_DATASPACE, &watched, err) != 0)
         return -1;
     for (size_t j = 0; watched && j < k; j++) {
         cps_target t = {0};
         cps_refusal why = {0, NULL};
-        int rc = cps_store_resolve(db, st->schemas, DATASYNC_DATASPACE, items[todo[j]].id, &t, &why,
-                                   err);
+        int rc = cps_store_resolve(db, st->schemas, CPS_OPERATIONAL_DATASPACE, items[todo[j]].id,
+                                   &t, &why, err);
         if (rc == 0)
             rc = cps_store_announce(db, &t, "create", "/", err);
         cps_target_clear(&t);

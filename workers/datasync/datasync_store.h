@@ -23,8 +23,6 @@
 #include "ncmp_db.h"
 #include "ncmp_err.h"
 
-#define DATASYNC_DATASPACE "NFP-Operational"
-
 typedef struct datasync_store datasync_store;
 
 /* A schema set of the cache, resolved. */

@@ -163,7 +163,7 @@ void operational_read(ncmp_http_request *req, cps_api *api, const char *handle_i
 
     if (descendants(req, &depth) != 0)
         return;
-    cps_api_respond_node(api, req, OPERATIONAL_DATASPACE, handle_id,
+    cps_api_respond_node(api, req, CPS_OPERATIONAL_DATASPACE, handle_id,
                          ncmp_http_query(req, "resourceIdentifier"), depth, 3);
 }
 
@@ -172,7 +172,7 @@ static int cache_anchor(ncmp_db *db, const char *handle_id, char id[24], ncmp_er
 {
     static const char sql[] = "SELECT a.id FROM anchor a JOIN dataspace d ON d.id = a.dataspace_id"
                               " WHERE d.name = $1 AND a.name = $2";
-    const char *params[2] = {OPERATIONAL_DATASPACE, handle_id};
+    const char *params[2] = {CPS_OPERATIONAL_DATASPACE, handle_id};
     PGresult *res = NULL;
     int found;
 
@@ -230,7 +230,7 @@ static void nw_row(node_writer *w, const char *path, size_t len, const char *att
     }
     cps_path_decode(path, len, &xpath);
     ncmp_buf_append_char(&xpath, '\0');
-    ncmp_buf_append_str(w->out, "{\"dataspace\":\"" OPERATIONAL_DATASPACE "\",\"anchorName\":");
+    ncmp_buf_append_str(w->out, "{\"dataspace\":\"" CPS_OPERATIONAL_DATASPACE "\",\"anchorName\":");
     ncmp_buf_append_json_string(w->out, w->anchor);
     ncmp_buf_append_str(w->out, ",\"xpath\":");
     ncmp_buf_append_json_string(w->out, xpath.data);
@@ -292,7 +292,7 @@ void operational_query(ncmp_http_request *req, rest_pool *pool, const char *hand
     }
     if (!found) {
         ncmp_buf_appendf(&out, "Anchor with name %s does not exist in dataspace %s.", handle_id,
-                         OPERATIONAL_DATASPACE);
+                         CPS_OPERATIONAL_DATASPACE);
         ncmp_http_respond_error(req, 404, "Anchor not found", out.data);
         goto cleanup;
     }

@@ -31,10 +31,9 @@
 #define NCMPD_OPERATIONAL_H
 
 #include "cps.h"
+#include "cps_store.h"
 #include "ncmp_http.h"
 #include "rest_db.h"
-
-#define OPERATIONAL_DATASPACE "NFP-Operational"
 
 /* PUT /ncmp/v1/ch/{ref}/data-sync */
 void operational_data_sync(ncmp_http_request *req, rest_pool *pool);
