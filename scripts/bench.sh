@@ -620,9 +620,12 @@ bench_data() {
 # 86-node device as its data, until all are READY; then (in
 # ncmp-bench-datasync) data sync turned on for all of them at once and
 # timed until every one is SYNCHRONIZED, and the raw limit: COPY of the
-# same fragment rows, in the same run.
+# same fragment rows, in the same run; then AVC events applied to the
+# caches (bench_avc_apply.c) and the CPS writes with data-updated events
+# on against off (bench_notify.c).
 bench_data_sync() {
     local handles=50000 json="" bs dmi t0 data="$NCMP_ROOT/tests/data/openroadm"
+    local port=${NCMP_BENCH_HTTP_PORT:-58884}
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -636,7 +639,9 @@ bench_data_sync() {
         --module-resources-delay-ms 20 --threads 2 --data-model "$data/model.zip" \
         --data-tree "$data/device.json" \
         --data-root openroadm-devices-inventory-v2:openroadm-devices/openroadm-device) || exit 1
-    ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync
+    port_in_use "$port" && die "bench data-sync: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync,cps,cps-relay,avc-apply \
+        --http.host=127.0.0.1 --http.port="$port"
     ncmpd_wait_assigned registration
     info "registering $handles handles and waiting until READY"
     t0=$(_now)
@@ -645,6 +650,7 @@ bench_data_sync() {
     _wait_all_ready "$handles" "$t0" 1800 || die "handles not READY after 1800 s"
     info "$handles handles READY in $(_secs "$t0" "$(_now)") s; data sync on for all of them"
     "$NCMP_BIN/tests/bench/ncmp-bench-datasync" --db "$(pg_url)" --handles "$handles" \
+        --kafka "$bs" --http "http://127.0.0.1:$port" \
         ${json:+--json "$json"} || die "bench data-sync failed (see $NCMP_INSTANCE_DIR/ncmpd.log)"
     printf 'machine: %s cores shared by ncmpd, the stub, PostgreSQL and Kafka\n' "$(nproc)"
     [ -n "$json" ] && info "wrote $json"

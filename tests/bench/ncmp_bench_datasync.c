@@ -2,6 +2,7 @@
  * ncmp-bench-datasync: the measuring side of `./run bench data-sync`.
  *
  *   ncmp-bench-datasync --db URL --handles N [--timeout-s S] [--json FILE]
+ *       [--kafka BOOTSTRAP --http URL [--avc-events M] [--notify-writes W]]
  *
  * On a database where N handles are READY with data sync off (the script
  * registered them through ncmpd against the DMI stub, which serves an
@@ -16,8 +17,12 @@
  *         synced anchor) by COPY into an empty table like `fragment`:
  *         copy_rows_per_s, and the sync's nodes/s against it
  *
- * A later phase (AVC events applied to the caches, data-updated events on
- * and off) is one more function in `phases` below, run after these.
+ *   avc   (with --kafka) M AVC events from DMI plugins, a leaf of each
+ *         handle's device patched, round robin over the synced handles,
+ *         timed until the avc-apply role has applied them all
+ *         (bench_avc_apply.h): avc_applied_per_s
+ *   notify (with --http) the CPS store's writes with data-updated events
+ *         on against off (bench_notify.h): notify_on_vs_off
  */
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -26,10 +31,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_avc_apply.h"
+#include "bench_notify.h"
 #include "ncmp_buf.h"
 
 typedef struct bench {
     const char *db_url, *json_path;
+    const char *kafka, *http; /* NULL: no avc, no notify phase */
+    long avc_events, notify_writes;
     long handles;
     long timeout_s;
     PGconn *conn;
@@ -211,13 +220,87 @@ static void phase_copy(bench *b)
     json_add(b, "sync_vs_copy", ((double)b->nodes / b->sync_s) / ((double)nrows / (t1 - t0)), 0);
 }
 
+/* The synced handles' caches hold the stub's device, its id the
+ * template's with NODE_ID_HERE replaced by the handle id. */
+#define DEVICE_PREFIX "C201-7-1A-"
+
+static void phase_avc(bench *b)
+{
+    PGresult *res;
+    const char **ids, **devices;
+    bench_avc_opts o = {0};
+    bench_avc_result r;
+    ncmp_err err;
+    long n;
+
+    if (!b->kafka) {
+        fprintf(stderr, "  skipped: no --kafka\n");
+        return;
+    }
+    res = PQexec(b->conn, "SELECT id, '" DEVICE_PREFIX "' || id FROM cm_handle"
+                          " WHERE operational_sync_state = 'SYNCHRONIZED' ORDER BY id");
+    if (PQresultStatus(res) != PGRES_TUPLES_OK)
+        die("", PQerrorMessage(b->conn));
+    n = PQntuples(res);
+    ids = calloc((size_t)n + 1, sizeof(*ids));
+    devices = calloc((size_t)n + 1, sizeof(*devices));
+    for (long i = 0; i < n; i++) {
+        ids[i] = PQgetvalue(res, (int)i, 0);
+        devices[i] = PQgetvalue(res, (int)i, 1);
+    }
+    o.bootstrap = b->kafka;
+    o.topic = "dmi-cm-events";
+    o.db_url = b->db_url;
+    o.group = "ncmp-group-avc-apply";
+    o.handles = ids;
+    o.device_ids = devices;
+    o.nhandles = (size_t)n;
+    o.events = b->avc_events;
+    if (bench_avc_apply_run(&o, &r, &err) != 0)
+        die("avc phase: ", err.msg);
+    printf("%-44s %12s\n", "AVC events", "changes/s");
+    printf("%-44s %12.0f\n", "applied to the caches", r.applied_per_s);
+    printf("  %ld events over %ld handles in %.2f s, dead-lettered %ld\n", r.events, n, r.seconds,
+           r.dead_lettered);
+    json_add(b, "avc_events", (double)r.events, 1);
+    json_add(b, "avc_seconds", r.seconds, 0);
+    json_add(b, "avc_applied_per_s", r.applied_per_s, 1);
+    json_add(b, "avc_dead_lettered", (double)r.dead_lettered, 1);
+    free(ids);
+    free(devices);
+    PQclear(res);
+}
+
+static void phase_notify(bench *b)
+{
+    bench_notify_result r;
+    char err[512];
+
+    if (!b->http) {
+        fprintf(stderr, "  skipped: no --http\n");
+        return;
+    }
+    if (bench_notify_run(b->http, b->db_url, b->notify_writes, &r, err, sizeof(err)) != 0)
+        die("notify phase: ", err);
+    printf("%-44s %12s\n", "CPS writes, data-updated events", "nodes/s");
+    printf("%-44s %12.0f\n", "off (anchor not subscribed)", r.off_nodes_per_s);
+    printf("%-44s %12.0f\n", "on (subscribed, until published)", r.on_nodes_per_s);
+    printf("  on/off %.2f; %ld writes of %ld nodes each way, alternating rounds\n", r.on_vs_off,
+           r.writes, r.nodes_per_write);
+    json_add(b, "notify_writes", (double)r.writes, 1);
+    json_add(b, "notify_off_nodes_per_s", r.off_nodes_per_s, 1);
+    json_add(b, "notify_on_nodes_per_s", r.on_nodes_per_s, 1);
+    json_add(b, "notify_on_vs_off", r.on_vs_off, 0);
+}
+
 typedef struct phase {
     const char *name;
     void (*run)(bench *b);
 } phase;
 
 /* In order; each may use what the ones before it measured. */
-static const phase phases[] = {{"sync", phase_sync}, {"copy", phase_copy}};
+static const phase phases[] = {
+    {"sync", phase_sync}, {"copy", phase_copy}, {"avc", phase_avc}, {"notify", phase_notify}};
 
 int main(int argc, char **argv)
 {
@@ -226,6 +309,8 @@ int main(int argc, char **argv)
 
     b.handles = 50000;
     b.timeout_s = 1800;
+    b.avc_events = 100000;
+    b.notify_writes = 1500;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             b.db_url = argv[++i];
@@ -235,8 +320,17 @@ int main(int argc, char **argv)
             b.timeout_s = atol(argv[++i]);
         else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
             b.json_path = argv[++i];
+        else if (strcmp(argv[i], "--kafka") == 0 && i + 1 < argc)
+            b.kafka = argv[++i];
+        else if (strcmp(argv[i], "--http") == 0 && i + 1 < argc)
+            b.http = argv[++i];
+        else if (strcmp(argv[i], "--avc-events") == 0 && i + 1 < argc)
+            b.avc_events = atol(argv[++i]);
+        else if (strcmp(argv[i], "--notify-writes") == 0 && i + 1 < argc)
+            b.notify_writes = atol(argv[++i]);
         else
-            die("usage: ncmp-bench-datasync --db URL --handles N [--timeout-s S] [--json FILE];"
+            die("usage: ncmp-bench-datasync --db URL --handles N [--timeout-s S] [--json FILE]"
+                " [--kafka BOOTSTRAP --http URL [--avc-events M] [--notify-writes W]];"
                 " unknown: ",
                 argv[i]);
     }
