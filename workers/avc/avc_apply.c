@@ -215,51 +215,55 @@ static const avc_handle *handle_find(const avc_handle *hs, size_t n, const char 
     return n ? bsearch(&key, hs, n, sizeof(*hs), handle_cmp) : NULL;
 }
 
-/* One record: what became of it, with the reason of a refusal. */
-static outcome apply_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_message_t *m,
-                         const avc_handle *hs, size_t nh, ncmp_buf *reason, ncmp_err *err)
+/* The record's handle and event (*ev filled, the caller clears it) when
+ * it is to be applied (APPLIED); IGNORED or REFUSED_CLEAN, with the
+ * reason, otherwise. */
+static outcome event_of(const rd_kafka_message_t *m, const avc_handle *hs, size_t nh,
+                        const avc_handle **hp, avc_event *ev, ncmp_buf *reason, ncmp_err *err)
 {
     char *id = NULL;
     const avc_handle *h;
-    avc_event ev = {0};
-    outcome out;
+    outcome out = REFUSED_CLEAN;
 
     if (!from_dmi_plugin(m))
         return IGNORED;
     id = key_dup(m);
     if (!id) {
         ncmp_buf_append_str(reason, "no key: an AVC event's key is the CM handle id");
-        out = REFUSED_CLEAN;
-        goto cleanup;
+        return REFUSED_CLEAN;
     }
     /* every refusal below names the handle first */
     ncmp_buf_appendf(reason, "CM handle '%.200s': ", id);
     h = handle_find(hs, nh, id);
-    if (!h || !h->known) {
+    if (!h || !h->known)
         ncmp_buf_append_str(reason, "unknown CM handle");
-        out = REFUSED_CLEAN;
-        goto cleanup;
-    }
-    if (!h->sync) {
+    else if (!h->sync)
         out = IGNORED;
-        goto cleanup;
-    }
-    if (!h->anchor_id) {
+    else if (!h->anchor_id)
         ncmp_buf_append_str(reason,
                             "data sync is on but there is no operational cache (no "
                             "anchor of that name in dataspace " CPS_OPERATIONAL_DATASPACE ")");
-        out = REFUSED_CLEAN;
-        goto cleanup;
-    }
-    if (avc_event_parse(m->payload ? m->payload : "", m->payload ? m->len : 0, &ev, err) != 0) {
+    else if (avc_event_parse(m->payload ? m->payload : "", m->payload ? m->len : 0, ev, err) != 0)
         ncmp_buf_appendf(reason, "not an AVC event: %s", err->msg);
-        out = REFUSED_CLEAN;
-        goto cleanup;
+    else {
+        *hp = h;
+        out = APPLIED;
     }
-    out = apply_edits(w, ctx, h, &ev, reason, err);
-cleanup:
-    avc_event_clear(&ev);
     free(id);
+    return out;
+}
+
+/* One record: what became of it, with the reason of a refusal. */
+static outcome apply_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_message_t *m,
+                         const avc_handle *hs, size_t nh, ncmp_buf *reason, ncmp_err *err)
+{
+    const avc_handle *h = NULL;
+    avc_event ev = {0};
+    outcome out = event_of(m, hs, nh, &h, &ev, reason, err);
+
+    if (out == APPLIED)
+        out = apply_edits(w, ctx, h, &ev, reason, err);
+    avc_event_clear(&ev);
     return out;
 }
 
@@ -347,46 +351,17 @@ static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_me
                            const avc_handle *hs, size_t nh, avc_tops *tops, int *other_op,
                            ncmp_buf *reason, ncmp_err *err)
 {
-    char *id = NULL;
-    const avc_handle *h;
+    const avc_handle *h = NULL;
     avc_event ev = {0};
     cps_target t = {.dataspace = CPS_OPERATIONAL_DATASPACE};
     cps_refusal why = {0};
     ncmp_buf xpath = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
     size_t mark = tops->n;
-    outcome out = FAILED;
+    outcome out = event_of(m, hs, nh, &h, &ev, reason, err);
 
-    if (!from_dmi_plugin(m))
-        return IGNORED;
-    id = key_dup(m);
-    if (!id) {
-        ncmp_buf_append_str(reason, "no key: an AVC event's key is the CM handle id");
-        out = REFUSED_CLEAN;
+    if (out != APPLIED)
         goto cleanup;
-    }
-    ncmp_buf_appendf(reason, "CM handle '%.200s': ", id);
-    h = handle_find(hs, nh, id);
-    if (!h || !h->known) {
-        ncmp_buf_append_str(reason, "unknown CM handle");
-        out = REFUSED_CLEAN;
-        goto cleanup;
-    }
-    if (!h->sync) {
-        out = IGNORED;
-        goto cleanup;
-    }
-    if (!h->anchor_id) {
-        ncmp_buf_append_str(reason,
-                            "data sync is on but there is no operational cache (no "
-                            "anchor of that name in dataspace " CPS_OPERATIONAL_DATASPACE ")");
-        out = REFUSED_CLEAN;
-        goto cleanup;
-    }
-    if (avc_event_parse(m->payload ? m->payload : "", m->payload ? m->len : 0, &ev, err) != 0) {
-        ncmp_buf_appendf(reason, "not an AVC event: %s", err->msg);
-        out = REFUSED_CLEAN;
-        goto cleanup;
-    }
+    out = FAILED;
     for (size_t k = 0; k < ev.n; k++)
         if (ev.edits[k].op != AVC_OP_PATCH) {
             *other_op = 1;
@@ -429,7 +404,6 @@ cleanup:
     cps_target_clear(&t);
     ncmp_buf_free(&xpath);
     ncmp_buf_free(&parent);
-    free(id);
     return out;
 }
 

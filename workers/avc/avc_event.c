@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "ncmp_http.h"
 #include "ncmp_json.h"
 
 /* --- operations ----------------------------------------------------------- */
@@ -190,44 +191,28 @@ static const struct lysc_node *child_named(const struct ly_ctx *ctx, const struc
     return NULL;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Append `[@key='value']` for a RESTCONF key value s[0..len),
  * percent-decoded and quoted as CPS path quotes it. */
 static int append_key(ncmp_buf *out, const char *key, const char *s, size_t len, ncmp_err *err)
 {
-    ncmp_buf v = NCMP_BUF_INIT;
-    char quote;
+    char *v = ncmp_http_decode(s, len, 0), quote;
 
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '%' && i + 2 < len && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            ncmp_buf_append_char(&v, (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2])));
-            i += 2;
-        } else {
-            ncmp_buf_append_char(&v, s[i]);
-        }
+    if (!v) {
+        ncmp_err_set(err, NCMP_ERR_REJECT,
+                     "key %s: a bad %%-escape, a NUL or invalid UTF-8 in its value", key);
+        return -1;
     }
-    ncmp_buf_append_char(&v, '\0');
-    if (!strchr(v.data, '\''))
+    if (!strchr(v, '\''))
         quote = '\'';
-    else if (!strchr(v.data, '"'))
+    else if (!strchr(v, '"'))
         quote = '"';
     else {
         ncmp_err_set(err, NCMP_ERR_REJECT, "key %s: a value with both quote characters", key);
-        ncmp_buf_free(&v);
+        free(v);
         return -1;
     }
-    ncmp_buf_appendf(out, "[@%s=%c%s%c]", key, quote, v.data, quote);
-    ncmp_buf_free(&v);
+    ncmp_buf_appendf(out, "[@%s=%c%s%c]", key, quote, v, quote);
+    free(v);
     return 0;
 }
 

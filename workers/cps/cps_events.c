@@ -20,6 +20,18 @@
  * relay's). */
 #define RELAY_LOCK_KEY 7340217003LL
 
+/* `hit` has a row when the anchor whose subscription paths are $1 (the
+ * anchor's), $2 (its dataspace's) and $3 (the dataspace's anchors
+ * container) is subscribed: named, or its dataspace named without
+ * anchors (CPS's rule). */
+#define SQL_SUBSCRIBED                                                                             \
+    "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"             \
+    "  WHERE d.name = '" ADMIN_DATASPACE "' AND a.name = '" ADMIN_ANCHOR "'),"                     \
+    " hit AS (SELECT 1 FROM sub WHERE"                                                             \
+    "  EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $1)"               \
+    "  OR (EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $2)"           \
+    "   AND NOT EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $3)))"
+
 static atomic_int events_enabled = 1, delta_enabled = 0;
 
 void cps_events_configure(int enabled, int delta)
@@ -155,13 +167,7 @@ static int event_insert(ncmp_db *db, const cps_target *t, const char *action, co
 /* Is anchor t subscribed? */
 static int subscribed(ncmp_db *db, const cps_target *t, int *yes, ncmp_err *err)
 {
-    static const char sql[] =
-        "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"
-        "  WHERE d.name = '" ADMIN_DATASPACE "' AND a.name = '" ADMIN_ANCHOR "')"
-        " SELECT EXISTS (SELECT 1 FROM sub WHERE"
-        "  EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $1)"
-        "  OR (EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $2)"
-        "   AND NOT EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $3)))";
+    static const char sql[] = SQL_SUBSCRIBED " SELECT EXISTS (SELECT 1 FROM hit)";
     ncmp_buf anchor = NCMP_BUF_INIT, dataspace = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
     const char *params[3];
     PGresult *res = NULL;
@@ -246,16 +252,10 @@ static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action,
                            ncmp_err *err)
 {
     static const char sql[] =
-        "WITH sub AS (SELECT a.id FROM dataspace d JOIN anchor a ON a.dataspace_id = d.id"
-        "  WHERE d.name = '" ADMIN_DATASPACE "' AND a.name = '" ADMIN_ANCHOR "'),"
-        " hit AS (SELECT 1 FROM sub WHERE"
-        "  EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $1)"
-        "  OR (EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $2)"
-        "   AND NOT EXISTS (SELECT 1 FROM fragment f WHERE f.anchor_id = sub.id AND f.path = $3))),"
-        " ins AS (INSERT INTO cps_event_outbox (event_key, event_id, event_time, event_type, "
-        "payload)"
-        "  SELECT $4, $5, $6, $7, $8 FROM hit RETURNING 1)"
-        " SELECT pg_notify('" OUTBOX_CHANNEL "', '') FROM ins";
+        SQL_SUBSCRIBED ", ins AS (INSERT INTO cps_event_outbox"
+                       "  (event_key, event_id, event_time, event_type, payload)"
+                       "  SELECT $4, $5, $6, $7, $8 FROM hit RETURNING 1)"
+                       " SELECT pg_notify('" OUTBOX_CHANNEL "', '') FROM ins";
     ncmp_buf anchor = NCMP_BUF_INIT, dataspace = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
     ncmp_buf key = NCMP_BUF_INIT, payload = NCMP_BUF_INIT;
     char id[37], now[NCMP_CLOUDEVENT_TIME_SIZE];
