@@ -212,6 +212,22 @@ _report_cps() {
     _report_cps_plot
 }
 
+# Data sync's targets (the issue that asked for `bench data-sync`).
+REPORT_DATA_SYNC_TARGETS='{"synced": 2000, "avc": 20000, "notify": 0.7}'
+
+_report_data_sync() {
+    _report_has data-sync || { _report_missing data-sync; return 0; }
+    _report_jq '.scenarios["data-sync"] |
+        def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
+        "\(.handles | n) handles, \(.nodes | n) nodes; \(.avc_events | n) AVC events.\n",
+        "| target | measured | raw limit, same run | goal | met |",
+        "|---|---|---|---|---|",
+        "| handles synced per second | \(.synced_handles_per_s | n) (\(.nodes_per_s | n) nodes/s) | COPY of the same rows: \(.copy_rows_per_s | n) rows/s (\(.copy_rows_per_s / (.nodes / .handles) | n) handles/s); sync / COPY \(.sync_vs_copy | ms) | ≥ \($t.synced | n) | \(yes(if .synced_handles_per_s then .synced_handles_per_s >= $t.synced else null end)) |",
+        "| AVC changes applied per second | \(.avc_applied_per_s | n) (\(.avc_dead_lettered) dead-lettered) | | ≥ \($t.avc | n) | \(yes(if .avc_applied_per_s then .avc_applied_per_s >= $t.avc else null end)) |",
+        "| nodes written per second, data-updated events on / off | \(.notify_on_nodes_per_s | n) / \(.notify_off_nodes_per_s | n) = \(.notify_on_vs_off | ms) | | ≥ \($t.notify) | \(yes(if .notify_on_vs_off then .notify_on_vs_off >= $t.notify else null end)) |"' \
+        --argjson t "$REPORT_DATA_SYNC_TARGETS"
+}
+
 # _report_cps_plot: nodes/s against nodes (writes by size, seed anchors by
 # the nodes in the database, the document stream by the nodes in its
 # anchor) into $_report_img; prints its Markdown.
@@ -325,6 +341,7 @@ _report_block() {
     AVC) _report_avc ;;
     INGEST) _report_ingest ;;
     CPS) _report_cps ;;
+    DATA_SYNC) _report_data_sync ;;
     *) die "report: the template names an unknown block @$1@" ;;
     esac
 }

@@ -178,9 +178,10 @@ static void phase_copy(bench *b)
     double t0, t1;
     long nrows;
 
-    rows = PQexec(b->conn,
-                  "SELECT f.path, f.depth, f.name, f.attributes FROM fragment f"
-                  " WHERE f.anchor_id = (SELECT min(anchor_id) FROM fragment) ORDER BY f.path");
+    rows = PQexec(b->conn, "SELECT f.path, f.depth, f.name, f.attributes FROM fragment f"
+                           " WHERE f.anchor_id = (SELECT min(a.id) FROM anchor a"
+                           "  JOIN dataspace d ON d.id = a.dataspace_id"
+                           "  WHERE d.name = 'NFP-Operational') ORDER BY f.path");
     if (PQresultStatus(rows) != PGRES_TUPLES_OK || PQntuples(rows) == 0)
         die("no synced anchor to copy: ", PQerrorMessage(b->conn));
     exec_ok(b, "DROP TABLE IF EXISTS bench_fragment_copy");
