@@ -66,6 +66,13 @@ cps_rows_targets_and_limits() {
         has "$f" "| 2 | 258,001 | 774,005 | 2.58 | 100,000 | 10.0 |"
 }
 
+data_sync_rows_and_targets() {
+    local f="$scratch/full/performance.md"
+    has "$f" "| handles synced per second | 500 (43,500 nodes/s) | COPY of the same rows: 87,000 rows/s (1,000 handles/s); sync / COPY 0.50 | ≥ 2,000 | **no** |" &&
+        has "$f" "| AVC changes applied per second | 25,000 (0 dead-lettered) | | ≥ 20,000 | yes |" &&
+        has "$f" "| nodes written per second, data-updated events on / off | 3,000 / 4,000 = 0.75 | | ≥ 0.7 | yes |"
+}
+
 missing_and_failed_scenarios_said() {
     local f="$scratch/full/performance.md"
     has "$f" "_Not measured in this run (\`./run bench data\`)._" &&
@@ -145,6 +152,7 @@ check "module-sync rows, with the busy window" module_sync_rows
 check "search rows: NCMP's ms over ncmpd's" search_rows_lower_is_better
 check "avc and ingest rows" avc_and_ingest_rows
 check "cps rows, targets and raw limits" cps_rows_targets_and_limits
+check "data-sync rows against its targets" data_sync_rows_and_targets
 check "a missing and a failed scenario are said" missing_and_failed_scenarios_said
 check "scaling rows sorted by size, with the linearity sentence" scaling_rows_sorted_with_linearity
 check "machine and commands" machine_and_commands
