@@ -1207,17 +1207,18 @@ static int apply_create(apply *a, const char *path, size_t len, json_object *dat
 static int apply_remove(apply *a, const char *path, size_t len, json_object *data)
 {
     static const char sql_clear[] = "DELETE FROM fragment WHERE anchor_id = $1";
-    /* the nodes as an array, unnested: planned as one range scan per node
-     * (a join with their SELECT was once planned as a scan of the whole
-     * table per node: minutes) */
+    static const char sql_nodes[] = "SELECT path FROM fragment WHERE anchor_id = $1"
+                                    " AND depth = $2::int AND path >= $3 AND path < $4";
+    /* one statement per node, its range given as values: joined with the
+     * SELECT of the nodes, PostgreSQL planned a scan of the anchor's (or
+     * the whole table's) rows per statement, seconds to minutes */
     static const char sql_delete[] =
-        "DELETE FROM fragment f USING unnest((SELECT array_agg(path) FROM fragment"
-        " WHERE anchor_id = $2 AND depth = $3::int AND path >= $4 AND path < $5)) x(path)"
-        " WHERE f.anchor_id = $1 AND f.path >= x.path AND f.path < x.path || E'\\x02'";
+        "DELETE FROM fragment WHERE anchor_id = $1 AND path >= $2 AND path < $2 || E'\\x02'";
+    PGresult *res = NULL;
     ncmp_buf parent = NCMP_BUF_INIT, lo = NCMP_BUF_INIT, hi = NCMP_BUF_INIT;
     cps_target scratch = a->t;
     char depth[16];
-    const char *params[5];
+    const char *params[4];
     size_t plen;
     int rc = -1;
 
@@ -1241,13 +1242,21 @@ static int apply_remove(apply *a, const char *path, size_t len, json_object *dat
     ncmp_buf_append_char(&hi, CPS_PATH_SEP + 1);
     ncmp_buf_append_char(&hi, '\0');
     snprintf(depth, sizeof(depth), "%d", (plen ? cps_path_depth(parent.data, plen) : 0) + 1);
+    params[0] = a->scratch;
+    params[1] = depth;
+    params[2] = lo.data;
+    params[3] = hi.data;
+    if (ncmp_db_query(a->db, sql_nodes, 4, params, &res, &a->err) != 0)
+        goto cleanup;
     params[0] = a->t.anchor_id;
-    params[1] = a->scratch;
-    params[2] = depth;
-    params[3] = lo.data;
-    params[4] = hi.data;
-    rc = ncmp_db_query(a->db, sql_delete, 5, params, NULL, &a->err);
+    for (int i = 0; i < PQntuples(res); i++) {
+        params[1] = PQgetvalue(res, i, 0);
+        if (ncmp_db_query(a->db, sql_delete, 2, params, NULL, &a->err) != 0)
+            goto cleanup;
+    }
+    rc = 0;
 cleanup:
+    PQclear(res);
     ncmp_buf_free(&parent);
     ncmp_buf_free(&lo);
     ncmp_buf_free(&hi);
