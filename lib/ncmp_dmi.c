@@ -363,7 +363,9 @@ static dmi_xfer *xfer_new(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_err *
         if (x->connect_timeout_ms > req->timeout_ms)
             x->connect_timeout_ms = req->timeout_ms;
     }
-    if (req->body) {
+    if (req->body && req->take_body) {
+        x->body = (char *)req->body;
+    } else if (req->body) {
         x->body = ncmp_xmalloc(req->body_len + 1);
         memcpy(x->body, req->body, req->body_len);
         x->body[req->body_len] = '\0';
@@ -717,8 +719,11 @@ int ncmp_dmi_submit(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_dmi_done_cb
     dmi_xfer *x;
     ncmp_dmi_response *resp;
 
-    if (request_check(req, err) != 0)
+    if (request_check(req, err) != 0) {
+        if (req->take_body)
+            free((char *)req->body);
         return -1;
+    }
     x = xfer_new(dmi, req, err);
     if (!x)
         return -1;

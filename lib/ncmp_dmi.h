@@ -92,6 +92,10 @@ typedef struct ncmp_dmi_request {
     const char *url;  /* absolute http(s) URL, already encoded */
     const char *body; /* NULL: no body */
     size_t body_len;
+    /* ncmp_dmi_submit only: `body` is a malloc'd buffer the client takes
+     * over (and frees, whatever happens), instead of copying it - for
+     * bodies of tens of megabytes */
+    int take_body;
     const char *content_type; /* of the body; NULL: application/json */
     /* extra "Name: value" lines, NULL-terminated (e.g. a forwarded
      * Authorization), or NULL */
