@@ -838,8 +838,7 @@ void ncmp_dmi_url_encode(ncmp_buf *out, const char *s)
     }
 }
 
-/* The base URL without trailing slashes, then "/dmi/v1". */
-static void url_base(ncmp_buf *out, const char *dmi)
+void ncmp_dmi_url_base(ncmp_buf *out, const char *dmi)
 {
     size_t n = strlen(dmi);
 
@@ -850,7 +849,7 @@ static void url_base(ncmp_buf *out, const char *dmi)
 
 static void url_handle(ncmp_buf *out, const char *dmi, const char *cm_handle_id)
 {
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/dmi/v1/ch/");
     ncmp_dmi_url_encode(out, cm_handle_id);
 }
@@ -908,7 +907,7 @@ void ncmp_dmi_url_data_operation(ncmp_buf *out, const char *dmi, const char *req
 {
     int first = 1;
 
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/dmi/v1/data");
     url_query(out, &first, "requestId", request_id);
     url_query(out, &first, "topic", topic);
@@ -916,7 +915,7 @@ void ncmp_dmi_url_data_operation(ncmp_buf *out, const char *dmi, const char *req
 
 void ncmp_dmi_url_health(ncmp_buf *out, const char *dmi)
 {
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/actuator/health");
 }
 

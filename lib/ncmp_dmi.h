@@ -189,6 +189,10 @@ void ncmp_dmi_url_encode(ncmp_buf *out, const char *s);
 /* The URLs below start with the DMI plugin's base URL `dmi` as it was
  * registered (trailing slashes dropped) and append to *out. */
 
+/* The base URL `dmi` without its trailing slashes (every DMI URL starts
+ * with it). */
+void ncmp_dmi_url_base(ncmp_buf *out, const char *dmi);
+
 /* {dmi}/dmi/v1/ch/{id}/modules */
 void ncmp_dmi_url_modules(ncmp_buf *out, const char *dmi, const char *cm_handle_id);
 

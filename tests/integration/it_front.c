@@ -17,15 +17,6 @@
 static front_case the_case;
 static int the_case_live;
 
-static void kill_wait(pid_t *pid)
-{
-    if (*pid > 0) {
-        kill(*pid, SIGKILL);
-        waitpid(*pid, NULL, 0);
-        *pid = 0;
-    }
-}
-
 void it_front_cleanup(void)
 {
     front_case *c = &the_case;
@@ -33,9 +24,9 @@ void it_front_cleanup(void)
     if (!the_case_live)
         return;
     the_case_live = 0;
-    kill_wait(&c->pid);
+    it_kill_wait(&c->pid);
     for (int i = 0; i < IT_FRONT_STUBS; i++)
-        kill_wait(&c->stub[i]);
+        it_kill_wait(&c->stub[i]);
     ncmp_db_close(c->db);
     c->db = NULL;
     it_scratch_db_drop(c->dbname);

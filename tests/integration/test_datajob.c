@@ -67,6 +67,20 @@ static void handles_ready(front_case *c)
     it_front_wait_ready(c, 1, 5);
 }
 
+/* ch-6 (ALT(6), p1), known to the database only and being deleted:
+ * nothing else touches it, it is never READY. */
+static void insert_deleting(front_case *c)
+{
+    char row[512];
+    ncmp_err err;
+
+    snprintf(row, sizeof(row),
+             "INSERT INTO cm_handle (id, alternate_id, state, dmi_service_name, module_set_tag,"
+             " data_producer_identifier) VALUES ('ch-6', '%s', 'DELETING', '%s', 'tagA', 'p1')",
+             ALT(6), c->dmi[0]);
+    cr_assert_eq(ncmp_db_exec(c->db, row, &err), 0, "%s", err.msg);
+}
+
 /* The sub-jobs stub n received, in order: "<producer>:<ops>:<dataJobId>;" */
 static char *received(front_case *c, int n)
 {
@@ -216,17 +230,10 @@ Test(datajob, refused_jobs_send_nothing, .timeout = 180)
     const char *const unknown[] = {ALT(1) "/A=1", "/SubNetwork=Asia/ManagedElement=x/A=1"};
     const char *const not_ready[] = {ALT(1) "/A=1", ALT(6) "/A=1"};
     ncmp_buf b = NCMP_BUF_INIT;
-    char row[512];
     front_reply r;
-    ncmp_err err;
 
     handles_ready(c);
-    snprintf(row, sizeof(row),
-             "INSERT INTO cm_handle (id, alternate_id, state, dmi_service_name, module_set_tag,"
-             " data_producer_identifier) VALUES ('ch-6', '" ALT(6) "', 'DELETING', '%s', 'tagA',"
-                                                                   " 'p1')",
-             c->dmi[0]);
-    cr_assert_eq(ncmp_db_exec(c->db, row, &err), 0, "%s", err.msg);
+    insert_deleting(c);
 
     job_body(&b, unknown, 2);
     it_front_call(c, "POST", WRITE("j-unknown"), b.data, ct_json, &r);
@@ -356,16 +363,9 @@ Test(datajob, read_job_classifies_selectors, .timeout = 180)
     front_case *c = it_front_start("dj-read", 2, NULL);
     json_object *dmi, *per;
     front_reply r;
-    char row[512];
-    ncmp_err err;
 
     handles_ready(c);
-    snprintf(row, sizeof(row),
-             "INSERT INTO cm_handle (id, alternate_id, state, dmi_service_name, module_set_tag,"
-             " data_producer_identifier) VALUES ('ch-6', '" ALT(6) "', 'DELETING', '%s', 'tagA',"
-                                                                   " 'p1')",
-             c->dmi[0]);
-    cr_assert_eq(ncmp_db_exec(c->db, row, &err), 0, "%s", err.msg);
+    insert_deleting(c);
     it_front_call(c, "POST", "/do-not-use/dataJobs/read",
                   "{'jobId':'r1','readProperties':{'dataNodeSelector':"
                   "'//NRCellDU\\n"

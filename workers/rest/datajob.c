@@ -688,7 +688,6 @@ static void dj_send(dj_write *w)
         dj_call *c = ncmp_xcalloc(1, sizeof(*c));
         ncmp_buf url = NCMP_BUF_INIT;
         ncmp_dmi_request dr = {0};
-        size_t n;
         ncmp_err err;
 
         ncmp_buf_append_str(&g->body, "]");
@@ -700,10 +699,7 @@ static void dj_send(dj_write *w)
         ncmp_buf_append_str(&g->body, ",\"dataJobId\":");
         ncmp_buf_append_json_string(&g->body, w->job_id);
         ncmp_buf_append_char(&g->body, '}');
-        n = strlen(g->dmi);
-        while (n > 0 && g->dmi[n - 1] == '/')
-            n--;
-        ncmp_buf_append(&url, g->dmi, n);
+        ncmp_dmi_url_base(&url, g->dmi);
         ncmp_buf_append_str(&url, "/dmi/v1/cmwriteJob");
         if (dest && *dest) {
             ncmp_buf_append_str(&url, "?destination=");
@@ -1030,7 +1026,6 @@ static void h_status_or_result(ncmp_http_request *req, int result, data *d)
     const char *headers[2] = {NULL, NULL};
     ncmp_dmi_request dr = {0};
     ncmp_err err;
-    size_t n;
 
     if (!dmi || !*dmi || !producer || !*producer || !job || !*job) {
         ncmp_http_respond_error(req, 400, "Required parameters missing",
@@ -1042,10 +1037,7 @@ static void h_status_or_result(ncmp_http_request *req, int result, data *d)
                                 "no handle has this data-job service");
         return;
     }
-    n = strlen(dmi);
-    while (n > 0 && dmi[n - 1] == '/')
-        n--;
-    ncmp_buf_append(&url, dmi, n);
+    ncmp_dmi_url_base(&url, dmi);
     ncmp_buf_append_str(&url, "/dmi/v1/cmwriteJob/dataProducer/");
     ncmp_dmi_url_encode(&url, producer);
     ncmp_buf_append_str(&url, "/dataProducerJob/");
