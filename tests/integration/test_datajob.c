@@ -35,8 +35,9 @@ static void post_registration(front_case *c, const char *body_sq)
     it_front_reply_free(&r);
 }
 
-/* ch-1, ch-2 (producer p1) and ch-3 (p2) on stub 0; ch-4 (p1) on stub 1;
- * ch-5 (failing-producer) on stub 0. Alternate ids ALT(n). */
+/* ch-1, ch-2 (producer p1) and ch-3 (p2) on stub 0; ch-4 (p1) with its
+ * data-job services on stub 1; ch-5 (failing-producer) on stub 0.
+ * Alternate ids ALT(n). */
 static void handles_ready(front_case *c)
 {
     ncmp_buf b = NCMP_BUF_INIT;
@@ -58,10 +59,14 @@ static void handles_ready(front_case *c)
                      c->dmi[0]);
     post_registration(c, b.data);
     ncmp_buf_reset(&b);
+    /* ch-4's data jobs go to the second stub, its modules come from the
+     * first */
     ncmp_buf_appendf(&b,
-                     "{'dmiPlugin':'%s','createdCmHandles':[{'cmHandle':'ch-4','alternateId':'" ALT(
-                         4) "','moduleSetTag':'tagA','dataProducerIdentifier':'p1'}]}",
-                     c->dmi[1]);
+                     "{'dmiPlugin':'%s','dmiDatajobsWritePlugin':'%s',"
+                     "'dmiDatajobsReadPlugin':'%s','createdCmHandles':[{'cmHandle':'ch-4',"
+                     "'alternateId':'" ALT(4) "','moduleSetTag':'tagA',"
+                                              "'dataProducerIdentifier':'p1'}]}",
+                     c->dmi[0], c->dmi[1], c->dmi[1]);
     post_registration(c, b.data);
     ncmp_buf_free(&b);
     it_front_wait_ready(c, 1, 5);
