@@ -25,6 +25,7 @@ typedef struct http_route {
     ncmp_http_handler fn;
     const ncmp_http_sink *sink; /* a streamed body (ncmp_http_route_sink), or NULL */
     size_t max_body_bytes;      /* the sink's limit */
+    int open;                   /* served without authentication */
     void *arg;
 } http_route;
 
@@ -227,6 +228,21 @@ void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char 
     ncmp_http_route(srv, method, pattern, NULL, arg);
     srv->routes[srv->nroutes - 1].sink = sink;
     srv->routes[srv->nroutes - 1].max_body_bytes = max_body_bytes;
+}
+
+void ncmp_http_route_open(ncmp_http_server *srv, const char *method, const char *pattern,
+                          ncmp_http_handler fn, void *arg)
+{
+    ncmp_http_route(srv, method, pattern, fn, arg);
+    srv->routes[srv->nroutes - 1].open = 1;
+}
+
+void ncmp_http_routes_each(const ncmp_http_server *srv,
+                           void (*fn)(void *arg, const char *method, const char *pattern, int open),
+                           void *arg)
+{
+    for (size_t i = 0; i < srv->nroutes; i++)
+        fn(arg, srv->routes[i].method, srv->routes[i].pattern, srv->routes[i].open);
 }
 
 int ncmp_http_server_port(const ncmp_http_server *srv)
@@ -674,6 +690,20 @@ static int auth_ok(const ncmp_http_request *req)
     return ok;
 }
 
+/* Does the request match an open route (ncmp_http_route_open), method
+ * included? The route is looked up again when the request is dispatched. */
+static int route_open(ncmp_http_request *req)
+{
+    int other_method, open;
+
+    if (req->bad_path || route_find(req, &other_method) != 0 || !req->route)
+        return 0;
+    open = req->route->open;
+    req->route = NULL;
+    params_clear(req);
+    return open;
+}
+
 /* --- the MHD callbacks --------------------------------------------------- */
 
 static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
@@ -725,7 +755,7 @@ static void request_begin(ncmp_http_request *req, const char *method)
 
     req->started = 1;
     req->method = ncmp_xstrdup(method);
-    if (!auth_ok(req)) {
+    if (!auth_ok(req) && !route_open(req)) {
         ncmp_buf body = NCMP_BUF_INIT;
         struct MHD_Response *resp;
         ncmp_http_error_json(&body, 401, "Authentication required", NULL);

@@ -22,9 +22,9 @@
  * Handlers run on the server's threads (`threads` of them; one thread may
  * serve many connections, so a handler must not block for long). Before a
  * handler runs, the framework has checked HTTP Basic authentication (when
- * configured), read the body (at most `max_body_bytes`, otherwise 413),
- * and decoded the path and query parameters (a value that is not valid
- * percent-encoded UTF-8, or holds a NUL, is a 400).
+ * configured; not for the routes added with ncmp_http_route_open), read the body (at most
+ * `max_body_bytes`, otherwise 413), and decoded the path and query parameters (a value that is not
+ * valid percent-encoded UTF-8, or holds a NUL, is a 400).
  *
  * A handler answers exactly once, with one of the ncmp_http_respond_*
  * functions, before it returns - or it calls ncmp_http_suspend() and
@@ -78,6 +78,19 @@ int ncmp_http_server_new(ncmp_http_server **srv, const ncmp_http_options *opts, 
  * copied; `arg` is borrowed and must outlive the server. */
 void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
                      ncmp_http_handler fn, void *arg);
+
+/* Add a route served without authentication even when the server has
+ * credentials configured (health probes, metrics scrapes): only a request
+ * whose decoded path and method match this route skips the check. */
+void ncmp_http_route_open(ncmp_http_server *srv, const char *method, const char *pattern,
+                          ncmp_http_handler fn, void *arg);
+
+/* Call `fn` for every route, in the order they were added: its method,
+ * its pattern as given, and whether it is open (ncmp_http_route_open).
+ * For tests and documents that must list what a server serves. */
+void ncmp_http_routes_each(const ncmp_http_server *srv,
+                           void (*fn)(void *arg, const char *method, const char *pattern, int open),
+                           void *arg);
 
 /* A route whose body is streamed to the handler instead of being read
  * into memory first (for bodies far larger than max_body_bytes). Runs on

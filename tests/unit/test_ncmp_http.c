@@ -270,6 +270,7 @@ static ncmp_http_server *server(const char *user, const char *password, hook_log
     ncmp_http_route(srv, "GET", "/deep/{kind}/{rest...}", h_rest, NULL);
     ncmp_http_route(srv, "PATCH", "/deep/{kind}/{rest...}", h_rest, NULL);
     ncmp_http_route_sink(srv, "POST", "/stream/{id}", 4u << 20, &counting_sink, NULL);
+    ncmp_http_route_open(srv, "GET", "/open/{ref}", h_echo, NULL);
     cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
     cr_assert_gt(ncmp_http_server_port(srv), 0);
     return srv;
@@ -521,6 +522,65 @@ Test(ncmp_http, basic_auth_when_configured)
     call(port, "GET", "/things/a", NULL, 0, "cpsuser:s3cret:x", &r);
     cr_assert_eq(r.status, 200, "%s", r.body.data);
     reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, open_route_needs_no_credentials_the_others_still_do)
+{
+    ncmp_http_server *srv = server("cpsuser", "s3cret:x", NULL);
+    int port = ncmp_http_server_port(srv);
+    reply r;
+    json_object *o;
+
+    call(port, "GET", "/open/a%2Fb", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    o = parse(&r);
+    cr_assert_str_eq(field(o, "ref"), "a/b");
+    json_object_put(o);
+    reply_free(&r);
+    /* wrong credentials do not matter either */
+    call(port, "GET", "/open/a", NULL, 0, "cpsuser:wrong", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    /* only the open route's method, and only its path */
+    call(port, "POST", "/open/a", "{}", 2, NULL, &r);
+    cr_assert_eq(r.status, 401);
+    reply_free(&r);
+    call(port, "GET", "/open/a/more", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 401);
+    reply_free(&r);
+    call(port, "GET", "/things/a", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 401);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+typedef struct route_list {
+    ncmp_buf text;
+} route_list;
+
+static void route_seen(void *arg, const char *method, const char *pattern, int open)
+{
+    route_list *l = arg;
+    ncmp_buf_appendf(&l->text, "%s %s%s\n", method, pattern, open ? " open" : "");
+}
+
+Test(ncmp_http, routes_each_lists_every_route_in_order)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    route_list l = {NCMP_BUF_INIT};
+
+    ncmp_http_routes_each(srv, route_seen, &l);
+    cr_assert_str_eq(l.text.data, "GET /things/{ref}\n"
+                                  "POST /things/{ref}/body\n"
+                                  "GET /numbers\n"
+                                  "POST /async\n"
+                                  "GET /silent\n"
+                                  "GET /deep/{kind}/{rest...}\n"
+                                  "PATCH /deep/{kind}/{rest...}\n"
+                                  "POST /stream/{id}\n"
+                                  "GET /open/{ref} open\n");
+    ncmp_buf_free(&l.text);
     ncmp_http_server_destroy(srv);
 }
 
