@@ -46,6 +46,7 @@ void it_front_http(const char *base, const char *method, const char *path, const
     CURL *curl = curl_easy_init();
     struct curl_slist *h = NULL;
     ncmp_buf body = NCMP_BUF_INIT, url = NCMP_BUF_INIT;
+    const char *ctype = NULL;
     CURLcode rc;
 
     memset(r, 0, sizeof(*r));
@@ -68,6 +69,8 @@ void it_front_http(const char *base, const char *method, const char *path, const
     rc = curl_easy_perform(curl);
     cr_assert_eq(rc, CURLE_OK, "%s %s: %s", method, url.data, curl_easy_strerror(rc));
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+    if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
+        snprintf(r->content_type, sizeof(r->content_type), "%s", ctype);
     if (!r->body.data)
         ncmp_buf_append_str(&r->body, "");
     r->json = json_tokener_parse(r->body.data);

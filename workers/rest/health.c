@@ -82,6 +82,7 @@ static void h_readiness(ncmp_http_request *req, void *arg)
     ncmp_buf_free(&b);
 }
 
+/* GET /metrics and GET /actuator/prometheus */
 static void h_metrics(ncmp_http_request *req, void *arg)
 {
     ncmp_buf b = NCMP_BUF_INIT;
@@ -89,6 +90,20 @@ static void h_metrics(ncmp_http_request *req, void *arg)
     ncmp_metrics_render(&b);
     ncmp_http_respond(req, 200, NCMP_METRICS_CONTENT_TYPE, b.data ? b.data : "", b.len);
     ncmp_buf_free(&b);
+}
+
+/* GET /actuator/info: Spring's build section */
+static void h_info(ncmp_http_request *req, void *arg)
+{
+    static const char body[] =
+        "{\"build\":{\"artifact\":\"ncmpd\",\"name\":\"ncmpd\",\"version\":\"" NCMPD_VERSION "\"}}";
+    ncmp_http_respond(req, 200, "application/json", body, sizeof(body) - 1);
+}
+
+/* GET /v3/api-docs */
+static void h_api_docs(ncmp_http_request *req, void *arg)
+{
+    ncmp_http_respond(req, 200, "application/json", ncmp_openapi_json, ncmp_openapi_json_len);
 }
 
 /* At each scrape: handles by state, one indexed count per state. */
@@ -133,9 +148,13 @@ int health_start(health **out, const ncmp_services *svc, ncmp_http_server *serve
     h->probe = svc->producer;
     h->handles = ncmp_metrics_lib_get()->inventory_handles;
     h->collector = ncmp_metrics_collector_add(collect_handles, h);
-    ncmp_http_route(server, "GET", "/actuator/health", h_health, h);
-    ncmp_http_route(server, "GET", "/actuator/health/readiness", h_readiness, h);
+    ncmp_http_route_open(server, "GET", "/actuator/health", h_health, h);
+    ncmp_http_route_open(server, "GET", "/actuator/health/liveness", h_health, h);
+    ncmp_http_route_open(server, "GET", "/actuator/health/readiness", h_readiness, h);
+    ncmp_http_route_open(server, "GET", "/actuator/prometheus", h_metrics, h);
+    ncmp_http_route_open(server, "GET", "/actuator/info", h_info, h);
     ncmp_http_route(server, "GET", "/metrics", h_metrics, h);
+    ncmp_http_route(server, "GET", "/v3/api-docs", h_api_docs, h);
     *out = h;
     return 0;
 }

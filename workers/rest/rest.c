@@ -349,6 +349,11 @@ fail:
     return -1;
 }
 
+ncmp_http_server *rest_http_server(const rest *r)
+{
+    return r->server;
+}
+
 void rest_stop(rest *r)
 {
     if (!r || r->stopped)

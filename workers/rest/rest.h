@@ -33,6 +33,10 @@ void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg);
  * success *r is owned by the caller (rest_stop, then rest_destroy). */
 int rest_start(rest **r, const ncmp_services *svc, ncmp_err *err);
 
+/* The HTTP server (borrowed; for listing its routes with
+ * ncmp_http_routes_each). */
+ncmp_http_server *rest_http_server(const rest *r);
+
 /* Stop serving: waiting registrations are answered 503, the DMI calls in
  * flight are answered, the server closes. Accepts NULL; once is enough. */
 void rest_stop(rest *r);
