@@ -315,8 +315,13 @@ static void inventory(rest_case *c)
 #define NB_FULL "/ncmp/v1/ch/searches"
 #define SB_IDS  "/ncmpInventory/v1/ch/searches"
 #define SB_FULL "/ncmpInventory/v1/ch/searchCmHandles"
+#define NB_V2   "/ncmp/v2/ch/searches"
+#define SB_V2   "/ncmpInventory/v2/ch/searches"
 
-static const char *const all_search_paths[] = {NB_IDS, NB_FULL, SB_IDS, SB_FULL};
+/* The northbound ones first. */
+static const char *const all_search_paths[] = {NB_IDS, NB_FULL, NB_V2, SB_IDS, SB_FULL, SB_V2};
+#define NB_PATHS  3u
+#define ALL_PATHS (sizeof(all_search_paths) / sizeof(all_search_paths[0]))
 
 /* --- searches ------------------------------------------------------------ */
 
@@ -325,7 +330,7 @@ Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
     rest_case *c = case_start("rest-cond", "rest", NULL);
 
     inventory(c);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < ALL_PATHS; i++) {
         const char *p = all_search_paths[i];
         expect_ids(c, p, "{}", "ch-1,ch-2,ch-3,ch-4");
         expect_ids(c, p, "{'cmHandleQueryParameters':[]}", "ch-1,ch-2,ch-3,ch-4");
@@ -372,7 +377,7 @@ Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
                    "ch-1");
     }
     /* southbound only */
-    for (size_t i = 2; i < 4; i++) {
+    for (size_t i = NB_PATHS; i < ALL_PATHS; i++) {
         const char *p = all_search_paths[i];
         expect_ids(c, p,
                    "{'cmHandleQueryParameters':[{'conditionName':'hasAllAdditionalProperties',"
@@ -396,7 +401,16 @@ Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
                "{'conditions':[{'name':'hasAllModules','conditionParameters':"
                "[{'moduleName':'M2'}]}]}",
                "ch-1");
+    /* and ignored elsewhere, the v2 searches too */
     expect_ids(c, NB_IDS,
+               "{'conditions':[{'name':'hasAllModules','conditionParameters':"
+               "[{'moduleName':'M2'}]}]}",
+               "ch-1,ch-2,ch-3,ch-4");
+    expect_ids(c, NB_V2,
+               "{'conditions':[{'name':'hasAllModules','conditionParameters':"
+               "[{'moduleName':'M2'}]}]}",
+               "ch-1,ch-2,ch-3,ch-4");
+    expect_ids(c, SB_V2,
                "{'conditions':[{'name':'hasAllModules','conditionParameters':"
                "[{'moduleName':'M2'}]}]}",
                "ch-1,ch-2,ch-3,ch-4");
@@ -467,6 +481,135 @@ Test(rest, search_outputs_alternate_ids_and_handle_objects, .timeout = 180)
     case_fini(c);
 }
 
+/* The object of handle `id` in the array `arr`, or NULL. */
+static json_object *handle_in(json_object *arr, const char *id)
+{
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        const char *h = field(e, "cmHandle");
+        if (h && strcmp(h, id) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+static const char *plain(json_object *o)
+{
+    return json_object_to_json_string_ext(o,
+                                          JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* Every element of `r` is a RestOutputCmHandleLightweight: only its
+ * properties, each a string; dmiProperties exactly when `with_dmi`. */
+static void expect_lightweight(const reply *r, int with_dmi)
+{
+    static const char *const props[] = {
+        "cmHandle",   "alternateId",  "cmHandleStatus", "moduleSetTag", "dataProducerIdentifier",
+        "trustLevel", "dmiProperties"};
+
+    cr_assert(r->json && json_object_is_type(r->json, json_type_array), "%s", r->body.data);
+    for (size_t i = 0; i < json_object_array_length(r->json); i++) {
+        json_object *e = json_object_array_get_idx(r->json, i);
+        json_object_object_foreach(e, key, val)
+        {
+            int known = 0;
+            for (size_t k = 0; k < sizeof(props) / sizeof(props[0]); k++)
+                known |= strcmp(key, props[k]) == 0;
+            cr_assert(known, "%s is not a property of RestOutputCmHandleLightweight: %s", key,
+                      plain(e));
+            cr_assert(json_object_is_type(val, json_type_string), "%s: %s", key, plain(e));
+        }
+        cr_assert_eq(json_object_object_get_ex(e, "dmiProperties", NULL), with_dmi, "%s", plain(e));
+    }
+}
+
+Test(rest, v2_lightweight_searches_and_cm_handle_status, .timeout = 180)
+{
+    rest_case *c = case_start("rest-v2", "rest", NULL);
+    reply r;
+    json_object *dmi = NULL;
+
+    inventory(c);
+    /* northbound: the top-level leaves, in NCMP's order, status = state */
+    call(c, "POST", NB_V2, "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_eq(json_object_array_length(r.json), 4, "%s", r.body.data);
+    expect_lightweight(&r, 0);
+    cr_assert_str_eq(plain(handle_in(r.json, "ch-1")),
+                     "{\"cmHandle\":\"ch-1\",\"alternateId\":\"/Sub=1/Me=1\","
+                     "\"cmHandleStatus\":\"READY\",\"moduleSetTag\":\"tag-12\","
+                     "\"dataProducerIdentifier\":\"p1\",\"trustLevel\":\"COMPLETE\"}");
+    cr_assert_str_eq(plain(handle_in(r.json, "ch-3")),
+                     "{\"cmHandle\":\"ch-3\",\"alternateId\":\"\",\"cmHandleStatus\":\"ADVISED\","
+                     "\"moduleSetTag\":\"\",\"dataProducerIdentifier\":\"\","
+                     "\"trustLevel\":\"COMPLETE\"}");
+    cr_assert_str_eq(field(handle_in(r.json, "ch-4"), "cmHandleStatus"), "LOCKED");
+    cr_assert_str_eq(field(handle_in(r.json, "ch-2"), "trustLevel"), "NONE");
+    reply_free(&r);
+    /* outputDmiProperties is not a northbound parameter */
+    call(c, "POST", NB_V2 "?outputDmiProperties=true", "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    expect_lightweight(&r, 0);
+    reply_free(&r);
+
+    /* southbound: dmiProperties only when asked, the private map as a JSON string */
+    call(c, "POST", SB_V2, "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_eq(json_object_array_length(r.json), 4, "%s", r.body.data);
+    expect_lightweight(&r, 0);
+    reply_free(&r);
+    call(c, "POST", SB_V2 "?outputDmiProperties=false", "{}", &r);
+    expect_lightweight(&r, 0);
+    reply_free(&r);
+    call(c, "POST", SB_V2 "?outputDmiProperties=true",
+         "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+         "'conditionParameters':[{'dmiPluginName':'" DMI_B "'}]}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    expect_lightweight(&r, 1);
+    {
+        char *got = sorted_strings(&r);
+        cr_assert_str_eq(got, "ch-2,ch-3,ch-4");
+        free(got);
+    }
+    cr_assert_str_eq(field(handle_in(r.json, "ch-2"), "dmiProperties"), "{\"k\":\"2\"}");
+    cr_assert_str_eq(field(handle_in(r.json, "ch-4"), "dmiProperties"), "{}");
+    dmi = json_tokener_parse(field(handle_in(r.json, "ch-3"), "dmiProperties"));
+    cr_assert_not_null(dmi, "dmiProperties is not JSON: %s", r.body.data);
+    cr_assert_str_eq(field(dmi, "k"), "1");
+    json_object_put(dmi);
+    cr_assert_str_eq(field(handle_in(r.json, "ch-3"), "cmHandleStatus"), "ADVISED");
+    reply_free(&r);
+    call(c, "POST", SB_V2 "?outputDmiProperties=2", "{}", &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+
+    /* one handle, by the longest match, as GET /ncmp/v1/ch/{ref} */
+    call(c, "GET", "/ncmp/v2/ch/%2FSub%3D1%2FMe%3D2%2FCell%3D7", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(r.body.data, "{\"cmHandle\":\"ch-2\",\"alternateId\":\"/Sub=1/Me=2\","
+                                  "\"cmHandleStatus\":\"READY\",\"moduleSetTag\":\"tag-1\","
+                                  "\"dataProducerIdentifier\":\"\",\"trustLevel\":\"NONE\"}");
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v2/ch/alt-4", NULL, &r);
+    cr_assert_str_eq(field(r.json, "cmHandleStatus"), "LOCKED", "%s", r.body.data);
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v2/ch/nope", NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    cr_assert_str_eq(field(r.json, "details"), "No cm handles found with reference nope");
+    reply_free(&r);
+
+    /* the v1 handle objects carry cmHandleStatus too */
+    call(c, "GET", "/ncmp/v1/ch/alt-4", NULL, &r);
+    cr_assert_str_eq(field(r.json, "cmHandleStatus"), "LOCKED", "%s", r.body.data);
+    reply_free(&r);
+    call(c, "POST", SB_FULL, "{}", &r);
+    cr_assert_str_eq(field(handle_in(r.json, "ch-3"), "cmHandleStatus"), "ADVISED", "%s",
+                     r.body.data);
+    reply_free(&r);
+    case_fini(c);
+}
+
 Test(rest, bad_search_requests_are_400_with_ncmp_messages, .timeout = 180)
 {
     rest_case *c = case_start("rest-bad", "rest", NULL);
@@ -506,9 +649,9 @@ Test(rest, bad_search_requests_are_400_with_ncmp_messages, .timeout = 180)
     /* clang-format on */
 
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        /* a southbound condition is refused on the first two, northbound, paths */
+        /* a southbound condition is refused on the northbound paths */
         int nb_only = strstr(bad[i].body, "hasAllAdditionalProperties") != NULL;
-        for (size_t p = 0; p < (nb_only ? 2u : 4u); p++) {
+        for (size_t p = 0; p < (nb_only ? NB_PATHS : ALL_PATHS); p++) {
             reply r;
             call_full(c, "POST", all_search_paths[p], bad[i].body, bad[i].raw, NULL, &r);
             cr_assert_eq(r.status, 400, "%s %s -> %ld %s", all_search_paths[p], bad[i].body,
@@ -537,7 +680,7 @@ Test(rest, cps_path_condition, .timeout = 180)
     reply r;
 
     inventory(c);
-    for (size_t p = 0; p < 4; p++) {
+    for (size_t p = 0; p < ALL_PATHS; p++) {
         expect_ids(
             c, all_search_paths[p],
             "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
@@ -594,6 +737,11 @@ Test(rest, large_answer_is_streamed_whole, .timeout = 240)
     reply_free(&r);
     call(c, "POST", NB_IDS "?outputAlternateId=true", "{}", &r);
     cr_assert_eq(r.status, 200);
+    cr_assert_eq(json_object_array_length(r.json), 20000);
+    reply_free(&r);
+    call(c, "POST", NB_V2, "{}", &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.headers.data, "chunked") != NULL, "%s", r.headers.data);
     cr_assert_eq(json_object_array_length(r.json), 20000);
     reply_free(&r);
     case_fini(c);
@@ -787,7 +935,7 @@ Test(rest, sql_injection_strings_never_cause_a_5xx, .timeout = 240)
                                  "{\"cmHandleQueryParameters\":[{\"conditionName\":\"%s\","
                                  "\"conditionParameters\":[{\"%s\":\"%s\"}]}]}",
                                  conditions[k], as_key ? s : key, s);
-                for (size_t p = 0; p < 4; p++)
+                for (size_t p = 0; p < ALL_PATHS; p++)
                     expect_not_5xx(c, "POST", all_search_paths[p], body.data);
             }
         }
@@ -977,6 +1125,52 @@ Test(rest, registration_goes_through_the_pipeline, .timeout = 240)
     case_fini(c);
 }
 
+/* cmHandleStatus in a registration is accepted and not stored, as in
+ * NCMP: the status answered is the handle's state. */
+Test(rest, registration_takes_cm_handle_status_without_storing_it, .timeout = 240)
+{
+    rest_case *c = case_start("rest-status", "registration,lcm-relay,rest", NULL);
+    reply r;
+
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'s-1','alternateId':'/S=1',"
+         "'cmHandleStatus':'READY','cmHandleProperties':{'k':'v'}}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s; log %s", r.body.data, c->log);
+    reply_free(&r);
+    call(c, "GET", "/ncmp/v2/ch/s-1", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandleStatus"), "ADVISED", "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "alternateId"), "/S=1");
+    reply_free(&r);
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','updatedCmHandles':[{'cmHandle':'s-1',"
+         "'cmHandleStatus':'LOCKED','cmHandleProperties':{'k2':'v2'}}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    /* the update applied, the status not */
+    call(c, "POST", SB_V2 "?outputDmiProperties=true", "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_eq(json_object_array_length(r.json), 1, "%s", r.body.data);
+    cr_assert_str_eq(field(handle_in(r.json, "s-1"), "cmHandleStatus"), "ADVISED");
+    {
+        json_object *dmi = json_tokener_parse(field(handle_in(r.json, "s-1"), "dmiProperties"));
+        cr_assert_str_eq(field(dmi, "k"), "v", "%s", r.body.data);
+        cr_assert_str_eq(field(dmi, "k2"), "v2", "%s", r.body.data);
+        json_object_put(dmi);
+    }
+    reply_free(&r);
+    /* a string, like the other fields */
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'s-2','cmHandleStatus':{}}]}",
+         &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    cr_assert(strstr(r.body.data, "cmHandleStatus") != NULL, "%s", r.body.data);
+    reply_free(&r);
+    case_fini(c);
+}
+
 /* A search body with one cmHandleWithCpsPath condition on the leaf
  * `leaf` of cm-handles equal to `value`. */
 static void cps_leaf_query(ncmp_buf *b, const char *leaf, const char *value)
@@ -1007,7 +1201,7 @@ Test(rest, registration_stores_the_data_job_services, .timeout = 240)
     reply_free(&r);
 
     /* read back through the CPS-path condition, on every search */
-    for (size_t p = 0; p < 4; p++) {
+    for (size_t p = 0; p < ALL_PATHS; p++) {
         cps_leaf_query(&q, "dmi-datajobs-read-service", "http://jobs-r:8080");
         expect_ids(c, all_search_paths[p], q.data, "j-1,j-2");
         cps_leaf_query(&q, "dmi-datajobs-write-service", "http://jobs-w:8080");

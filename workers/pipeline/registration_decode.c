@@ -144,6 +144,11 @@ static int decode_handle(reg_request *r, json_object *o, const char *where, reg_
         strcmp(h->trust_level, "NONE") != 0)
         return ncmp_err_set(err, NCMP_ERR_REJECT, "%s: trustLevel must be COMPLETE or NONE, not %s",
                             where, h->trust_level);
+    /* cmHandleStatus is accepted and not stored, as in NCMP: a created
+     * handle starts ADVISED whatever it says, an update leaves the state
+     * alone; the status answered is always the handle's state. */
+    if (ncmp_json_string_field(o, "cmHandleStatus", &s, err) != 0)
+        return ncmp_err_prefix(err, "%s", where);
     if (ncmp_json_object_field(o, "cmHandleProperties", &props, err) != 0)
         return ncmp_err_prefix(err, "%s", where);
     if (props) {

@@ -186,24 +186,52 @@ static void h_inventory_search_handles(ncmp_http_request *req, void *arg)
                       dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
 }
 
+/* POST /ncmp/v2/ch/searches: lightweight handles (no deprecated form) */
+static void h_v2_searches(ncmp_http_request *req, void *arg)
+{
+    search_answer(req, arg, SEARCH_NORTHBOUND, 0, REST_LIGHT_COLUMNS, HANDLE_BLOCK_ROWS,
+                  rest_json_light_row);
+}
+
+/* POST /ncmpInventory/v2/ch/searches?outputDmiProperties= */
+static void h_inventory_v2_searches(ncmp_http_request *req, void *arg)
+{
+    int dmi;
+
+    if (query_flag(req, "outputDmiProperties", &dmi) == 0)
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 0,
+                      dmi ? REST_LIGHT_DMI_COLUMNS : REST_LIGHT_COLUMNS, HANDLE_BLOCK_ROWS,
+                      dmi ? rest_json_light_dmi_row : rest_json_light_row);
+}
+
 /* --- one handle ---------------------------------------------------------- */
 
-static void answer_longest(ncmp_http_request *req, rest *r, const char *ref, rest_row_fn fmt)
+/* The handle `ref` finds by longest match, its `sql` selecting the
+ * columns `fmt` reads. */
+static void answer_longest(ncmp_http_request *req, rest *r, const char *ref, const char *sql,
+                           rest_row_fn fmt)
 {
     ncmp_buf cands = NCMP_BUF_INIT;
     const char *params[1];
 
     longest_candidates(ref, &cands);
     params[0] = cands.data;
-    rest_db_answer_one(req, r->pool, BY_LONGEST_MATCH(HANDLE_COLUMNS), 1, params, fmt, not_found,
-                       ref);
+    rest_db_answer_one(req, r->pool, sql, 1, params, fmt, not_found, ref);
     ncmp_buf_free(&cands);
 }
 
 /* GET /ncmp/v1/ch/{ref} */
 static void h_handle(ncmp_http_request *req, void *arg)
 {
-    answer_longest(req, arg, ncmp_http_param(req, "ref"), rest_json_handle_row);
+    answer_longest(req, arg, ncmp_http_param(req, "ref"), BY_LONGEST_MATCH(HANDLE_COLUMNS),
+                   rest_json_handle_row);
+}
+
+/* GET /ncmp/v2/ch/{ref}: lightweight */
+static void h_v2_handle(ncmp_http_request *req, void *arg)
+{
+    answer_longest(req, arg, ncmp_http_param(req, "ref"), BY_LONGEST_MATCH(REST_LIGHT_COLUMNS),
+                   rest_json_light_row);
 }
 
 /* GET /ncmpInventory/v1/ch?distinguishedName=&outputDmiProperties= */
@@ -213,7 +241,8 @@ static void h_inventory_handle(ncmp_http_request *req, void *arg)
     int dmi;
 
     if (dn && query_flag(req, "outputDmiProperties", &dmi) == 0)
-        answer_longest(req, arg, dn, dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
+        answer_longest(req, arg, dn, BY_LONGEST_MATCH(HANDLE_COLUMNS),
+                       dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
 }
 
 static void answer_exact(ncmp_http_request *req, rest *r, rest_row_fn fmt)
@@ -304,6 +333,9 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/searchCmHandles", h_inventory_search_handles,
                     r);
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
+    ncmp_http_route(s, "POST", "/ncmp/v2/ch/searches", h_v2_searches, r);
+    ncmp_http_route(s, "GET", "/ncmp/v2/ch/{ref}", h_v2_handle, r);
+    ncmp_http_route(s, "POST", "/ncmpInventory/v2/ch/searches", h_inventory_v2_searches, r);
 }
 
 void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg)

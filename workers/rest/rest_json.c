@@ -155,6 +155,7 @@ void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
     string_field(out, ",\"moduleSetTag\":", col(res, row, COL_TAG));
     string_field(out, ",\"alternateId\":", col(res, row, COL_ALTERNATE_ID));
     string_field(out, ",\"dataProducerIdentifier\":", col(res, row, COL_PRODUCER));
+    string_field(out, ",\"cmHandleStatus\":", col(res, row, COL_STATE));
     ncmp_buf_append_char(out, '}');
 }
 
@@ -166,6 +167,49 @@ void rest_json_handle_row(const PGresult *res, int row, ncmp_buf *out)
 void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out)
 {
     rest_json_handle(res, row, 1, out);
+}
+
+/* The columns of REST_LIGHT_COLUMNS (and REST_LIGHT_DMI_COLUMNS). */
+enum {
+    LCOL_ID,
+    LCOL_ALTERNATE_ID,
+    LCOL_STATE,
+    LCOL_TRUST,
+    LCOL_TAG,
+    LCOL_PRODUCER,
+    LCOL_ADDITIONAL,
+};
+
+/* RestOutputCmHandleLightweight, in NCMP's field order. dmiProperties is
+ * the private map as a JSON string, as NCMP's 2026-04-23 inventory model
+ * keeps it ("{}" when there is none). */
+static void light_json(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
+{
+    string_field(out, "{\"cmHandle\":", col(res, row, LCOL_ID));
+    string_field(out, ",\"alternateId\":", col(res, row, LCOL_ALTERNATE_ID));
+    string_field(out, ",\"cmHandleStatus\":", col(res, row, LCOL_STATE));
+    string_field(out, ",\"moduleSetTag\":", col(res, row, LCOL_TAG));
+    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, LCOL_PRODUCER));
+    string_field(out, ",\"trustLevel\":", col(res, row, LCOL_TRUST));
+    if (with_dmi) {
+        const char *map = col(res, row, LCOL_ADDITIONAL);
+        ncmp_buf compact = NCMP_BUF_INIT;
+
+        rest_json_append_compact(&compact, map ? map : "{}");
+        string_field(out, ",\"dmiProperties\":", compact.data);
+        ncmp_buf_free(&compact);
+    }
+    ncmp_buf_append_char(out, '}');
+}
+
+void rest_json_light_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    light_json(res, row, 0, out);
+}
+
+void rest_json_light_dmi_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    light_json(res, row, 1, out);
 }
 
 void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out)

@@ -20,12 +20,24 @@
     " h.module_set_tag, h.data_producer_identifier, h.public_properties, h.additional_properties," \
     " h.operational_last_sync_time"
 
-/* RestOutputCmHandle, nulls omitted; cmHandleProperties too when
+/* RestOutputCmHandleLightweight's columns, in this order; with
+ * outputDmiProperties the private map as well. */
+#define REST_LIGHT_COLUMNS                                                                         \
+    "h.id, h.alternate_id, h.state, h.effective_trust_level, h.module_set_tag,"                    \
+    " h.data_producer_identifier"
+#define REST_LIGHT_DMI_COLUMNS REST_LIGHT_COLUMNS ", h.additional_properties"
+
+/* RestOutputCmHandle, nulls omitted; cmHandleStatus is the state's name
+ * (what NCMP's 2026-04-23 inventory model stores); cmHandleProperties too when
  * `with_dmi` (outputDmiProperties=true). */
 void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out);
 /* Formatters with the signature rest_db streams with (see rest_db.h). */
 void rest_json_handle_row(const PGresult *res, int row, ncmp_buf *out);
 void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out);
+/* RestOutputCmHandleLightweight of a REST_LIGHT_COLUMNS row (the v2
+ * searches), and with dmiProperties of a REST_LIGHT_DMI_COLUMNS row. */
+void rest_json_light_row(const PGresult *res, int row, ncmp_buf *out);
+void rest_json_light_dmi_row(const PGresult *res, int row, ncmp_buf *out);
 /* {"state":{...}} and {"publicCmHandleProperties":[{...}]} of a handle row. */
 void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out);
 void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out);

@@ -87,7 +87,8 @@ static int check_properties(json_object *h, const char *key, const char *where, 
 static int check_handle(json_object *h, const char *where, ncmp_err *err)
 {
     const char *id = NULL, *trust = NULL;
-    static const char *const strings[] = {"alternateId", "moduleSetTag", "dataProducerIdentifier"};
+    static const char *const strings[] = {"alternateId", "moduleSetTag", "dataProducerIdentifier",
+                                          "cmHandleStatus"};
 
     if (!json_object_is_type(h, json_type_object))
         return ncmp_err_set(err, NCMP_ERR_REJECT, "%s must be an object", where);

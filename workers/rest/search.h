@@ -18,8 +18,8 @@
 #include "ncmp_buf.h"
 
 typedef enum search_side {
-    SEARCH_NORTHBOUND, /* /ncmp/v1/ch/... */
-    SEARCH_SOUTHBOUND, /* /ncmpInventory/v1/ch/... */
+    SEARCH_NORTHBOUND, /* /ncmp/v1|v2/ch/... */
+    SEARCH_SOUTHBOUND, /* /ncmpInventory/v1|v2/ch/... */
 } search_side;
 
 typedef struct search_query {

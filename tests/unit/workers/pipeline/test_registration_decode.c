@@ -103,6 +103,23 @@ Test(registration_decode, rejects_bad_shapes_with_a_reason)
     decode_bad("{\"removedCmHandles\":[1]}", "removedCmHandles[0]");
     decode_bad("{\"upgradedCmHandles\":{\"moduleSetTag\":\"t\"}}", "cmHandles is required");
     decode_bad("{\"dmiPlugin\":5}", "dmiPlugin");
+    decode_bad("{\"createdCmHandles\":[{\"cmHandle\":\"a\",\"cmHandleStatus\":[]}]}",
+               "cmHandleStatus");
+}
+
+/* NCMP takes cmHandleStatus and stores nothing of it: a created handle
+ * starts ADVISED. */
+Test(registration_decode, cm_handle_status_is_accepted)
+{
+    reg_request r;
+
+    decode_ok(&r, "{\"dmiPlugin\":\"http://d\",\"createdCmHandles\":[{\"cmHandle\":\"a\","
+                  "\"cmHandleStatus\":\"READY\"}],\"updatedCmHandles\":[{\"cmHandle\":\"b\","
+                  "\"cmHandleStatus\":null}]}");
+    cr_assert_eq(r.ncreated, 1);
+    cr_assert_str_eq(r.created[0].id, "a");
+    cr_assert_eq(r.nupdated, 1);
+    registration_request_free(&r);
 }
 
 Test(registration_decode, id_rule_is_ncmps)
