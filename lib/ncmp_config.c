@@ -158,6 +158,27 @@ const ncmp_option ncmp_options[] = {
      "answered synchronously) and POST /ncmp/v1/data answers that asynchronous requests are "
      "unavailable."},
 
+    {"provmns.max-patch-operations", NCMP_OPT_INT, "10", NULL, 1, 100000, 0,
+     OFF(provmns_max_patch_operations),
+     "NCMP's app.ncmp.provmns.max-patch-operations: a ProvMnS PATCH with more items is refused "
+     "with 413."},
+    {"policy-executor.enabled", NCMP_OPT_BOOL, "false", NULL, 0, 0, 0, OFF(policy_executor_enabled),
+     "NCMP's ncmp.policy-executor.enabled: ask the policy executor before every pass-through "
+     "write on passthrough-running and every ProvMnS PUT, PATCH (once per item) and DELETE; "
+     "anything but `allow` is a 409."},
+    {"policy-executor.url", NCMP_OPT_STRING, "http://policy-executor:8080", NULL, 0, 0, 0,
+     OFF(policy_executor_url),
+     "Base URL of the policy executor (NCMP's server.address and server.port); ncmpd posts to "
+     "<url>/operation-permission/v1/permissions."},
+    {"policy-executor.default-decision", NCMP_OPT_STRING, "deny", NULL, 0, 0, 0,
+     OFF(policy_executor_default_decision),
+     "`allow` or `deny`: the decision when the policy executor cannot be asked (no connection, "
+     "a timeout, an HTTP error or an answer that is not a decision)."},
+    {"policy-executor.timeout-ms", NCMP_OPT_INT, "30000", NULL, 1, 3600000, 0,
+     OFF(policy_executor_timeout_ms),
+     "Longest wait for the policy executor's answer (NCMP's readTimeoutInSeconds); then the "
+     "default decision applies."},
+
     {"avc-forward.input-topic", NCMP_OPT_STRING, "dmi-cm-events", NULL, 0, 0, 0, OFF(avc_forward_input_topic),
      "Topic of the CM AVC notifications DMI plugins publish; the avc-forward role forwards each record unchanged."},
     {"avc-forward.output-topic", NCMP_OPT_STRING, "cm-events", NULL, 0, 0, 0, OFF(avc_forward_output_topic),

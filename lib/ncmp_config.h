@@ -92,6 +92,12 @@ typedef struct ncmp_config {
     /* data access (workers/rest/data.h), in the rest role */
     char *data_request_topic;
     int data_async_enabled;
+    /* ProvMnS and the policy executor (workers/rest/provmns.h, policy.h) */
+    int provmns_max_patch_operations;
+    int policy_executor_enabled;
+    char *policy_executor_url;
+    char *policy_executor_default_decision;
+    int policy_executor_timeout_ms;
     /* trust levels */
     char *trust_heartbeat_topic;
     char *trust_inventory_events_topic;

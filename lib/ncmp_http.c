@@ -268,27 +268,72 @@ static void params_clear(ncmp_http_request *req)
     req->nparams = 0;
 }
 
-/* Does `route` match the decoded segments? Sets the path parameters. */
+/* Is route segment `p` the rest-of-path wildcard "{name...}"? */
+static int seg_is_rest(const char *p)
+{
+    size_t n = strlen(p);
+    return p[0] == '{' && n > 5 && strcmp(p + n - 4, "...}") == 0;
+}
+
+/* The raw path after its first `skip` segments and their separators, or
+ * NULL when it has no more than that. */
+static const char *path_rest(const char *path, int skip)
+{
+    const char *s = path[0] == '/' ? path + 1 : path;
+
+    for (int i = 0; i < skip; i++) {
+        s = strchr(s, '/');
+        if (!s)
+            return NULL;
+        s++;
+    }
+    return s;
+}
+
+static void param_add(ncmp_http_request *req, const char *pattern_seg, char *value)
+{
+    if (req->nparams == MAX_PARAMS) {
+        free(value);
+        return;
+    }
+    req->pnames[req->nparams] = ncmp_xstrdup(pattern_seg + 1);
+    req->pnames[req->nparams][strcspn(pattern_seg + 1, ".}")] = '\0';
+    req->pvalues[req->nparams++] = value;
+}
+
+/* Does `route` match the decoded segments? Sets the path parameters. A
+ * last segment "{name...}" takes the rest of the raw path (decoded as a
+ * whole), so nsegs may be capped for a deep path. */
 static int route_try(ncmp_http_request *req, const http_route *route, char **segs, int nsegs)
 {
-    if (route->nsegments != nsegs)
+    int fixed = route->nsegments, rest = 0;
+    const char *raw = NULL;
+    char *value = NULL;
+
+    if (fixed > 0 && seg_is_rest(route->segments[fixed - 1])) {
+        rest = 1;
+        fixed--;
+    }
+    if (rest ? nsegs <= fixed : route->nsegments != nsegs)
         return 0;
-    for (int i = 0; i < nsegs; i++) {
+    for (int i = 0; i < fixed; i++) {
         const char *p = route->segments[i];
         if (p[0] != '{' && strcmp(p, segs[i]) != 0)
             return 0;
         if (p[0] == '{' && !segs[i][0])
             return 0;
     }
-    params_clear(req);
-    for (int i = 0; i < nsegs && req->nparams < MAX_PARAMS; i++) {
-        const char *p = route->segments[i];
-        if (p[0] != '{')
-            continue;
-        req->pnames[req->nparams] = ncmp_xstrdup(p + 1);
-        req->pnames[req->nparams][strcspn(p + 1, "}")] = '\0';
-        req->pvalues[req->nparams++] = ncmp_xstrdup(segs[i]);
+    if (rest) {
+        raw = path_rest(req->path, fixed);
+        if (!raw || !(value = ncmp_http_decode(raw, strlen(raw), 0)))
+            return 0; /* cannot happen: path_split decoded every segment */
     }
+    params_clear(req);
+    for (int i = 0; i < fixed; i++)
+        if (route->segments[i][0] == '{')
+            param_add(req, route->segments[i], ncmp_xstrdup(segs[i]));
+    if (rest)
+        param_add(req, route->segments[fixed], value);
     return 1;
 }
 
@@ -300,8 +345,13 @@ static int path_split(const char *path, char **segs, int max, int *nsegs)
     *nsegs = 0;
     for (;;) {
         size_t n = strcspn(s, "/");
-        if (*nsegs == max)
-            return 0; /* too deep for any route: matches none */
+        if (*nsegs == max) {
+            /* deeper than any fixed route: only a "{name...}" one may
+             * match, but the rest must decode all the same */
+            char *rest = ncmp_http_decode(s, strlen(s), 0);
+            free(rest);
+            return rest ? 0 : -1;
+        }
         segs[*nsegs] = ncmp_http_decode(s, n, 0);
         if (!segs[*nsegs])
             return -1;

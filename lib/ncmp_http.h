@@ -12,7 +12,10 @@
  *
  * A route is a method and a path pattern whose `{name}` segments match one
  * non-empty path segment each; the values are percent-decoded (so %2F is a
- * '/' inside a value, never a separator). Routes are tried in the order they
+ * '/' inside a value, never a separator). A last segment `{name...}`
+ * matches the rest of the path, any number of segments (none too: the
+ * value of "/a/" for "/a/{rest...}" is ""), as one value decoded as a
+ * whole, separators included. Routes are tried in the order they
  * were added. A path that matches no route is a 404, one that matches only
  * with another method a 405, both with NCMP's error body.
  *

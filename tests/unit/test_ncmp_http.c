@@ -98,6 +98,20 @@ static void h_echo(ncmp_http_request *req, void *arg)
     ncmp_http_respond_json(req, 200, &out);
 }
 
+/* {"kind":..,"rest":..} of a "/deep/{kind}/{rest...}" route. */
+static void h_rest(ncmp_http_request *req, void *arg)
+{
+    ncmp_buf out = NCMP_BUF_INIT;
+
+    (void)arg;
+    ncmp_buf_append_str(&out, "{\"kind\":");
+    ncmp_buf_append_json_string(&out, ncmp_http_param(req, "kind"));
+    ncmp_buf_append_str(&out, ",\"rest\":");
+    ncmp_buf_append_json_string(&out, ncmp_http_param(req, "rest"));
+    ncmp_buf_append_char(&out, '}');
+    ncmp_http_respond_json(req, 200, &out);
+}
+
 typedef struct counter {
     long next, n;
 } counter;
@@ -201,6 +215,8 @@ static ncmp_http_server *server(const char *user, const char *password, hook_log
     ncmp_http_route(srv, "GET", "/numbers", h_numbers, NULL);
     ncmp_http_route(srv, "POST", "/async", h_async, NULL);
     ncmp_http_route(srv, "GET", "/silent", h_silent, NULL);
+    ncmp_http_route(srv, "GET", "/deep/{kind}/{rest...}", h_rest, NULL);
+    ncmp_http_route(srv, "PATCH", "/deep/{kind}/{rest...}", h_rest, NULL);
     cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
     cr_assert_gt(ncmp_http_server_port(srv), 0);
     return srv;
@@ -239,6 +255,61 @@ Test(ncmp_http, path_parameter_is_decoded_and_slash_stays_inside)
     cr_assert(strstr(r.headers.data, "application/json") != NULL);
     json_object_put(o);
     reply_free(&r);
+    ncmp_http_server_destroy(srv);
+}
+
+/* GET path on a fresh server: the status, and the "rest" value when 200. */
+static int rest_of(int port, const char *method, const char *path, char *rest, size_t max)
+{
+    reply r;
+    int status;
+
+    call(port, method, path, NULL, 0, NULL, &r);
+    status = r.status;
+    rest[0] = '\0';
+    if (status == 200) {
+        json_object *o = parse(&r);
+        snprintf(rest, max, "%s|%s", field(o, "kind"), field(o, "rest"));
+        json_object_put(o);
+    }
+    reply_free(&r);
+    return status;
+}
+
+Test(ncmp_http, rest_of_path_parameter_takes_any_depth)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    ncmp_buf deep = NCMP_BUF_INIT, want = NCMP_BUF_INIT;
+    char rest[4096];
+
+    cr_assert_eq(rest_of(port, "GET", "/deep/v1/A=1/B=2/C=3", rest, sizeof(rest)), 200);
+    cr_assert_str_eq(rest, "v1|A=1/B=2/C=3");
+    /* decoded as a whole: %2F becomes a '/' like the separators */
+    cr_assert_eq(
+        rest_of(port, "PATCH", "/deep/v1/A=My%20Node/B%3D2%2FC=%C3%A9", rest, sizeof(rest)), 200);
+    cr_assert_str_eq(rest, "v1|A=My Node/B=2/C=\xc3\xa9");
+    /* empty rest after the separator; none without it */
+    cr_assert_eq(rest_of(port, "GET", "/deep/v1/", rest, sizeof(rest)), 200);
+    cr_assert_str_eq(rest, "v1|");
+    cr_assert_eq(rest_of(port, "GET", "/deep/v1", rest, sizeof(rest)), 404);
+    /* deeper than any fixed route may be */
+    ncmp_buf_append_str(&deep, "/deep/v2");
+    ncmp_buf_append_str(&want, "v2|");
+    for (int i = 0; i < 40; i++) {
+        ncmp_buf_appendf(&deep, "/L%d=%d", i, i);
+        ncmp_buf_appendf(&want, "%sL%d=%d", i ? "/" : "", i, i);
+    }
+    cr_assert_eq(rest_of(port, "GET", deep.data, rest, sizeof(rest)), 200);
+    cr_assert_str_eq(rest, want.data);
+    /* a bad escape far down is still a 400, not a 404 */
+    ncmp_buf_append_str(&deep, "/x%ZZ");
+    cr_assert_eq(rest_of(port, "GET", deep.data, rest, sizeof(rest)), 400);
+    /* another method on a wildcard route: 405; fixed routes unchanged */
+    cr_assert_eq(rest_of(port, "DELETE", "/deep/v1/A=1", rest, sizeof(rest)), 405);
+    cr_assert_eq(rest_of(port, "GET", "/things/a/b", rest, sizeof(rest)), 404);
+    ncmp_buf_free(&deep);
+    ncmp_buf_free(&want);
     ncmp_http_server_destroy(srv);
 }
 

@@ -19,8 +19,10 @@
 #include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
-#include "operational.h"
 #include "ncmp_pump.h"
+#include "operational.h"
+#include "policy.h"
+#include "provmns.h"
 #include "ncmp_signal.h"
 
 #define DS_OPERATIONAL "ncmp-datastore:operational"
@@ -132,6 +134,41 @@ static int resolve(data *d, const char *const *refs, size_t n, handle_info *out,
     free(got);
     free(got_found);
     return rc;
+}
+
+int data_resolve_longest(data *d, const char *ref, handle_info *out, int *found, ncmp_err *err)
+{
+    size_t n;
+    char **cands;
+    handle_info *got;
+    int *got_found, rc;
+
+    *found = handle_cache_longest(d->cache, ref, out);
+    if (*found)
+        return 0;
+    /* the map may lag a registration: the database has the last word */
+    cands = handle_candidates(ref, &n);
+    got = ncmp_xcalloc(n ? n : 1, sizeof(*got));
+    got_found = ncmp_xcalloc(n ? n : 1, sizeof(*got_found));
+    fetch_args a = {(const char *const *)cands, n, got, got_found};
+    rc = n ? with_db(d, fetch_fn, &a, err) : 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (got_found[i] && !*found) {
+            *out = got[i];
+            *found = 1;
+        } else if (got_found[i]) {
+            handle_info_free(&got[i]);
+        }
+    }
+    free(got);
+    free(got_found);
+    handle_candidates_free(cands, n);
+    return rc;
+}
+
+const ncmp_config *data_config(const data *d)
+{
+    return d->cfg;
 }
 
 /* --- DataOperationEvents ------------------------------------------------- */
@@ -341,9 +378,8 @@ static void call_done(ncmp_dmi_response *r, void *opaque)
     pthread_mutex_unlock(&d->calls_lock);
 }
 
-/* Submit under the gate: 0, or -1 with the request answered 503. */
-static int submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void *opaque,
-                  ncmp_err *err)
+int data_submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void *opaque,
+                ncmp_err *err)
 {
     data_call *c = ncmp_xcalloc(1, sizeof(*c));
     int rc = -1;
@@ -369,6 +405,124 @@ static int submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, vo
     if (rc != 0)
         free(c);
     return rc;
+}
+
+/* --- the policy executor (policy.h) -------------------------------------- */
+
+typedef struct policy_call {
+    data *d;
+    data_policy_cb done;
+    void *opaque;
+} policy_call;
+
+static void policy_answered(ncmp_dmi_response *r, void *opaque)
+{
+    policy_call *pc = opaque;
+    policy_decision dec;
+
+    policy_decide(r, pc->d->cfg->policy_executor_default_decision, &dec);
+    if (!dec.allowed)
+        log_info("policy", "refused: %s (%s)", dec.title, dec.details);
+    pc->done(&dec, pc->opaque);
+    ncmp_dmi_response_destroy(r);
+    free(pc);
+}
+
+int data_policy_ask(data *d, const policy_op *op, const char *auth, data_policy_cb done,
+                    void *opaque, ncmp_err *err)
+{
+    ncmp_buf url = NCMP_BUF_INIT, body = NCMP_BUF_INIT, hdr = NCMP_BUF_INIT;
+    const char *headers[2] = {NULL, NULL};
+    ncmp_dmi_request dr = {0};
+    policy_call *pc;
+    int rc = -1;
+
+    if (policy_body(&body, op, err) == 0) {
+        pc = ncmp_xcalloc(1, sizeof(*pc));
+        *pc = (policy_call){d, done, opaque};
+        policy_url(&url, d->cfg->policy_executor_url);
+        dmi_post(&dr, &url, &body, auth, &hdr, headers);
+        dr.timeout_ms = d->cfg->policy_executor_timeout_ms;
+        rc = data_submit(d, &dr, policy_answered, pc, err);
+        if (rc != 0)
+            free(pc);
+    }
+    ncmp_buf_free(&url);
+    ncmp_buf_free(&body);
+    ncmp_buf_free(&hdr);
+    return rc;
+}
+
+/* A pass-through write waiting for the policy executor: the DMI call it
+ * will make when allowed. */
+typedef struct pt_pending {
+    pt_call *c;
+    ncmp_buf url, body, hdr;
+} pt_pending;
+
+static void pt_pending_free(pt_pending *p)
+{
+    ncmp_buf_free(&p->url);
+    ncmp_buf_free(&p->body);
+    ncmp_buf_free(&p->hdr);
+    free(p);
+}
+
+/* The policy's decision on a pass-through write (DMI client's thread). */
+static void pt_permitted(const policy_decision *dec, void *opaque)
+{
+    pt_pending *p = opaque;
+    pt_call *c = p->c;
+    const char *headers[2] = {p->hdr.len ? p->hdr.data : NULL, NULL};
+    ncmp_dmi_request dr = {0};
+    ncmp_err err;
+
+    if (!dec->allowed) {
+        ncmp_http_respond_error(c->req, 409, dec->title, dec->details);
+        pt_call_free(c);
+    } else {
+        dr.method = "POST";
+        dr.url = p->url.data;
+        dr.body = p->body.data;
+        dr.body_len = p->body.len;
+        dr.headers = headers;
+        if (data_submit(c->d, &dr, pt_done, c, &err) != 0) {
+            ncmp_http_respond_error(c->req, 503, "DMI call not started", err.msg);
+            pt_call_free(c);
+        }
+    }
+    pt_pending_free(p);
+}
+
+/* Ask the policy executor about a suspended pass-through write, then make
+ * the DMI call (pt_permitted). Answers the request when it cannot ask. */
+static void pt_ask_policy(data *d, ncmp_http_request *req, pt_call *c, const pt_method *m,
+                          const handle_info *h, const char *auth, ncmp_buf *url, ncmp_buf *body,
+                          ncmp_buf *hdr)
+{
+    pt_pending *p = ncmp_xcalloc(1, sizeof(*p));
+    size_t len;
+    const char *data_text = ncmp_http_body(req, &len);
+    const policy_op op = {.operation = m->operation,
+                          .handle_id = h->id,
+                          .resource_identifier = ncmp_http_query(req, "resourceIdentifier"),
+                          .target_identifier = h->alternate_id,
+                          .change_request = strcmp(m->operation, "delete") ? data_text : NULL};
+    ncmp_err err;
+
+    p->c = c;
+    p->url = *url;
+    p->body = *body;
+    p->hdr = *hdr;
+    *url = *body = *hdr = (ncmp_buf)NCMP_BUF_INIT;
+    if (data_policy_ask(d, &op, auth, pt_permitted, p, &err) != 0) {
+        if (err.cls == NCMP_ERR_REJECT)
+            ncmp_http_respond_error(req, 400, err.msg, NULL);
+        else
+            ncmp_http_respond_error(req, 503, "Policy executor not asked", err.msg);
+        pt_call_free(c);
+        pt_pending_free(p);
+    }
 }
 
 static void pt_forward(data *d, ncmp_http_request *req, const pt_method *m, const handle_info *h,
@@ -400,7 +554,10 @@ static void pt_forward(data *d, ncmp_http_request *req, const pt_method *m, cons
         c->req = req;
         ncmp_http_suspend(req);
     }
-    if (submit(d, &dr, pt_done, c, &err) != 0) {
+    if (d->cfg->policy_executor_enabled && strcmp(m->operation, "read") != 0 &&
+        strcmp(ds, DS_PT_RUNNING) == 0) {
+        pt_ask_policy(d, req, c, m, h, auth, &url, &body, &hdr);
+    } else if (data_submit(d, &dr, pt_done, c, &err) != 0) {
         ncmp_http_respond_error(req, 503, "DMI call not started", err.msg);
         pt_call_free(c);
     } else if (topic) {
@@ -855,7 +1012,7 @@ static void batch_send_group(batch *b, const char *dmi)
     ncmp_buf_append_str(&body, "]}");
     ncmp_dmi_url_data_operation(&url, dmi, b->request_id, b->topic);
     dmi_post(&dr, &url, &body, b->auth, &hdr, headers);
-    if (submit(b->d, &dr, group_done, g, &err) != 0) {
+    if (data_submit(b->d, &dr, group_done, g, &err) != 0) {
         ncmp_dmi_response *r = ncmp_xcalloc(1, sizeof(*r));
         r->failure = NCMP_DMI_FAIL_CANCELLED;
         snprintf(r->error, sizeof(r->error), "%s", err.msg);
@@ -1045,6 +1202,7 @@ static void routes_add(data *d, ncmp_http_server *srv)
         ncmp_http_route(srv, pt_methods[i].method, pattern, h_passthrough, d);
     ncmp_http_route(srv, "GET", "/ncmp/v1/ch/{ref}/data/ds/{datastore}/query", h_query, d);
     ncmp_http_route(srv, "POST", "/ncmp/v1/data", h_batch, d);
+    provmns_routes_add(d, srv);
 }
 
 int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
@@ -1052,6 +1210,12 @@ int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest
 {
     data *d = ncmp_xcalloc(1, sizeof(*d));
 
+    if (!policy_default_valid(svc->cfg->policy_executor_default_decision)) {
+        free(d);
+        return ncmp_err_set(err, NCMP_ERR_FATAL,
+                            "policy-executor.default-decision must be allow or deny, not '%s'",
+                            svc->cfg->policy_executor_default_decision);
+    }
     d->cfg = svc->cfg;
     d->pool = pool;
     d->cps = cps_reads;

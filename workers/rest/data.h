@@ -38,9 +38,12 @@
 #define NCMPD_DATA_H
 
 #include "cps.h"
+#include "handle_cache.h"
 #include "ncmp_config.h"
+#include "ncmp_dmi.h"
 #include "ncmp_err.h"
 #include "ncmp_http.h"
+#include "policy.h"
 #include "rest_db.h"
 #include "role.h"
 
@@ -64,6 +67,31 @@ void data_stop(data *d);
 
 /* Free what is left (after the server is gone). Accepts NULL. */
 void data_destroy(data *d);
+
+/* --- for provmns.c: the same handle cache, DMI calls and policy ------- */
+
+/* The handle of the longest candidate of `ref` (handle_candidates): from
+ * the map, else from the database (the map may lag a registration).
+ * *found says whether *out was filled (owned by the caller). RETRY/FATAL
+ * when the database could not be asked. */
+int data_resolve_longest(data *d, const char *ref, handle_info *out, int *found, ncmp_err *err);
+
+/* Submit a call to the DMI client, counted so that data_stop waits for
+ * its completion. -1 when stopping (RETRY) or malformed (REJECT): `done`
+ * is then never called. */
+int data_submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void *opaque,
+                ncmp_err *err);
+
+/* Runs on the DMI client's thread with the policy executor's decision. */
+typedef void (*data_policy_cb)(const policy_decision *dec, void *opaque);
+
+/* Ask the policy executor about `op` (policy.h), forwarding `auth` when
+ * not NULL. 0: `done` will run once. -1: not asked - REJECT when the
+ * change request is not a JSON object, RETRY when stopping. */
+int data_policy_ask(data *d, const policy_op *op, const char *auth, data_policy_cb done,
+                    void *opaque, ncmp_err *err);
+
+const ncmp_config *data_config(const data *d);
 
 /* NCMP's rule for a client topic: a Kafka topic name
  * (^(?!\.{1,2}$)[a-zA-Z0-9._-]{1,249}$) that is not `async_m2m_topic`. */

@@ -27,7 +27,8 @@
 #define CACHE_COLUMNS                                                                              \
     "h.id, COALESCE(h.alternate_id, ''), h.state,"                                                 \
     " CASE WHEN h.dmi_data_service_name <> '' THEN h.dmi_data_service_name"                        \
-    " ELSE h.dmi_service_name END, h.module_set_tag, h.additional_properties::text"
+    " ELSE h.dmi_service_name END, h.module_set_tag, h.additional_properties::text,"               \
+    " h.data_producer_identifier"
 
 static const char SQL_LOAD[] =
     "DECLARE handle_cache_load NO SCROLL CURSOR FOR SELECT " CACHE_COLUMNS " FROM cm_handle h";
@@ -36,7 +37,7 @@ static const char SQL_FETCH[] = "SELECT " CACHE_COLUMNS " FROM cm_handle h"
                                 " WHERE h.id = ANY($1::text[]) OR h.alternate_id = ANY($1::text[])";
 
 typedef struct entry {
-    char *id, *alt, *dmi, *props, *tag;
+    char *id, *alt, *dmi, *props, *tag, *dpi;
     ncmp_handle_state state;
     int complete; /* dmi and props known (a create event carries neither) */
     struct entry *next_id, *next_alt;
@@ -136,6 +137,7 @@ static void entry_free(entry *e)
     free(e->dmi);
     free(e->props);
     free(e->tag);
+    free(e->dpi);
     free(e);
 }
 
@@ -163,6 +165,7 @@ static entry *upsert(handle_cache *hc, const char *id)
     e->dmi = ncmp_xstrdup("");
     e->props = ncmp_xstrdup("{}");
     e->tag = ncmp_xstrdup("");
+    e->dpi = ncmp_xstrdup("");
     b = hash(id) & (hc->nbuckets - 1);
     e->next_id = hc->by_id[b];
     hc->by_id[b] = e;
@@ -208,6 +211,7 @@ static entry *apply_row(handle_cache *hc, const PGresult *res, int row)
     rest_json_append_compact(&props, PQgetvalue(res, row, 5));
     set_str(&e->props, props.data ? props.data : "{}");
     ncmp_buf_free(&props);
+    set_str(&e->dpi, PQgetvalue(res, row, 6));
     e->complete = 1;
     return e;
 }
@@ -219,6 +223,7 @@ static void info_from(handle_info *out, const entry *e)
     out->dmi = ncmp_xstrdup(e->dmi);
     out->properties = ncmp_xstrdup(e->props);
     out->module_set_tag = ncmp_xstrdup(e->tag);
+    out->data_producer = ncmp_xstrdup(e->dpi);
     out->state = e->state;
 }
 
@@ -229,6 +234,7 @@ void handle_info_free(handle_info *h)
     free(h->dmi);
     free(h->properties);
     free(h->module_set_tag);
+    free(h->data_producer);
     memset(h, 0, sizeof(*h));
 }
 
@@ -248,6 +254,56 @@ int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out)
         found = 1;
     }
     pthread_rwlock_unlock(&hc->lock);
+    return found;
+}
+
+char **handle_candidates(const char *ref, size_t *n)
+{
+    size_t len = strcspn(ref, "#"), cap = 4;
+    char **out = ncmp_xcalloc(cap, sizeof(*out));
+
+    *n = 0;
+    while (len > 0) {
+        if (*n == cap) {
+            cap *= 2;
+            out = ncmp_xrealloc(out, cap * sizeof(*out));
+        }
+        out[*n] = ncmp_xmalloc(len + 1);
+        memcpy(out[*n], ref, len);
+        out[(*n)++][len] = '\0';
+        while (len > 0 && ref[len - 1] != '/')
+            len--;
+        if (len > 0)
+            len--; /* the parent path, without its trailing '/' */
+    }
+    return out;
+}
+
+void handle_candidates_free(char **c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i]);
+    free(c);
+}
+
+int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out)
+{
+    size_t n;
+    char **cands = handle_candidates(ref, &n);
+    int found = 0;
+
+    pthread_rwlock_rdlock(&hc->lock);
+    for (size_t i = 0; i < n && !found; i++) {
+        entry *e = find_id(hc, cands[i]);
+        if (!e)
+            e = find_alt(hc, cands[i]);
+        if (e && e->complete) {
+            info_from(out, e);
+            found = 1;
+        }
+    }
+    pthread_rwlock_unlock(&hc->lock);
+    handle_candidates_free(cands, n);
     return found;
 }
 
@@ -308,6 +364,7 @@ int handle_cache_fetch(handle_cache *hc, ncmp_db *db, const char *const *refs, s
             tmp.dmi = PQgetvalue(res, row, 3);
             tmp.tag = PQgetvalue(res, row, 4);
             tmp.props = PQgetvalue(res, row, 5);
+            tmp.dpi = PQgetvalue(res, row, 6);
             e = &tmp;
         }
         fetch_match(res, row, refs, n, out, found, e);
@@ -364,8 +421,8 @@ static int consumer_new(handle_cache *hc, ncmp_err *err)
 /* --- applying lifecycle events (the event thread) ------------------------ */
 
 typedef struct lcm_change {
-    const char *id, *alt, *tag, *state; /* borrowed from the parsed event */
-    char kind;                          /* 'c'reate, 'u'pdate, 'd'elete */
+    const char *id, *alt, *tag, *dpi, *state; /* borrowed from the parsed event */
+    char kind;                                /* 'c'reate, 'u'pdate, 'd'elete */
 } lcm_change;
 
 static const char *json_str(json_object *o, const char *key)
@@ -394,6 +451,7 @@ static int lcm_parse(const rd_kafka_message_t *m, json_object **doc, lcm_change 
     c->kind = strstr(type, ".create") ? 'c' : strstr(type, ".delete") ? 'd' : 'u';
     c->alt = json_str(ev, "alternateId");
     c->tag = json_str(ev, "moduleSetTag");
+    c->dpi = json_str(ev, "dataProducerIdentifier");
     c->state =
         json_object_object_get_ex(ev, "newValues", &nv) ? json_str(nv, "cmHandleState") : NULL;
     return 0;
@@ -419,6 +477,8 @@ static int apply_change(handle_cache *hc, const lcm_change *c)
         set_alt(hc, e, c->alt);
     if (c->tag)
         set_str(&e->tag, c->tag);
+    if (c->dpi)
+        set_str(&e->dpi, c->dpi);
     if (c->state && ncmp_state_parse(c->state) != NCMP_STATE_NONE)
         e->state = ncmp_state_parse(c->state);
     return needs;

@@ -6,7 +6,8 @@
  * It maps a handle id and an alternate id (exact match, ids first, as
  * NCMP's AlternateIdMatcher) to what a data request needs: the id, the
  * state, the DMI data service (dmi_data_service_name, or dmi_service_name
- * when that is empty), the private properties and the module-set tag.
+ * when that is empty), the private properties, the module-set tag and the
+ * data producer identifier.
  *
  * Kept current from the lifecycle events on `lcm.topic`:
  *   1. a tail reader (ncmp_kafka_tail_reader_new: assign, no group
@@ -54,6 +55,7 @@ typedef struct handle_info {
     char *dmi;            /* the DMI data service URL */
     char *properties;     /* private properties, a compact JSON object of strings */
     char *module_set_tag; /* "" when none */
+    char *data_producer;  /* dataProducerIdentifier, "" when none */
     ncmp_handle_state state;
 } handle_info;
 
@@ -71,6 +73,18 @@ void handle_cache_stop(handle_cache *hc);
 /* Look `ref` up in the map: 1 with *out filled (owned by the caller),
  * 0 when the map does not know it. Never touches the database. */
 int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out);
+
+/* NCMP's longest-match candidates of `ref` (AlternateIdMatcher): `ref`
+ * cut at its first '#', then each parent path cut at the last '/',
+ * longest first, the empty one left out. "/A=1/B=2#/attributes/x" gives
+ * "/A=1/B=2" and "/A=1". *n is set; free with handle_candidates_free. */
+char **handle_candidates(const char *ref, size_t *n);
+void handle_candidates_free(char **c, size_t n);
+
+/* The handle whose id or alternate id is the longest candidate of `ref`
+ * (above) the map knows: 1 with *out filled (owned by the caller), 0 when
+ * none. Never touches the database. */
+int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out);
 
 /* Ask the database for the references refs[0..n) (ids or alternate ids)
  * and add what it finds to the map. found[i] is set to 1 and out[i] filled

@@ -8,6 +8,7 @@
 #include "data.h"
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
+#include "handle_cache.h"
 #include "health.h"
 #include "operational.h"
 #include "ncmp_log.h"
@@ -109,31 +110,21 @@ static const char *query_required(ncmp_http_request *req, const char *name)
     return NULL;
 }
 
-/* The reference and its prefixes cut at '/', after dropping what follows
- * the first '#', as a JSON array (longest first). */
+/* The longest-match candidates of `ref` (handle_candidates) as a JSON
+ * array, longest first. */
 static void longest_candidates(const char *ref, ncmp_buf *out)
 {
-    size_t n = strcspn(ref, "#");
-    int first = 1;
+    size_t n;
+    char **cands = handle_candidates(ref, &n);
 
     ncmp_buf_append_char(out, '[');
-    while (n > 0) {
-        char *cand = ncmp_xmalloc(n + 1);
-        size_t k = n;
-        memcpy(cand, ref, n);
-        cand[n] = '\0';
-        if (!first)
+    for (size_t i = 0; i < n; i++) {
+        if (i)
             ncmp_buf_append_char(out, ',');
-        ncmp_buf_append_json_string(out, cand);
-        free(cand);
-        first = 0;
-        while (k > 0 && ref[k - 1] != '/')
-            k--;
-        if (k == 0)
-            break;
-        n = k - 1;
+        ncmp_buf_append_json_string(out, cands[i]);
     }
     ncmp_buf_append_char(out, ']');
+    handle_candidates_free(cands, n);
 }
 
 /* --- searches ------------------------------------------------------------ */
