@@ -635,10 +635,11 @@ _pm_row() {
 # options, the handles and seconds added); its line into VAR and the table.
 # A request that did not succeed fails the benchmark.
 _pm_run() {
-    local var=$1 label=$2 line
+    local var=$1 label=$2 line err="$NCMP_INSTANCE_DIR/bench-data.err"
     shift 2
     line=$("$NCMP_BIN/tests/bench/ncmp-bench-data" "$@" --handles "$_pm_handles" \
-        --seconds "${_pm_run_secs:-$_pm_secs}" 2>&1) || die "bench provmns: $label failed: $line"
+        --seconds "${_pm_run_secs:-$_pm_secs}" 2>"$err") ||
+        die "bench provmns: $label failed: $line $(head -n 5 "$err")"
     _pm_row "$label" "$line"
     printf -v "$var" '%s' "$line"
 }
@@ -653,20 +654,22 @@ _pm_kpi() {
     local base=$1 where=$2 dir="$NCMP_INSTANCE_DIR/kpi" bin="$NCMP_BIN/tests/bench/ncmp-bench-data"
     local common=(--handles "$_pm_handles" --seconds "$_pm_secs") pids=() p failed=0
     mkdir -p "$dir"
-    "$bin" provmns --url "$base" --method GET --rate 40 --delay-ms 300 "${common[@]}" >"$dir/read" 2>&1 &
+    rm -f "$dir"/*
+    "$bin" provmns --url "$base" --method GET --rate 40 --delay-ms 300 "${common[@]}" >"$dir/read" 2>>"$dir/err" &
     pids+=($!)
-    "$bin" provmns --url "$base" --method PATCH --rate 1 --delay-ms 670 "${common[@]}" >"$dir/patch" 2>&1 &
+    "$bin" provmns --url "$base" --method PATCH --rate 1 --delay-ms 670 "${common[@]}" >"$dir/patch" 2>>"$dir/err" &
     pids+=($!)
-    "$bin" pt --url "$_pm_url" --method GET --rate 13 --delay-ms 300 "${common[@]}" >"$dir/ptread" 2>&1 &
+    "$bin" pt --url "$_pm_url" --method GET --rate 13 --delay-ms 300 "${common[@]}" >"$dir/ptread" 2>>"$dir/err" &
     pids+=($!)
-    "$bin" pt --url "$_pm_url" --method POST --rate 5.2 --delay-ms 670 "${common[@]}" >"$dir/ptwrite" 2>&1 &
+    "$bin" pt --url "$_pm_url" --method POST --rate 5.2 --delay-ms 670 "${common[@]}" >"$dir/ptwrite" 2>>"$dir/err" &
     pids+=($!)
     for p in "${pids[@]}"; do
         wait "$p" || failed=1
     done
-    [ $failed -eq 0 ] || die "bench provmns: the KPI-rate run $where failed: $(cat "$dir"/*)"
-    _pm_kr=$(tail -n 1 "$dir/read") _pm_kp=$(tail -n 1 "$dir/patch")
-    _pm_ptr=$(tail -n 1 "$dir/ptread") _pm_ptw=$(tail -n 1 "$dir/ptwrite")
+    [ $failed -eq 0 ] || die "bench provmns: the KPI-rate run $where failed: $(cat "$dir"/read "$dir"/patch \
+        "$dir"/ptread "$dir"/ptwrite; head -n 5 "$dir/err")"
+    _pm_kr=$(cat "$dir/read") _pm_kp=$(cat "$dir/patch")
+    _pm_ptr=$(cat "$dir/ptread") _pm_ptw=$(cat "$dir/ptwrite")
     _pm_row "read 40/s (stub 300 ms), $where" "$_pm_kr"
     _pm_row "patch 1/s (stub 670 ms), $where" "$_pm_kp"
 }
