@@ -15,6 +15,7 @@
 
 #include "dmistub_events.h"
 #include "dmistub_models.h"
+#include "dmistub_provmns.h"
 #include "dmistub_timer.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
@@ -33,7 +34,12 @@ typedef struct stub_stats {
     atomic_long reads, writes;            /* pass-through */
     atomic_long async_passthrough;        /* pass-through with a topic */
     atomic_long batches, batch_handles;   /* POST /dmi/v1/data */
-    atomic_long bad_requests;             /* 400, 404, 405, 413 */
+    atomic_long provmns_reads;            /* GET /ProvMnS/v1/... */
+    atomic_long provmns_writes;           /* PUT, PATCH, DELETE /ProvMnS/v1/... */
+    atomic_long provmns_actions;          /* POST /prov-mns-extensions/.../actions/... */
+    atomic_long policy_requests;          /* POST /operation-permission/v1/permissions */
+    atomic_long policy_decisions;         /* the id of the last decision */
+    atomic_long bad_requests;             /* 400, 404, 405, 413, 415 */
     atomic_long unauthorized;             /* 401 */
     atomic_long data_reads;               /* reads of the --data-root (errors too) */
 } stub_stats;
@@ -51,8 +57,9 @@ struct dmistub_server {
     dmistub_models *models;
     dmistub_data *data;     /* NULL without --data-model */
     dmistub_events *events; /* NULL without --kafka */
-    char *auth_token;       /* base64 of user:password, NULL without --auth */
-    char *default_base;     /* http://host:port, when a request has no Host */
+    dmistub_provmns *provmns;
+    char *auth_token;   /* base64 of user:password, NULL without --auth */
+    char *default_base; /* http://host:port, when a request has no Host */
     uint16_t port;
     atomic_int health_up;
     atomic_long in_flight; /* requests between their first call and completion */
@@ -64,6 +71,8 @@ struct dmistub_server {
 
 /* One request: its body, then its prepared answer. */
 typedef struct stub_req {
+    char *uri;   /* as received: path and query, not decoded */
+    int started; /* the first call (headers only) is past */
     ncmp_buf body;
     int too_large;
     int prepared;
@@ -92,6 +101,8 @@ static const char *reason(unsigned status)
         return "METHOD_NOT_ALLOWED";
     case 413:
         return "PAYLOAD_TOO_LARGE";
+    case 415:
+        return "UNSUPPORTED_MEDIA_TYPE";
     case 500:
         return "INTERNAL_SERVER_ERROR";
     case 503:
@@ -152,9 +163,9 @@ static int require_method(dmistub_server *srv, stub_req *r, const char *method, 
     return 0;
 }
 
-/* The request body as a JSON object (the caller puts it), or NULL after
- * answering 400. */
-static json_object *body_object(dmistub_server *srv, stub_req *r)
+/* The request body as JSON (the caller puts it), or NULL after answering
+ * 400 (a body of `null` too). */
+static json_object *body_json(dmistub_server *srv, stub_req *r)
 {
     json_object *doc = NULL;
     ncmp_err err;
@@ -165,7 +176,18 @@ static json_object *body_object(dmistub_server *srv, stub_req *r)
         bad_request(srv, r, 400, msg);
         return NULL;
     }
-    if (!json_object_is_type(doc, json_type_object)) {
+    if (!doc)
+        bad_request(srv, r, 400, "the request body must not be null");
+    return doc;
+}
+
+/* The request body as a JSON object (the caller puts it), or NULL after
+ * answering 400. */
+static json_object *body_object(dmistub_server *srv, stub_req *r)
+{
+    json_object *doc = body_json(srv, r);
+
+    if (doc && !json_object_is_type(doc, json_type_object)) {
         json_object_put(doc);
         bad_request(srv, r, 400, "the request body must be a JSON object");
         return NULL;
@@ -460,6 +482,221 @@ static void h_batch(dmistub_server *srv, struct MHD_Connection *conn, stub_req *
     r->delay_ms = answer_delay(srv, 0);
 }
 
+/* --- ProvMnS, its actions and the policy executor ------------------------- */
+
+#define ACTIONS_PREFIX     "/prov-mns-extensions/v1alpha1/actions/"
+#define PERMISSIONS_PATH   "/operation-permission/v1/permissions"
+#define PROVMNS_METHODS    "GET, PUT, PATCH, DELETE"
+#define PATCH_TYPES_ACCEPT "application/json-patch+json or application/3gpp-json-patch+json"
+
+static const char *const json_types[] = {JSON_TYPE, NULL};
+static const char *const patch_types[] = {"application/json-patch+json",
+                                          "application/3gpp-json-patch+json", NULL};
+
+static const char *header(struct MHD_Connection *conn, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+    return v ? v : "";
+}
+
+/* Keep the request for GET /stub/provmns/last: its path and query as
+ * received. */
+static void provmns_keep(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
+                         const char *url, const char *method)
+{
+    char *path = ncmp_xstrdup(r->uri ? r->uri : url), *q = strchr(path, '?');
+
+    if (q)
+        *q++ = '\0';
+    dmistub_provmns_keep(
+        srv->provmns, method, path, q ? q : "", header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+        header(conn, MHD_HTTP_HEADER_AUTHORIZATION), r->body.data ? r->body.data : "");
+    free(path);
+}
+
+/* The dmiSimulation markers of `url`, as the reference applies them: an
+ * httpError marker answers that status at once (without the configured
+ * delay); slowResponse adds its milliseconds. Sets the delay; 1 when the
+ * answer is the simulated error. */
+static int simulated(dmistub_server *srv, stub_req *r, const char *url, long delay_ms)
+{
+    unsigned http_error;
+    long slow_ms;
+
+    dmistub_provmns_simulation(url, &http_error, &slow_ms);
+    if (http_error) {
+        r->status = http_error;
+        r->content_type = JSON_TYPE;
+        ncmp_buf_appendf(&r->out, "{\"error\":\"simulated %u\"}", http_error);
+        delay_ms = 0;
+    }
+    r->delay_ms = answer_delay(srv, delay_ms + slow_ms);
+    return http_error != 0;
+}
+
+static void reply_static(stub_req *r, const char *body, size_t len)
+{
+    r->status = 200;
+    r->content_type = JSON_TYPE;
+    r->static_body = body;
+    r->static_len = len;
+}
+
+/* The body of a PUT (a JSON object) or a PATCH (a JSON Patch): 0, or -1
+ * after answering 415 or 400. */
+static int provmns_body_check(dmistub_server *srv, stub_req *r, const char *content_type, int put)
+{
+    json_object *doc;
+    ncmp_err err;
+    int rc = 0;
+
+    if (!dmistub_media_type_in(content_type, put ? json_types : patch_types)) {
+        bad_request(srv, r, 415,
+                    put ? "PUT needs Content-Type " JSON_TYPE
+                        : "PATCH needs Content-Type " PATCH_TYPES_ACCEPT);
+        return -1;
+    }
+    if (!(doc = put ? body_object(srv, r) : body_json(srv, r)))
+        return -1;
+    if (!put && dmistub_provmns_check_patch(doc, &err) != 0) {
+        bad_request(srv, r, 400, err.msg);
+        rc = -1;
+    }
+    json_object_put(doc);
+    return rc;
+}
+
+static void h_provmns(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
+                      const char *url, const char *method)
+{
+    int get = strcmp(method, "GET") == 0, put = strcmp(method, "PUT") == 0;
+    int patch = strcmp(method, "PATCH") == 0, del = strcmp(method, "DELETE") == 0;
+    const dmistub_opts *o = srv->opts;
+    size_t len;
+
+    provmns_keep(srv, conn, r, url, method);
+    if (!get && !put && !patch && !del) {
+        atomic_fetch_add(&srv->stats.bad_requests, 1);
+        reply_error(r, 405, "method %s is not allowed here; use %s", method, PROVMNS_METHODS);
+        r->allow = PROVMNS_METHODS;
+        return;
+    }
+    atomic_fetch_add(get ? &srv->stats.provmns_reads : &srv->stats.provmns_writes, 1);
+    if ((put || patch) &&
+        provmns_body_check(srv, r, header(conn, MHD_HTTP_HEADER_CONTENT_TYPE), put) != 0)
+        return;
+    if (simulated(srv, r, url, get ? o->provmns_read_delay_ms : o->provmns_write_delay_ms))
+        return;
+    if (get) {
+        const char *body = dmistub_provmns_get_body(srv->provmns, &len);
+        reply_static(r, body, len);
+    } else if (put) {
+        reply_static(r, DMISTUB_PROVMNS_PUT_BODY, sizeof(DMISTUB_PROVMNS_PUT_BODY) - 1);
+    } else if (patch) {
+        const char *body = dmistub_provmns_patch_body(srv->provmns, &len);
+        reply_static(r, body, len);
+    } else {
+        r->status = 200; /* no body, as the reference */
+    }
+}
+
+/* POST /prov-mns-extensions/v1alpha1/actions/{dn}/{action}: no delay of
+ * its own (the reference has none), markers and --extra-delay-ms apply. */
+static void h_action(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r, const char *url,
+                     const char *method)
+{
+    const char *rest = url + sizeof(ACTIONS_PREFIX) - 1, *slash = strrchr(rest, '/');
+    json_object *doc;
+
+    provmns_keep(srv, conn, r, url, method);
+    if (!require_method(srv, r, method, "POST"))
+        return;
+    atomic_fetch_add(&srv->stats.provmns_actions, 1);
+    if (!slash || slash == rest || !slash[1]) {
+        bad_request(srv, r, 404, "no such action: expected " ACTIONS_PREFIX "{dn}/{action}");
+        return;
+    }
+    if (!dmistub_media_type_in(header(conn, MHD_HTTP_HEADER_CONTENT_TYPE), json_types)) {
+        bad_request(srv, r, 415, "an action needs Content-Type " JSON_TYPE);
+        return;
+    }
+    if (!(doc = body_object(srv, r)))
+        return;
+    json_object_put(doc);
+    if (!simulated(srv, r, url, 0))
+        reply_static(r, DMISTUB_PROVMNS_ACTION_BODY, sizeof(DMISTUB_PROVMNS_ACTION_BODY) - 1);
+}
+
+/* POST /operation-permission/v1/permissions, as the reference policy
+ * executor stub: the decision of the first operation's markers, else
+ * --policy-decision, after --policy-delay-ms. --hang and
+ * --extra-delay-ms do not apply. */
+static void h_policy(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
+                     const char *method)
+{
+    const char *resource = "", *result;
+    dmistub_policy_sim sim;
+    json_object *doc;
+    ncmp_err err;
+    long id;
+
+    if (!require_method(srv, r, method, "POST"))
+        return;
+    dmistub_policy_keep(srv->provmns, header(conn, MHD_HTTP_HEADER_AUTHORIZATION), r->body.data,
+                        r->body.len);
+    atomic_fetch_add(&srv->stats.policy_requests, 1);
+    if (!dmistub_media_type_in(header(conn, MHD_HTTP_HEADER_CONTENT_TYPE), json_types)) {
+        bad_request(srv, r, 415, "a permission request needs Content-Type " JSON_TYPE);
+        return;
+    }
+    if (!(doc = body_json(srv, r)))
+        return;
+    if (dmistub_policy_check(doc, &resource, &err) != 0) {
+        bad_request(srv, r, 400, err.msg);
+        json_object_put(doc);
+        return;
+    }
+    dmistub_policy_simulation(resource, &sim);
+    json_object_put(doc);
+    id = atomic_fetch_add(&srv->stats.policy_decisions, 1) + 1;
+    r->delay_ms = srv->opts->policy_delay_ms + sim.slow_ms;
+    if (sim.http_error) {
+        r->status = sim.http_error; /* no body, as the reference */
+        return;
+    }
+    result = *sim.result ? sim.result : srv->opts->policy_decision;
+    r->status = 200;
+    r->content_type = JSON_TYPE;
+    ncmp_buf_appendf(&r->out, "{\"id\":\"%ld\",\"permissionResult\":", id);
+    ncmp_buf_append_json_string(&r->out, result);
+    ncmp_buf_append_str(&r->out, ",\"message\":");
+    if (*sim.result) {
+        ncmp_buf_append_str(&r->out, "\"Stub is mocking a policy response: ");
+        ncmp_buf_append_str(&r->out, sim.result); /* letters, digits and '_' */
+        ncmp_buf_append_str(&r->out, "\"}");
+    } else {
+        ncmp_buf_append_str(&r->out, strcmp(result, "allow") == 0
+                                         ? "\"all good\"}"
+                                         : "\"denied by the stub's --policy-decision\"}");
+    }
+}
+
+/* GET /stub/provmns/last and /stub/policy/last. */
+static void h_last(dmistub_server *srv, stub_req *r, const char *method, int policy)
+{
+    char *json;
+
+    if (!require_method(srv, r, method, "GET"))
+        return;
+    json = policy ? dmistub_policy_last(srv->provmns) : dmistub_provmns_last(srv->provmns);
+    if (!json) {
+        reply_error(r, 404, "no %s request yet", policy ? "permission" : "ProvMnS or action");
+        return;
+    }
+    reply_json(r, 200, json);
+    free(json);
+}
+
 /* --- the stub's own endpoints ---------------------------------------------- */
 
 static void h_health(dmistub_server *srv, stub_req *r, const char *method)
@@ -521,20 +758,35 @@ static void h_stats(dmistub_server *srv, stub_req *r, const char *method)
                      "\"passthroughWrites\":%ld,\"asyncPassthrough\":%ld,\"batchRequests\":%ld,"
                      "\"batchHandles\":%ld,\"eventsQueued\":%ld,\"eventsDelivered\":%ld,"
                      "\"eventsFailed\":%ld,\"badRequests\":%ld,\"unauthorized\":%ld,"
-                     "\"dataReads\":%ld,\"waiting\":%zu}",
+                     "\"dataReads\":%ld,\"provmnsReads\":%ld,\"provmnsWrites\":%ld,"
+                     "\"provmnsActions\":%ld,\"policyRequests\":%ld,\"waiting\":%zu}",
                      atomic_load(&s->error_tag), atomic_load(&s->busy), atomic_load(&s->reads),
                      atomic_load(&s->writes), atomic_load(&s->async_passthrough),
                      atomic_load(&s->batches), atomic_load(&s->batch_handles), ev.queued,
                      ev.delivered, ev.failed, atomic_load(&s->bad_requests),
                      atomic_load(&s->unauthorized), atomic_load(&s->data_reads),
+                     atomic_load(&s->provmns_reads), atomic_load(&s->provmns_writes),
+                     atomic_load(&s->provmns_actions), atomic_load(&s->policy_requests),
                      dmistub_timer_pending(srv->timer));
 }
 
 static void stats_zero(stub_stats *s)
 {
-    atomic_long *const scalars[] = {
-        &s->error_tag, &s->busy,          &s->reads,        &s->writes,       &s->async_passthrough,
-        &s->batches,   &s->batch_handles, &s->bad_requests, &s->unauthorized, &s->data_reads};
+    atomic_long *const scalars[] = {&s->error_tag,
+                                    &s->busy,
+                                    &s->reads,
+                                    &s->writes,
+                                    &s->async_passthrough,
+                                    &s->batches,
+                                    &s->batch_handles,
+                                    &s->bad_requests,
+                                    &s->unauthorized,
+                                    &s->data_reads,
+                                    &s->provmns_reads,
+                                    &s->provmns_writes,
+                                    &s->provmns_actions,
+                                    &s->policy_requests,
+                                    &s->policy_decisions};
 
     for (int t = 0; t < DMISTUB_TAGS; t++) {
         atomic_store(&s->references[t], 0);
@@ -549,6 +801,7 @@ static void h_reset(dmistub_server *srv, stub_req *r, const char *method)
     if (!require_method(srv, r, method, "POST"))
         return;
     stats_zero(&srv->stats);
+    dmistub_provmns_forget(srv->provmns);
     if (srv->events)
         dmistub_events_stats_reset(srv->events);
     reply_json(r, 200, "{\"status\":\"reset\"}");
@@ -626,6 +879,16 @@ static void route(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
         bad_request(srv, r, 413, msg);
     } else if (strncmp(url, "/dmi/", 5) == 0) {
         route_dmi(srv, conn, r, url, method);
+    } else if (strncmp(url, "/ProvMnS/v1/", 12) == 0) {
+        h_provmns(srv, conn, r, url, method);
+    } else if (strncmp(url, ACTIONS_PREFIX, sizeof(ACTIONS_PREFIX) - 1) == 0) {
+        h_action(srv, conn, r, url, method);
+    } else if (strcmp(url, PERMISSIONS_PATH) == 0) {
+        h_policy(srv, conn, r, method);
+    } else if (strcmp(url, "/stub/provmns/last") == 0) {
+        h_last(srv, r, method, 0);
+    } else if (strcmp(url, "/stub/policy/last") == 0) {
+        h_last(srv, r, method, 1);
     } else if (strcmp(url, "/actuator/health") == 0) {
         h_health(srv, r, method);
     } else if (strcmp(url, "/stub/stats") == 0) {
@@ -702,9 +965,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     dmistub_server *srv = cls;
     stub_req *r = *con_cls;
 
-    if (!r) {
-        *con_cls = ncmp_xcalloc(1, sizeof(*r));
-        atomic_fetch_add(&srv->in_flight, 1);
+    if (!r->started) {
+        r->started = 1;
         return MHD_YES;
     }
     if (*upload_size) {
@@ -727,6 +989,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     return send_answer(conn, r);
 }
 
+/* A request begins: its state, with the URI as received (MHD decodes its
+ * copy). */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    dmistub_server *srv = cls;
+    stub_req *r = ncmp_xcalloc(1, sizeof(*r));
+
+    r->uri = ncmp_xstrdup(uri);
+    atomic_fetch_add(&srv->in_flight, 1);
+    return r;
+}
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -735,6 +1009,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 
     if (!r)
         return;
+    free(r->uri);
     ncmp_buf_free(&r->body);
     ncmp_buf_free(&r->out);
     free(r);
@@ -822,8 +1097,8 @@ static int listen_start(dmistub_server *srv, ncmp_err *err)
         on_mhd_log, srv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)srv->opts->threads, MHD_OPTION_CONNECTION_LIMIT,
         connection_limit(), MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)4096,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-        srv, MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)300, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv, MHD_OPTION_END);
     if (!srv->daemon)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "cannot listen on %s:%ld (see the log above)",
                             srv->opts->host, srv->opts->port);
@@ -842,6 +1117,7 @@ int dmistub_server_start(dmistub_server **out, const dmistub_opts *opts, ncmp_er
     atomic_init(&srv->health_up, !opts->health_down);
     pthread_mutex_init(&srv->busy_lock, NULL);
     srv->models = dmistub_models_new();
+    srv->provmns = dmistub_provmns_new();
     if (*opts->auth)
         srv->auth_token = base64(opts->auth);
     if (*opts->data_model && dmistub_data_load(&srv->data, opts->data_model, opts->data_tree,
@@ -893,6 +1169,7 @@ void dmistub_server_stop(dmistub_server *srv)
     dmistub_timer_free(srv->timer);
     dmistub_events_stop(srv->events);
     dmistub_models_free(srv->models);
+    dmistub_provmns_free(srv->provmns);
     dmistub_data_free(srv->data);
     for (size_t i = 0; i < srv->nbusy; i++)
         free(srv->busy[i].tag);

@@ -13,14 +13,23 @@
  *   POST /dmi/v1/ch/{id}/moduleResources      YANG sources asked for
  *   POST /dmi/v1/ch/{id}/data/ds/{datastore}  pass-through read/write
  *   POST /dmi/v1/data?requestId=&topic=       batch read: 202, then events
+ *   GET|PUT|PATCH|DELETE /ProvMnS/v1/{fdn}    ProvMnS (dmistub_provmns.h)
+ *   POST /prov-mns-extensions/v1alpha1/actions/{dn}/{action}
+ *   POST /operation-permission/v1/permissions the policy executor stub
  *   GET  /actuator/health                     {"status":"UP"} or 503 DOWN
- *   GET  /stub/stats   POST /stub/reset       counters
+ *   GET  /stub/stats   POST /stub/reset       counters (and the last requests)
  *   POST /stub/health  {"status":"UP"|"DOWN"} set the health answer
+ *   GET  /stub/provmns/last, /stub/policy/last  the last ProvMnS or action
+ *                                             request, the last permission
+ *                                             request (404 when none)
  * Errors are JSON {"status":"<code> <REASON>","message":"..."}: 400 for a
  * malformed body or parameter, 401 when --auth is set and the request's
  * Basic credentials differ (on /dmi/ only), 404 for an unknown path, 405
  * for a wrong method (with Allow), 413 for a body over --max-body-bytes,
- * 503 for the busy window or a Kafka feature without --kafka.
+ * 415 for a ProvMnS, action or permission body of another media type,
+ * 503 for the busy window or a Kafka feature without --kafka. A
+ * dmiSimulation=httpError_<code> segment of a ProvMnS path answers
+ * <code> with {"error":"simulated <code>"}.
  */
 #ifndef DMISTUB_HTTP_H
 #define DMISTUB_HTTP_H

@@ -53,13 +53,24 @@ static const opt_def opt_table[] = {
      "delay of a pass-through read, and of a batch read (once per request)"},
     {"write-delay-ms", "WRITE_DATA_FOR_CM_HANDLE_DELAY_MS", OPT_LONG, "670", 0, DAY_MS,
      OFF(write_delay_ms), "MS", "delay of a pass-through create/update/patch/delete"},
+    {"provmns-read-delay-ms", "PROVMNS_READ_DELAY_MS", OPT_LONG, "300", 0, DAY_MS,
+     OFF(provmns_read_delay_ms), "MS", "delay of GET /ProvMnS/v1/{fdn}"},
+    {"provmns-write-delay-ms", "PROVMNS_WRITE_DELAY_MS", OPT_LONG, "670", 0, DAY_MS,
+     OFF(provmns_write_delay_ms), "MS", "delay of PUT, PATCH and DELETE /ProvMnS/v1/{fdn}"},
     {"busy-ms", "MODULE_INITIAL_PROCESSING_DELAY_MS", OPT_LONG, "0", 0, DAY_MS, OFF(busy_ms), "MS",
      "503 on /modules and /moduleResources for MS after the first request per tag "
      "(the reference workload uses 180000)"},
     {"extra-delay-ms", "DMI_STUB_EXTRA_DELAY_MS", OPT_LONG, "0", 0, DAY_MS, OFF(extra_delay_ms),
-     "MS", "added to the delay of every /dmi/ answer (for client timeout tests)"},
+     "MS",
+     "added to the delay of every /dmi/, /ProvMnS/ and action answer (for client timeout tests)"},
     {"hang", "DMI_STUB_HANG", OPT_FLAG, "0", 0, 1, OFF(hang), NULL,
-     "never answer /dmi/ requests (until stopped: then 503)"},
+     "never answer /dmi/, /ProvMnS/ and action requests (until stopped: then 503)"},
+    {"policy-decision", "DMI_STUB_POLICY_DECISION", OPT_STR, "allow", 0, 0, OFF(policy_decision),
+     "allow|deny",
+     "permissionResult of POST /operation-permission/v1/permissions (without a "
+     "policySimulation marker)"},
+    {"policy-delay-ms", "DMI_STUB_POLICY_DELAY_MS", OPT_LONG, "0", 0, DAY_MS, OFF(policy_delay_ms),
+     "MS", "delay of POST /operation-permission/v1/permissions"},
     {"health-down", "DMI_STUB_HEALTH_DOWN", OPT_FLAG, "0", 0, 1, OFF(health_down), NULL,
      "start with /actuator/health DOWN (POST /stub/health changes it)"},
     {"kafka", "KAFKA_BOOTSTRAP_SERVER", OPT_STR, "", 0, 0, OFF(kafka), "BOOTSTRAP",
@@ -232,6 +243,10 @@ static int validate(const dmistub_opts *o, ncmp_err *err)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "--auth: expected USER:PASSWORD");
     if (!*o->async_topic)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "--async-topic: must not be empty");
+    if (strcmp(o->policy_decision, "allow") != 0 && strcmp(o->policy_decision, "deny") != 0)
+        return ncmp_err_set(err, NCMP_ERR_FATAL,
+                            "--policy-decision: expected allow or deny, not '%s'",
+                            o->policy_decision);
     if (!*o->host)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "--host: must not be empty");
     return 0;
@@ -264,7 +279,8 @@ void dmistub_opts_help(FILE *out)
 {
     fputs("Usage: ncmp-dmi-stub [options]\n"
           "\n"
-          "Serves NCMP's DMI plugin API like ONAP's reference dmi-stub, with its delays.\n"
+          "Serves NCMP's DMI plugin API and ProvMnS like ONAP's reference dmi-stub, with its\n"
+          "delays, and the operation permission API like ONAP's policy executor stub.\n"
           "Flags win over environment variables, which win over the defaults.\n"
           "\n",
           out);

@@ -6,8 +6,8 @@
  *     defaults < environment < command-line flags.
  * Environment variables use the reference stub's names where it has one
  * (MODULE_REFERENCES_DELAY_MS, ..., MODULE_INITIAL_PROCESSING_DELAY_MS,
- * NCMP_ASYNC_M2M_TOPIC, KAFKA_BOOTSTRAP_SERVER, SERVER_PORT) and
- * DMI_STUB_* otherwise.
+ * PROVMNS_READ_DELAY_MS, PROVMNS_WRITE_DELAY_MS, NCMP_ASYNC_M2M_TOPIC, KAFKA_BOOTSTRAP_SERVER,
+ * SERVER_PORT) and DMI_STUB_* otherwise.
  *
  * After loading, the options are read-only and shared by every thread.
  */
@@ -32,9 +32,14 @@ typedef struct dmistub_opts {
     long module_resources_delay_ms;
     long read_delay_ms;
     long write_delay_ms;
+    long provmns_read_delay_ms;
+    long provmns_write_delay_ms;
     long busy_ms;
     long extra_delay_ms;
     int hang;
+    /* the policy executor stub */
+    char *policy_decision; /* "allow" or "deny" */
+    long policy_delay_ms;
     /* health */
     int health_down;
     /* Kafka, for batch reads and async pass-through */

@@ -1,6 +1,7 @@
 /*
  * ncmp-dmi-stub: a DMI plugin that answers like ONAP's reference dmi-stub
- * (onap/dmi-stub 1.8.0), for ncmpd's tests, demo and
+ * (onap/dmi-stub 1.8.0), ProvMnS included, and a policy executor that
+ * answers like ONAP's policy-executor-stub, for ncmpd's tests, demo and
  * benchmarks.
  *
  * README
@@ -31,27 +32,61 @@
  *        handle id, ce_correlationid = requestId, ce_destination = topic
  *        (see dmistub_events.h for the exact headers and body). Without
  *        --kafka it answers 503.
+ *   GET  /ProvMnS/v1/{fdn}[?query]         after 300 ms
+ *        (--provmns-read-delay-ms): {"id":"some id","objectClass":
+ *        "dummyClass","objectInstance":"dummyInstance","attributes":<a
+ *        5,696-byte RFC 8345 topology, as a string>}
+ *   PUT, PATCH, DELETE /ProvMnS/v1/{fdn}   after 670 ms
+ *        (--provmns-write-delay-ms). PUT (application/json): a Resource
+ *        "set by Stub"; PATCH (application/json-patch+json or
+ *        application/3gpp-json-patch+json, a JSON Patch array): an add of
+ *        the topology string and a remove; DELETE: 200, no body. Other
+ *        media types answer 415.
+ *   POST /prov-mns-extensions/v1alpha1/actions/{dn}/{action}  at once:
+ *        {"customProperties":{"KeySetByStub":"ValueSetByStub"},"value":null}
+ *        Fault markers of these paths, a segment each:
+ *        dmiSimulation=httpError_<code> answers <code> at once with
+ *        {"error":"simulated <code>"}; dmiSimulation=slowResponse_<ms>
+ *        adds <ms> to the delay. --extra-delay-ms and --hang apply.
+ *   POST /operation-permission/v1/permissions  the policy executor:
+ *        {"changeRequestFormat","operations":[{"operation",
+ *        "targetIdentifier",...}]} answers 200 {"id":"<n>",
+ *        "permissionResult":"allow|deny","message"} after --policy-delay-ms
+ *        (--policy-decision sets the result). Markers in the first
+ *        operation's resourceIdentifier: policySimulation=slowResponse_<s>
+ *        (seconds), httpError_<code> (no body), policyResponse_<word>.
+ *        400 for another shape, no operations, or a first operation other
+ *        than delete without a changeRequest.
+ *   GET  /stub/provmns/last                the last ProvMnS or action
+ *        request: {"method","path","query","contentType","authorization",
+ *        "body"}, path and query as received (not decoded); 404 when none
+ *   GET  /stub/policy/last                 the last permission request:
+ *        {"authorization","body":<the body's JSON>}; 404 when none
  *   GET  /actuator/health                  {"status":"UP"} (503 DOWN after
  *        --health-down or POST /stub/health {"status":"DOWN"})
  *   GET  /stub/stats, POST /stub/reset     counters: module references and
  *        resources answered per tag, 503s of the busy window, pass-through
  *        reads and writes, batch requests and handles, events queued,
- *        delivered and failed, bad requests, 401s, and "waiting": answers
- *        and batch jobs still waiting for their delay.
+ *        delivered and failed, bad requests, 401s, ProvMnS reads, writes
+ *        and actions, permission requests, and "waiting": answers and
+ *        batch jobs still waiting for their delay. The reset also forgets
+ *        the last requests.
  *
  * Behaviour worth knowing:
  *   - Delays never hold a thread: the connection is suspended and resumed
  *     by a timer, so hundreds of concurrent requests all answer after
- *     their delay. Errors (400, 401, 404, 405, 413) answer at once.
+ *     their delay. Errors (400, 401, 404, 405, 413, 415) answer at once.
  *   - --busy-ms N (env MODULE_INITIAL_PROCESSING_DELAY_MS; the reference
  *     workload uses 180000): 503 on /modules and /moduleResources for N ms
  *     after the first request of each tag; requests without a tag pass.
  *   - Fault modes for tests, per tag, on /moduleResources: --bad-yang-tag
  *     (sources libyang rejects), --garbage-tag (200 with a body that is not
- *     JSON), --error-tag (500). --extra-delay-ms adds to every /dmi/ delay,
- *     --hang never answers /dmi/ (503 when the stub stops).
+ *     JSON), --error-tag (500). --extra-delay-ms adds to every /dmi/,
+ *     ProvMnS and action delay, --hang never answers them (503 when the
+ *     stub stops); neither applies to the policy executor.
  *   - --auth user:password: /dmi/ requires those HTTP Basic credentials
- *     (401 otherwise); health and /stub/ stay open.
+ *     (401 otherwise); ProvMnS, actions, permissions, health and /stub/
+ *     stay open (their Authorization is kept for /stub/.../last).
  *   - --port 0 picks a free port; --port-file FILE receives it. One log
  *     line at start gives the address. SIGTERM or SIGINT stop it: waiting
  *     requests are answered, due events published and Kafka flushed.

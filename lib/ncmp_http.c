@@ -23,6 +23,8 @@ typedef struct http_route {
     char *segments[MAX_ROUTE_SEGMENTS]; /* literal, or "{name}" */
     int nsegments;
     ncmp_http_handler fn;
+    const ncmp_http_sink *sink; /* a streamed body (ncmp_http_route_sink), or NULL */
+    size_t max_body_bytes;      /* the sink's limit */
     void *arg;
 } http_route;
 
@@ -62,6 +64,9 @@ struct ncmp_http_request {
     int too_large;      /* body beyond the limit: discarded, 413 at the end */
     int bad_path;       /* undecodable path or query: 400 at the end */
     int dispatched;     /* the handler ran */
+    void *sink_state;   /* the sink's, between open and finish */
+    int sink_stopped;   /* the sink wants no more bytes */
+    size_t sink_bytes;  /* body bytes seen by a sink route */
     int in_handler;     /* the handler is running (a respond now is synchronous) */
     int suspended;      /* MHD_suspend_connection was called */
     int suspend_wanted; /* the handler called ncmp_http_suspend */
@@ -214,6 +219,14 @@ void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *patt
         s = slash ? slash + 1 : NULL;
     }
     free(p);
+}
+
+void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char *pattern,
+                          size_t max_body_bytes, const ncmp_http_sink *sink, void *arg)
+{
+    ncmp_http_route(srv, method, pattern, NULL, arg);
+    srv->routes[srv->nroutes - 1].sink = sink;
+    srv->routes[srv->nroutes - 1].max_body_bytes = max_body_bytes;
 }
 
 int ncmp_http_server_port(const ncmp_http_server *srv)
@@ -676,6 +689,33 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
     return req;
 }
 
+/* Is the request for a sink route? Then it keeps its route from now on,
+ * and its sink is opened (unless the declared body is over the sink's
+ * limit: 413 at once). Returns 1 for a sink route. */
+static int sink_begin(ncmp_http_request *req)
+{
+    const char *cl = ncmp_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const http_route *route;
+    int other_method = 0;
+    char msg[128];
+
+    if (req->bad_path || route_find(req, &other_method) != 0 || !req->route || !req->route->sink) {
+        req->route = NULL;
+        params_clear(req);
+        return 0;
+    }
+    route = req->route;
+    if (cl && strtoull(cl, NULL, 10) > route->max_body_bytes) {
+        snprintf(msg, sizeof(msg), "the limit is %zu bytes", route->max_body_bytes);
+        ncmp_http_respond_error(req, 413, "Request body too large", msg);
+        return 1;
+    }
+    req->sink_state = route->sink->open(req, route->arg);
+    if (!req->sink_state)
+        req->sink_stopped = 1; /* answered already: the body is read and dropped */
+    return 1;
+}
+
 /* First call: the request line and headers are in. Answer at once what
  * needs no body: failed authentication, a declared body beyond the limit. */
 static void request_begin(ncmp_http_request *req, const char *method)
@@ -695,6 +735,8 @@ static void request_begin(ncmp_http_request *req, const char *method)
         answer_set(req, 401, resp);
         return;
     }
+    if (sink_begin(req))
+        return;
     if (cl && strtoull(cl, NULL, 10) > req->srv->opts.max_body_bytes) {
         snprintf(msg, sizeof(msg), "the limit is %zu bytes", req->srv->opts.max_body_bytes);
         ncmp_http_respond_error(req, 413, "Request body too large", msg);
@@ -703,6 +745,15 @@ static void request_begin(ncmp_http_request *req, const char *method)
 
 static void body_append(ncmp_http_request *req, const char *data, size_t len)
 {
+    if (req->route && req->route->sink) {
+        req->sink_bytes += len;
+        if (req->sink_bytes > req->route->max_body_bytes)
+            req->too_large = 1;
+        if (!req->too_large && !req->sink_stopped &&
+            req->route->sink->chunk(req->sink_state, data, len) != 0)
+            req->sink_stopped = 1;
+        return;
+    }
     if (req->too_large || req->answered)
         return;
     if (req->body.len + len > req->srv->opts.max_body_bytes) {
@@ -719,6 +770,14 @@ static void request_dispatch(ncmp_http_request *req)
     char msg[128];
 
     req->dispatched = 1;
+    if (req->route && req->route->sink) {
+        if (req->sink_state) {
+            void *state = req->sink_state;
+            req->sink_state = NULL;
+            req->route->sink->finish(state, req, req->too_large);
+        }
+        return;
+    }
     if (req->too_large) {
         snprintf(msg, sizeof(msg), "the limit is %zu bytes", req->srv->opts.max_body_bytes);
         ncmp_http_respond_error(req, 413, "Request body too large", msg);
@@ -793,6 +852,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 static void request_free(ncmp_http_request *req)
 {
+    if (req->sink_state) /* the client went away before the end of its body */
+        req->route->sink->discard(req->sink_state);
     params_clear(req);
     for (int i = 0; i < req->nquery; i++) {
         free(req->qnames[i]);

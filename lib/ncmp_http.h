@@ -79,6 +79,34 @@ int ncmp_http_server_new(ncmp_http_server **srv, const ncmp_http_options *opts, 
 void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
                      ncmp_http_handler fn, void *arg);
 
+/* A route whose body is streamed to the handler instead of being read
+ * into memory first (for bodies far larger than max_body_bytes). Runs on
+ * the server thread of the connection, in this order:
+ *   open(req, arg)     once the request line and headers are in: the
+ *                      path, query and headers are there, the body is
+ *                      not. Returns the sink's state, or NULL after
+ *                      answering (the body is then read and dropped);
+ *   chunk(state, ..)   each piece of the body as it arrives; -1 to take
+ *                      no more (the rest is read and dropped);
+ *   finish(state, req, too_large)
+ *                      the body is over: answer (or suspend) and free the
+ *                      state. too_large: more than max_body_bytes came
+ *                      (the pieces past the limit were dropped; a
+ *                      Content-Length over it is a 413 before open);
+ *   discard(state)     instead of finish, when the client went away.
+ * ncmp_http_body() is empty for such a route. */
+typedef struct ncmp_http_sink {
+    void *(*open)(ncmp_http_request *req, void *arg);
+    int (*chunk)(void *state, const char *data, size_t len);
+    void (*finish)(void *state, ncmp_http_request *req, int too_large);
+    void (*discard)(void *state);
+} ncmp_http_sink;
+
+/* Add a route with a streamed body (above); `sink` and `arg` are
+ * borrowed and must outlive the server. */
+void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char *pattern,
+                          size_t max_body_bytes, const ncmp_http_sink *sink, void *arg);
+
 /* Bind and start the threads. A port in use or a bad host is FATAL. */
 int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err);
 

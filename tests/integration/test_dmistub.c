@@ -3,7 +3,9 @@
  * --port-file, spoken to with libcurl. Module references and resources per
  * tag (the sources parsed with libyang), the busy window, health, the
  * fault modes, pass-through delays and body, auth, bad requests, many
- * waiting requests at once (curl multi), a clean stop, and batch reads on
+ * waiting requests at once (curl multi), a clean stop, ProvMnS and its
+ * actions (bodies, delays, media types, fault markers, the last request
+ * kept), the policy executor (decisions, markers, 400s), and batch reads on
  * the real Kafka with every event checked against
  * schema/data-operation-event.json (and NCMP's published schema, when
  * available).
@@ -173,14 +175,17 @@ static void easy_finish(CURL *c, http_res *res)
         ncmp_buf_append_str(&res->headers, "");
 }
 
-/* One request; `body` and `userpwd` may be NULL. */
-static void http_auth(const stub *s, const char *method, const char *path, const char *body,
-                      const char *userpwd, http_res *res)
+/* One request with `headers` (NULL-terminated); `body` and `userpwd` may
+ * be NULL. */
+static void http_request(const stub *s, const char *method, const char *path, const char *body,
+                         const char *const *headers, const char *userpwd, http_res *res)
 {
     CURL *c;
     CURLcode rc;
-    struct curl_slist *hdrs = curl_slist_append(NULL, "Content-Type: application/json");
+    struct curl_slist *hdrs = NULL;
 
+    for (const char *const *h = headers; *h; h++)
+        hdrs = curl_slist_append(hdrs, *h);
     memset(res, 0, sizeof(*res));
     c = easy_new(s, method, path, body, res);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
@@ -191,6 +196,15 @@ static void http_auth(const stub *s, const char *method, const char *path, const
     easy_finish(c, res);
     curl_easy_cleanup(c);
     curl_slist_free_all(hdrs);
+}
+
+/* One JSON request; `body` and `userpwd` may be NULL. */
+static void http_auth(const stub *s, const char *method, const char *path, const char *body,
+                      const char *userpwd, http_res *res)
+{
+    static const char *const json[] = {"Content-Type: application/json", NULL};
+
+    http_request(s, method, path, body, json, userpwd, res);
 }
 
 static void http(const stub *s, const char *method, const char *path, const char *body,
@@ -726,7 +740,15 @@ Test(dmistub, bad_flags_exit_2_and_help_shows_defaults, .timeout = 60)
                                           "READ_DATA_FOR_CM_HANDLE_DELAY_MS",
                                           "--module-resources-delay-ms",
                                           "1000",
-                                          "670"};
+                                          "670",
+                                          "--provmns-read-delay-ms",
+                                          "PROVMNS_READ_DELAY_MS",
+                                          "--provmns-write-delay-ms",
+                                          "PROVMNS_WRITE_DELAY_MS",
+                                          "--policy-decision",
+                                          "DMI_STUB_POLICY_DECISION",
+                                          "--policy-delay-ms",
+                                          "DMI_STUB_POLICY_DELAY_MS"};
     char cmd[1024], out[16384];
     FILE *p;
     size_t n;
@@ -754,6 +776,436 @@ Test(dmistub, bad_flags_exit_2_and_help_shows_defaults, .timeout = 60)
     status = pclose(p);
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s", out);
     cr_assert(strstr(out, "--no-such-flag"), "%s", out);
+    snprintf(cmd, sizeof(cmd), "'%s' --policy-decision=maybe 2>&1", NCMP_DMISTUB_PATH);
+    p = popen(cmd, "r");
+    n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    status = pclose(p);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 2, "%s", out);
+    cr_assert(strstr(out, "--policy-decision"), "%s", out);
+}
+
+/* --- ProvMnS, actions and the policy executor ------------------------------------ */
+
+#define PROVMNS_FDN   "/ProvMnS/v1/SubNetwork=Europe/MeContext=Node1/ManagedElement=1"
+#define JSON_PATCH    "Content-Type: application/json-patch+json"
+#define JSON_CT       "Content-Type: application/json"
+#define ACTION_PATH   "/prov-mns-extensions/v1alpha1/actions/SubNetwork=A/ManagedElement=1/reset"
+#define PERMISSIONS   "/operation-permission/v1/permissions"
+#define PATCH_REPLACE "[{\"op\":\"replace\",\"path\":\"/a=1#/attributes/mcc\",\"value\":\"1234\"}]"
+
+/* One request with `headers` (NULL-terminated, at most 6; NULL: none)
+ * instead of the JSON content type. */
+static void http_with(const stub *s, const char *method, const char *path, const char *body,
+                      const char *const *headers, http_res *res)
+{
+    const char *all[8] = {"Content-Type:"}; /* no Content-Type unless given */
+    int n = 1;
+
+    for (const char *const *h = headers; h && *h && n < 7; h++)
+        all[n++] = *h;
+    all[n] = NULL;
+    http_request(s, method, path, body, all, NULL, res);
+}
+
+/* A request that must answer `status` (and `body`, unless NULL). */
+static void expect_answer(const stub *s, const char *method, const char *path, const char *body,
+                          const char *content_type, long status, const char *want)
+{
+    const char *const headers[] = {content_type, NULL};
+    http_res res;
+
+    http_with(s, method, path, body, content_type ? headers : NULL, &res);
+    cr_assert_eq(res.status, status, "%s %s: %ld %s", method, path, res.status, res.body.data);
+    if (want)
+        cr_assert_str_eq(res.body.data, want, "%s %s", method, path);
+    res_free(&res);
+}
+
+static void expect_status(const stub *s, const char *method, const char *path, const char *body,
+                          const char *content_type, long status)
+{
+    expect_answer(s, method, path, body, content_type, status, NULL);
+}
+
+/* The "attributes" of a GET: the 5,696-byte topology (a JSON string that
+ * holds a JSON object with nodes and links); returned owned. */
+static char *provmns_read(const stub *s, const char *path)
+{
+    http_res res;
+    json_object *doc, *inner, *v;
+    ncmp_err err;
+    char *attributes;
+
+    http_with(s, "GET", path, NULL, NULL, &res);
+    cr_assert_eq(res.status, 200, "GET %s: %ld %s", path, res.status, res.body.data);
+    cr_assert(strstr(res.headers.data, "Content-Type: application/json"), "%s", res.headers.data);
+    cr_assert_geq(res.secs, 0.15, "GET answered before the ProvMnS read delay");
+    doc = res_json(&res);
+    cr_assert_eq(json_object_object_length(doc), 4, "%.300s", res.body.data);
+    cr_assert_str_eq(field(doc, "id"), "some id");
+    cr_assert_str_eq(field(doc, "objectClass"), "dummyClass");
+    cr_assert_str_eq(field(doc, "objectInstance"), "dummyInstance");
+    cr_assert(json_object_object_get_ex(doc, "attributes", &v));
+    cr_assert(json_object_is_type(v, json_type_string));
+    cr_assert_eq(json_object_get_string_len(v), 5696);
+    attributes = strdup(json_object_get_string(v));
+    cr_assert_eq(ncmp_json_parse(attributes, strlen(attributes), &inner, &err), 0, "%s", err.msg);
+    cr_assert(json_object_object_get_ex(inner, "node", &v));
+    cr_assert_gt(json_object_array_length(v), 1);
+    cr_assert(json_object_object_get_ex(inner, "ietf-network-topology:link", &v));
+    cr_assert_gt(json_object_array_length(v), 1);
+    json_object_put(inner);
+    json_object_put(doc);
+    res_free(&res);
+    return attributes;
+}
+
+Test(dmistub, provmns_answers_as_the_reference_after_its_delays, .timeout = 60)
+{
+    static const char *const args[] = {"--provmns-read-delay-ms=150",
+                                       "--provmns-write-delay-ms=250", NULL};
+    static const char *const patch_3gpp[] = {"Content-Type: application/3gpp-json-patch+json",
+                                             NULL};
+    static const char *const patch_json[] = {JSON_PATCH "; charset=utf-8", NULL};
+    stub s;
+    http_res res;
+    json_object *doc, *item;
+    char *attributes, *again;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, args);
+    attributes = provmns_read(&s, PROVMNS_FDN "?scope=BASE_ALL&fields=attributes");
+    again = provmns_read(&s, "/ProvMnS/v1/A=1");
+    cr_assert_str_eq(attributes, again);
+    free(again);
+
+    /* PATCH: the two-item list, its add carrying the same string */
+    for (int i = 0; i < 2; i++) {
+        http_with(&s, "PATCH", PROVMNS_FDN, PATCH_REPLACE, i ? patch_3gpp : patch_json, &res);
+        cr_assert_eq(res.status, 200, "%ld %s", res.status, res.body.data);
+        cr_assert_geq(res.secs, 0.25, "PATCH answered before the ProvMnS write delay");
+        doc = res_json(&res);
+        cr_assert_eq(json_object_array_length(doc), 2);
+        item = json_object_array_get_idx(doc, 0);
+        cr_assert_str_eq(field(item, "op"), "add");
+        cr_assert_str_eq(field(item, "path"), "/path=setByStub");
+        cr_assert_str_eq(field(item, "value"), attributes);
+        item = json_object_array_get_idx(doc, 1);
+        cr_assert_str_eq(field(item, "op"), "remove");
+        cr_assert_str_eq(field(item, "path"), "/path=alsoSetByStub");
+        json_object_put(doc);
+        res_free(&res);
+    }
+    free(attributes);
+
+    /* PUT: the stub's resource; DELETE: 200 without a body */
+    http_with(&s, "PUT", PROVMNS_FDN, "{\"id\":\"x\",\"attributes\":{}}",
+              (const char *const[]){JSON_CT, NULL}, &res);
+    cr_assert_eq(res.status, 200, "%ld %s", res.status, res.body.data);
+    cr_assert_geq(res.secs, 0.25);
+    cr_assert_str_eq(res.body.data,
+                     "{\"id\":\"Id set by Stub\",\"objectClass\":\"ObjectClass set by Stub\","
+                     "\"objectInstance\":\"ObjectInstance set by Stub\","
+                     "\"attributes\":\"Attribute set by Stub\"}");
+    res_free(&res);
+    http_with(&s, "DELETE", PROVMNS_FDN, NULL, NULL, &res);
+    cr_assert_eq(res.status, 200, "%ld %s", res.status, res.body.data);
+    cr_assert_geq(res.secs, 0.25);
+    cr_assert_str_eq(res.body.data, "");
+    res_free(&res);
+
+    /* media types and bodies as the reference accepts them */
+    expect_status(&s, "PATCH", PROVMNS_FDN, PATCH_REPLACE, JSON_CT, 415);
+    expect_status(&s, "PATCH", PROVMNS_FDN, PATCH_REPLACE, NULL, 415);
+    expect_status(&s, "PUT", PROVMNS_FDN, "{}", JSON_PATCH, 415);
+    expect_status(&s, "PATCH", PROVMNS_FDN, "{\"op\":\"add\"}", JSON_PATCH, 400);
+    expect_status(&s, "PATCH", PROVMNS_FDN, "[{\"op\":\"frob\",\"path\":\"/a\"}]", JSON_PATCH, 400);
+    expect_status(&s, "PATCH", PROVMNS_FDN, "[{\"op\":\"add\"}]", JSON_PATCH, 400);
+    expect_status(&s, "PATCH", PROVMNS_FDN, "[{", JSON_PATCH, 400);
+    expect_status(&s, "PUT", PROVMNS_FDN, "[]", JSON_CT, 400);
+    http_with(&s, "POST", PROVMNS_FDN, "{}", (const char *const[]){JSON_CT, NULL}, &res);
+    cr_assert_eq(res.status, 405);
+    cr_assert(strstr(res.headers.data, "Allow: GET, PUT, PATCH, DELETE"), "%s", res.headers.data);
+    res_free(&res);
+    expect_status(&s, "GET", "/ProvMnS/v2/A=1", NULL, NULL, 404);
+
+    /* counted when received, errors included; the 405 is not */
+    cr_assert_eq(stat_of(&s, "provmnsReads"), 2);
+    cr_assert_eq(stat_of(&s, "provmnsWrites"), 12);
+    cr_assert_eq(stat_of(&s, "provmnsActions"), 0);
+    stub_stop(&s);
+}
+
+Test(dmistub, provmns_fault_markers_and_test_delays, .timeout = 60)
+{
+    static const char *const args[] = {"--provmns-read-delay-ms=1500",
+                                       "--provmns-write-delay-ms=100", NULL};
+    static const char *const extra[] = {"--provmns-read-delay-ms=0", "--extra-delay-ms=300", NULL};
+    stub s;
+    http_res res;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, args);
+    /* an error at once, whatever the delay, for any method */
+    http_with(&s, "GET", "/ProvMnS/v1/SubNetwork=A/dmiSimulation=httpError_503/ManagedElement=1",
+              NULL, NULL, &res);
+    cr_assert_eq(res.status, 503, "%ld %s", res.status, res.body.data);
+    cr_assert_str_eq(res.body.data, "{\"error\":\"simulated 503\"}");
+    cr_assert_lt(res.secs, 1.0, "the simulated error waited for the read delay");
+    res_free(&res);
+    expect_answer(&s, "PATCH", "/ProvMnS/v1/A=1/dmiSimulation=httpError_418", PATCH_REPLACE,
+                  JSON_PATCH, 418, "{\"error\":\"simulated 418\"}");
+    expect_answer(&s, "DELETE", "/ProvMnS/v1/dmiSimulation=httpError_500", NULL, NULL, 500,
+                  "{\"error\":\"simulated 500\"}");
+    expect_answer(&s, "POST",
+                  "/prov-mns-extensions/v1alpha1/actions/A=1/dmiSimulation=httpError_504/reboot",
+                  "{}", JSON_CT, 504, "{\"error\":\"simulated 504\"}");
+    /* not a marker: another name, a value that is not one */
+    expect_status(&s, "DELETE", "/ProvMnS/v1/A=1/xdmiSimulation=httpError_503", NULL, NULL, 200);
+    expect_status(&s, "DELETE", "/ProvMnS/v1/A=1/dmiSimulation=httpError_5x3", NULL, NULL, 200);
+    /* slowResponse adds its milliseconds to the delay */
+    http_with(&s, "DELETE", "/ProvMnS/v1/A=1/dmiSimulation=slowResponse_400/B=2", NULL, NULL, &res);
+    cr_assert_eq(res.status, 200);
+    cr_assert_geq(res.secs, 0.5, "slowResponse_400 + 100 ms answered in %.3f s", res.secs);
+    res_free(&res);
+    http_with(&s, "POST", "/prov-mns-extensions/v1alpha1/actions/dmiSimulation=slowResponse_300/go",
+              "{}", (const char *const[]){JSON_CT, NULL}, &res);
+    cr_assert_eq(res.status, 200);
+    cr_assert_geq(res.secs, 0.3);
+    res_free(&res);
+    stub_stop(&s);
+
+    /* --extra-delay-ms applies to ProvMnS */
+    stub_start(&s, extra);
+    http_with(&s, "GET", "/ProvMnS/v1/A=1", NULL, NULL, &res);
+    cr_assert_eq(res.status, 200);
+    cr_assert_geq(res.secs, 0.3);
+    res_free(&res);
+    stub_stop(&s);
+}
+
+Test(dmistub, provmns_actions, .timeout = 60)
+{
+    static const char want[] =
+        "{\"customProperties\":{\"KeySetByStub\":\"ValueSetByStub\"},\"value\":null}";
+    stub s;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, NULL);
+    expect_answer(&s, "POST", ACTION_PATH, "{\"customProperties\":{},\"value\":{\"input\":{}}}",
+                  JSON_CT, 200, want);
+    expect_status(&s, "POST", ACTION_PATH, "{}", "Content-Type: text/plain", 415);
+    expect_status(&s, "POST", ACTION_PATH, "[1]", JSON_CT, 400);
+    expect_status(&s, "POST", "/prov-mns-extensions/v1alpha1/actions/reset", "{}", JSON_CT, 404);
+    expect_status(&s, "GET", ACTION_PATH, NULL, NULL, 405);
+    cr_assert_eq(stat_of(&s, "provmnsActions"), 4);
+    cr_assert_eq(stat_of(&s, "provmnsWrites"), 0);
+    stub_stop(&s);
+}
+
+/* A field of GET /stub/provmns/last. */
+static void expect_kept(json_object *doc, const char *name, const char *want)
+{
+    cr_assert_str_eq(field(doc, name), want, "%s", name);
+}
+
+Test(dmistub, provmns_last_request_is_kept_as_received, .timeout = 60)
+{
+    static const char *const args[] = {"--provmns-read-delay-ms=0", "--provmns-write-delay-ms=0",
+                                       NULL};
+    static const char *const hdrs[] = {JSON_PATCH, "Authorization: Bearer token-1", NULL};
+    stub s;
+    http_res res;
+    json_object *doc;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, args);
+    expect_error(&s, "GET", "/stub/provmns/last", NULL, 404, "no ProvMnS");
+    http_with(&s, "PATCH", "/ProvMnS/v1/SubNetwork=A/MeContext=x%2Fy?a=%2Fb&c=d", PATCH_REPLACE,
+              hdrs, &res);
+    cr_assert_eq(res.status, 200);
+    res_free(&res);
+    http(&s, "GET", "/stub/provmns/last", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    doc = res_json(&res);
+    cr_assert_eq(json_object_object_length(doc), 6, "%s", res.body.data);
+    expect_kept(doc, "method", "PATCH");
+    expect_kept(doc, "path", "/ProvMnS/v1/SubNetwork=A/MeContext=x%2Fy");
+    expect_kept(doc, "query", "a=%2Fb&c=d");
+    expect_kept(doc, "contentType", "application/json-patch+json");
+    expect_kept(doc, "authorization", "Bearer token-1");
+    expect_kept(doc, "body", PATCH_REPLACE);
+    json_object_put(doc);
+    res_free(&res);
+    /* the next one replaces it; what is absent is "" */
+    http_with(&s, "GET", "/ProvMnS/v1/A=1", NULL, NULL, &res);
+    res_free(&res);
+    http(&s, "GET", "/stub/provmns/last", NULL, &res);
+    doc = res_json(&res);
+    expect_kept(doc, "method", "GET");
+    expect_kept(doc, "path", "/ProvMnS/v1/A=1");
+    expect_kept(doc, "query", "");
+    expect_kept(doc, "contentType", "");
+    expect_kept(doc, "authorization", "");
+    expect_kept(doc, "body", "");
+    json_object_put(doc);
+    res_free(&res);
+    /* actions too */
+    http_with(&s, "POST", ACTION_PATH, "{\"value\":{}}", (const char *const[]){JSON_CT, NULL},
+              &res);
+    res_free(&res);
+    http(&s, "GET", "/stub/provmns/last", NULL, &res);
+    doc = res_json(&res);
+    expect_kept(doc, "method", "POST");
+    expect_kept(doc, "path", ACTION_PATH);
+    expect_kept(doc, "body", "{\"value\":{}}");
+    json_object_put(doc);
+    res_free(&res);
+    /* the reset forgets it and zeroes the counters */
+    cr_assert_eq(stat_of(&s, "provmnsReads"), 1);
+    http(&s, "POST", "/stub/reset", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    res_free(&res);
+    expect_error(&s, "GET", "/stub/provmns/last", NULL, 404, "no ProvMnS");
+    cr_assert_eq(stat_of(&s, "provmnsReads"), 0);
+    cr_assert_eq(stat_of(&s, "provmnsWrites"), 0);
+    cr_assert_eq(stat_of(&s, "provmnsActions"), 0);
+    stub_stop(&s);
+}
+
+/* A permission request whose first operation is `op` on `resource`, with
+ * `change` ("" for none) as its changeRequest. */
+static void permission_body(char *buf, size_t len, const char *op, const char *resource,
+                            const char *change)
+{
+    snprintf(buf, len,
+             "{\"changeRequestFormat\":\"cm-legacy\",\"operations\":[{\"operation\":\"%s\","
+             "\"entityHandleId\":\"ch-1\",\"resourceIdentifier\":\"%s\","
+             "\"targetIdentifier\":\"/SubNetwork=A/ManagedElement=1\"%s%s}]}",
+             op, resource, *change ? ",\"changeRequest\":" : "", change);
+}
+
+/* POST a permission request: the answer's status; with 200 the id, result
+ * and message are checked. */
+static void expect_permission(const stub *s, const char *body, long status, const char *id,
+                              const char *result, const char *message, double min_secs)
+{
+    static const char *const hdrs[] = {JSON_CT, "Authorization: Bearer policy-token", NULL};
+    http_res res;
+    json_object *doc;
+
+    http_with(s, "POST", PERMISSIONS, body, hdrs, &res);
+    cr_assert_eq(res.status, status, "%s: %ld %s", body, res.status, res.body.data);
+    cr_assert_geq(res.secs, min_secs, "%s", body);
+    if (status == 200) {
+        doc = res_json(&res);
+        cr_assert_eq(json_object_object_length(doc), 3, "%s", res.body.data);
+        cr_assert_str_eq(field(doc, "id"), id);
+        cr_assert_str_eq(field(doc, "permissionResult"), result);
+        cr_assert_str_eq(field(doc, "message"), message);
+        json_object_put(doc);
+    }
+    res_free(&res);
+}
+
+Test(dmistub, policy_executor_decides_as_the_reference, .timeout = 60)
+{
+    static const char change[] = "{\"Cell\":[{\"id\":\"c1\",\"attributes\":{}}]}";
+    stub s;
+    char body[1024];
+    http_res res;
+    json_object *doc, *want, *v;
+    ncmp_err err;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, NULL);
+    expect_error(&s, "GET", "/stub/policy/last", NULL, 404, "no permission");
+    permission_body(body, sizeof(body), "update", "ManagedElement=1/GNBDUFunction=1", change);
+    expect_permission(&s, body, 200, "1", "allow", "all good", 0);
+    permission_body(body, sizeof(body), "delete", "a/policySimulation=policyResponse_deny", "");
+    expect_permission(&s, body, 200, "2", "deny", "Stub is mocking a policy response: deny", 0);
+    permission_body(body, sizeof(body), "create", "policySimulation=policyResponse_other/x",
+                    change);
+    expect_permission(&s, body, 200, "3", "other", "Stub is mocking a policy response: other", 0);
+    permission_body(body, sizeof(body), "patch", "a/policySimulation=slowResponse_1", change);
+    expect_permission(&s, body, 200, "4", "allow", "all good", 1.0);
+    permission_body(body, sizeof(body), "delete", "segment1=1/policySimulation=httpError_418", "");
+    http_with(&s, "POST", PERMISSIONS, body, (const char *const[]){JSON_CT, NULL}, &res);
+    cr_assert_eq(res.status, 418);
+    cr_assert_str_eq(res.body.data, "");
+    res_free(&res);
+    /* the error took an id: the next is 6 */
+    permission_body(body, sizeof(body), "delete", "", "");
+    expect_permission(&s, body, 200, "6", "allow", "all good", 0);
+
+    /* the last request: its Authorization and its body as JSON */
+    http(&s, "GET", "/stub/policy/last", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    doc = res_json(&res);
+    cr_assert_str_eq(field(doc, "authorization"), "Bearer policy-token");
+    cr_assert(json_object_object_get_ex(doc, "body", &v));
+    cr_assert_eq(ncmp_json_parse(body, strlen(body), &want, &err), 0);
+    cr_assert(json_object_equal(v, want), "%s", res.body.data);
+    json_object_put(want);
+    json_object_put(doc);
+    res_free(&res);
+
+    /* 400: not that shape, no operations, no changeRequest but for delete */
+    expect_status(&s, "POST", PERMISSIONS, "[]", JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS, "{\"operations\":[]}", JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS, "{\"changeRequestFormat\":\"cm-legacy\"}", JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS,
+                  "{\"changeRequestFormat\":\"cm-legacy\",\"operations\":[]}", JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS,
+                  "{\"changeRequestFormat\":\"cm-legacy\",\"operations\":{}}", JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS,
+                  "{\"changeRequestFormat\":\"cm-legacy\",\"operations\":[{\"operation\":"
+                  "\"delete\"}]}",
+                  JSON_CT, 400);
+    expect_status(&s, "POST", PERMISSIONS,
+                  "{\"changeRequestFormat\":\"cm-legacy\",\"operations\":[7]}", JSON_CT, 400);
+    permission_body(body, sizeof(body), "update", "x", "");
+    expect_status(&s, "POST", PERMISSIONS, body, JSON_CT, 400);
+    permission_body(body, sizeof(body), "update", "x", "null");
+    expect_status(&s, "POST", PERMISSIONS, body, JSON_CT, 400);
+    permission_body(body, sizeof(body), "update", "x", "{}");
+    expect_status(&s, "POST", PERMISSIONS, body, "Content-Type: text/plain", 415);
+    expect_status(&s, "GET", PERMISSIONS, NULL, NULL, 405);
+    expect_status(&s, "POST", PERMISSIONS, "not json", JSON_CT, 400);
+    /* the last request is the last POST received, also when refused; a
+     * body that is not JSON is kept as a string */
+    http(&s, "GET", "/stub/policy/last", NULL, &res);
+    doc = res_json(&res);
+    cr_assert_str_eq(field(doc, "body"), "not json", "%s", res.body.data);
+    cr_assert_str_eq(field(doc, "authorization"), "");
+    json_object_put(doc);
+    res_free(&res);
+
+    cr_assert_eq(stat_of(&s, "policyRequests"), 17);
+    http(&s, "POST", "/stub/reset", NULL, &res);
+    res_free(&res);
+    cr_assert_eq(stat_of(&s, "policyRequests"), 0);
+    expect_error(&s, "GET", "/stub/policy/last", NULL, 404, "no permission");
+    stub_stop(&s);
+}
+
+Test(dmistub, policy_decision_and_delay_options, .timeout = 60)
+{
+    static const char *const args[] = {"--policy-delay-ms=300", NULL};
+    stub s;
+    char body[1024];
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    setenv("DMI_STUB_POLICY_DECISION", "deny", 1); /* the stub inherits it */
+    stub_start(&s, args);
+    permission_body(body, sizeof(body), "update", "ManagedElement=1", "{}");
+    expect_permission(&s, body, 200, "1", "deny", "denied by the stub's --policy-decision", 0.3);
+    /* a marker wins */
+    permission_body(body, sizeof(body), "update", "policySimulation=policyResponse_allow", "{}");
+    expect_permission(&s, body, 200, "2", "allow", "Stub is mocking a policy response: allow", 0.3);
+    stub_stop(&s);
+    unsetenv("DMI_STUB_POLICY_DECISION");
 }
 
 /* --- many requests waiting at once ------------------------------------------------- */
@@ -808,8 +1260,8 @@ Test(dmistub, stop_answers_hung_requests_and_exits_0, .timeout = 60)
     static const char *const args[] = {"--hang", NULL};
     stub s;
     CURLM *multi;
-    CURL *easy;
-    http_res res;
+    CURL *easy, *easy2;
+    http_res res, res2;
     int running = 1, status;
     double deadline;
 
@@ -817,15 +1269,18 @@ Test(dmistub, stop_answers_hung_requests_and_exits_0, .timeout = 60)
     stub_start(&s, args);
     multi = curl_multi_init();
     memset(&res, 0, sizeof(res));
+    memset(&res2, 0, sizeof(res2));
     easy = easy_new(&s, "POST", "/dmi/v1/ch/x/modules", "{}", &res);
     curl_multi_add_handle(multi, easy);
-    /* the request is in and waits */
+    easy2 = easy_new(&s, "GET", "/ProvMnS/v1/SubNetwork=A/ManagedElement=1", NULL, &res2);
+    curl_multi_add_handle(multi, easy2);
+    /* the requests are in and wait */
     deadline = now_s() + 10;
-    while (stat_of(&s, "waiting") != 1 && now_s() < deadline) {
+    while (stat_of(&s, "waiting") != 2 && now_s() < deadline) {
         curl_multi_perform(multi, &running);
         curl_multi_poll(multi, NULL, 0, 20, NULL);
     }
-    cr_assert_eq(stat_of(&s, "waiting"), 1);
+    cr_assert_eq(stat_of(&s, "waiting"), 2);
     kill(s.pid, SIGTERM);
     while (running) {
         cr_assert_eq(curl_multi_perform(multi, &running), CURLM_OK);
@@ -835,10 +1290,15 @@ Test(dmistub, stop_answers_hung_requests_and_exits_0, .timeout = 60)
     easy_finish(easy, &res);
     cr_assert_eq(res.status, 503, "%ld %s", res.status, res.body.data);
     cr_assert(strstr(res.body.data, "stopping"), "%s", res.body.data);
+    easy_finish(easy2, &res2);
+    cr_assert_eq(res2.status, 503, "ProvMnS: %ld %s", res2.status, res2.body.data);
     curl_multi_remove_handle(multi, easy);
     curl_easy_cleanup(easy);
+    curl_multi_remove_handle(multi, easy2);
+    curl_easy_cleanup(easy2);
     curl_multi_cleanup(multi);
     res_free(&res);
+    res_free(&res2);
     status = it_wait_exit(s.pid, 30000);
     cr_assert(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d; log %s",
               status, s.log);

@@ -112,6 +112,58 @@ static void h_rest(ncmp_http_request *req, void *arg)
     ncmp_http_respond_json(req, 200, &out);
 }
 
+/* A streamed body: its length and a checksum, answered at the end. */
+typedef struct sink_count {
+    ncmp_http_request *req;
+    size_t bytes, chunks;
+    unsigned long sum;
+    int stop_after; /* ?stop=N: take no more after N bytes */
+} sink_count;
+
+static void *sink_open(ncmp_http_request *req, void *arg)
+{
+    sink_count *s;
+    const char *stop = ncmp_http_query(req, "stop");
+
+    (void)arg;
+    if (ncmp_http_query(req, "refuse")) {
+        ncmp_http_respond_error(req, 415, "refused at open", NULL);
+        return NULL;
+    }
+    s = ncmp_xcalloc(1, sizeof(*s));
+    s->stop_after = stop ? atoi(stop) : 0;
+    return s;
+}
+
+static int sink_chunk(void *state, const char *data, size_t len)
+{
+    sink_count *s = state;
+
+    for (size_t i = 0; i < len; i++)
+        s->sum += (unsigned char)data[i];
+    s->bytes += len;
+    s->chunks++;
+    return s->stop_after && s->bytes >= (size_t)s->stop_after ? -1 : 0;
+}
+
+static void sink_finish(void *state, ncmp_http_request *req, int too_large)
+{
+    sink_count *s = state;
+    ncmp_buf out = NCMP_BUF_INIT;
+
+    if (too_large) {
+        ncmp_http_respond_error(req, 413, "too large", NULL);
+    } else {
+        ncmp_buf_appendf(&out, "{\"bytes\":%zu,\"sum\":%lu,\"chunks\":%zu}", s->bytes, s->sum,
+                         s->chunks);
+        ncmp_http_respond_json(req, 200, &out);
+    }
+    ncmp_buf_free(&out);
+    free(s);
+}
+
+static const ncmp_http_sink counting_sink = {sink_open, sink_chunk, sink_finish, free};
+
 typedef struct counter {
     long next, n;
 } counter;
@@ -217,6 +269,7 @@ static ncmp_http_server *server(const char *user, const char *password, hook_log
     ncmp_http_route(srv, "GET", "/silent", h_silent, NULL);
     ncmp_http_route(srv, "GET", "/deep/{kind}/{rest...}", h_rest, NULL);
     ncmp_http_route(srv, "PATCH", "/deep/{kind}/{rest...}", h_rest, NULL);
+    ncmp_http_route_sink(srv, "POST", "/stream/{id}", 4u << 20, &counting_sink, NULL);
     cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
     cr_assert_gt(ncmp_http_server_port(srv), 0);
     return srv;
@@ -310,6 +363,50 @@ Test(ncmp_http, rest_of_path_parameter_takes_any_depth)
     cr_assert_eq(rest_of(port, "GET", "/things/a/b", rest, sizeof(rest)), 404);
     ncmp_buf_free(&deep);
     ncmp_buf_free(&want);
+    ncmp_http_server_destroy(srv);
+}
+
+Test(ncmp_http, sink_route_streams_bodies_beyond_the_server_limit)
+{
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    int port = ncmp_http_server_port(srv);
+    size_t n = 3u << 20; /* 3 MiB: the server's own limit is 1000 bytes */
+    char *big = ncmp_xmalloc(n);
+    unsigned long sum = 0;
+    char want[128];
+    reply r;
+
+    for (size_t i = 0; i < n; i++) {
+        big[i] = (char)('a' + i % 26);
+        sum += (unsigned char)big[i];
+    }
+    call(port, "POST", "/stream/x", big, n, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    snprintf(want, sizeof(want), "\"bytes\":%zu,\"sum\":%lu", n, sum);
+    cr_assert(strstr(r.body.data, want), "%s, want %s", r.body.data, want);
+    cr_assert_null(strstr(r.body.data, "\"chunks\":1}"), "one chunk: not streamed: %s",
+                   r.body.data);
+    reply_free(&r);
+    /* a sink that stops taking bytes still gets its finish */
+    call(port, "POST", "/stream/x?stop=10", big, n, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_null(strstr(r.body.data, "\"bytes\":3145728"), "%s", r.body.data);
+    reply_free(&r);
+    /* over the sink's own limit: 413 before open (Content-Length) */
+    big = ncmp_xrealloc(big, 5u << 20);
+    memset(big, 'x', 5u << 20);
+    call(port, "POST", "/stream/x", big, 5u << 20, NULL, &r);
+    cr_assert_eq(r.status, 413, "%s", r.body.data);
+    reply_free(&r);
+    /* answered at open: the body is dropped, the answer stands */
+    call(port, "POST", "/stream/x?refuse=1", big, 1000, NULL, &r);
+    cr_assert_eq(r.status, 415, "%s", r.body.data);
+    reply_free(&r);
+    /* the other routes keep the server's limit */
+    call(port, "POST", "/things/a/body", big, 2000, NULL, &r);
+    cr_assert_eq(r.status, 413, "%s", r.body.data);
+    reply_free(&r);
+    free(big);
     ncmp_http_server_destroy(srv);
 }
 
