@@ -644,34 +644,46 @@ _pm_run() {
     printf -v "$var" '%s' "$line"
 }
 
-# _pm_kpi BASE WHERE: NCMP's ProvMnS load at its KPI rates (40 reads/s, 1
-# patch/s by random alternate id) sent to BASE, together with the
-# pass-through load of bench data at its rates (13 reads/s, 5.2 writes/s)
-# through ncmpd, four clients at once for $_pm_secs s, on the stub with
-# the reference delays. The lines into _pm_kr, _pm_kp (ProvMnS reads,
-# patches) and _pm_ptr, _pm_ptw (pass-through), the ProvMnS rows printed.
+# _pm_kpi STUB: NCMP's ProvMnS load at its KPI rates (40 reads/s, 1
+# patch/s by random alternate id) through ncmpd and, at the same time, the
+# same load straight to the STUB (so that both meet the same moments of
+# the machine), beside bench data's pass-through load at its rates (13
+# reads/s, 5.2 writes/s) through ncmpd: six clients at once for $_pm_secs
+# s, on the stub with the reference delays. The lines into _pm_kr, _pm_kp
+# (ProvMnS reads, patches through ncmpd), _pm_dr, _pm_dp (straight to the
+# stub) and _pm_ptr, _pm_ptw (pass-through); the rows printed.
 _pm_kpi() {
-    local base=$1 where=$2 dir="$NCMP_INSTANCE_DIR/kpi" bin="$NCMP_BIN/tests/bench/ncmp-bench-data"
-    local common=(--handles "$_pm_handles" --seconds "$_pm_secs") pids=() p failed=0
+    local stub=$1 dir="$NCMP_INSTANCE_DIR/kpi" bin="$NCMP_BIN/tests/bench/ncmp-bench-data"
+    local common=(--handles "$_pm_handles" --seconds "$_pm_secs") pids=() p f failed=0
     mkdir -p "$dir"
     rm -f "$dir"/*
-    "$bin" provmns --url "$base" --method GET --rate 40 --delay-ms 300 "${common[@]}" >"$dir/read" 2>>"$dir/err" &
-    pids+=($!)
-    "$bin" provmns --url "$base" --method PATCH --rate 1 --delay-ms 670 "${common[@]}" >"$dir/patch" 2>>"$dir/err" &
-    pids+=($!)
-    "$bin" pt --url "$_pm_url" --method GET --rate 13 --delay-ms 300 "${common[@]}" >"$dir/ptread" 2>>"$dir/err" &
-    pids+=($!)
-    "$bin" pt --url "$_pm_url" --method POST --rate 5.2 --delay-ms 670 "${common[@]}" >"$dir/ptwrite" 2>>"$dir/err" &
-    pids+=($!)
+    # name url mode method rate delay
+    while read -r f url mode method rate delay; do
+        "$bin" "$mode" --url "$url" --method "$method" --rate "$rate" --delay-ms "$delay" "${common[@]}" \
+            >"$dir/$f" 2>>"$dir/err" &
+        pids+=($!)
+    done <<CLIENTS
+read $_pm_url provmns GET 40 300
+patch $_pm_url provmns PATCH 1 670
+read-direct $stub provmns GET 40 300
+patch-direct $stub provmns PATCH 1 670
+ptread $_pm_url pt GET 13 300
+ptwrite $_pm_url pt POST 5.2 670
+CLIENTS
     for p in "${pids[@]}"; do
         wait "$p" || failed=1
     done
-    [ $failed -eq 0 ] || die "bench provmns: the KPI-rate run $where failed: $(cat "$dir"/read "$dir"/patch \
-        "$dir"/ptread "$dir"/ptwrite; head -n 5 "$dir/err")"
+    [ $failed -eq 0 ] || die "bench provmns: the KPI-rate run failed: $(cat "$dir"/read "$dir"/patch \
+        "$dir"/read-direct "$dir"/patch-direct "$dir"/ptread "$dir"/ptwrite; head -n 5 "$dir/err")"
     _pm_kr=$(cat "$dir/read") _pm_kp=$(cat "$dir/patch")
+    _pm_dr=$(cat "$dir/read-direct") _pm_dp=$(cat "$dir/patch-direct")
     _pm_ptr=$(cat "$dir/ptread") _pm_ptw=$(cat "$dir/ptwrite")
-    _pm_row "read 40/s (stub 300 ms), $where" "$_pm_kr"
-    _pm_row "patch 1/s (stub 670 ms), $where" "$_pm_kp"
+    _pm_row "read 40/s (stub 300 ms), ncmpd" "$_pm_kr"
+    _pm_row "read 40/s (stub 300 ms), stub alone, same time" "$_pm_dr"
+    _pm_row "patch 1/s (stub 670 ms), ncmpd" "$_pm_kp"
+    _pm_row "patch 1/s (stub 670 ms), stub alone, same time" "$_pm_dp"
+    _pm_row "  pass-through read 13/s beside them, ncmpd" "$_pm_ptr"
+    _pm_row "  pass-through write 5.2/s beside them, ncmpd" "$_pm_ptw"
 }
 
 # _pm_members PREFIX LINE: the figures of LINE as JSON members PREFIXrequests,
@@ -728,18 +740,19 @@ _pm_probe() {
 # ncmpd's proxy (GET/PATCH /ProvMnS/v1<alternate id>) against the DMI stub,
 # overhead = client time - the stub's delay, as NCMP computes it; every
 # run also straight to the stub (the same requests: the raw DMI round
-# trip) in the same run. Phases, S s each way: NCMP's KPI rates (40
-# reads/s, 1 patch/s, with bench data's pass-through load at its rates)
-# with the reference delays (300 ms read, 670 ms write); reads at 200
-# concurrent clients; reads at 200 concurrent against a zero-delay stub
-# (requests/s); then patches at 40/s against that stub through two
-# ncmpd, the policy executor off and on (the stub's, allowing, no delay),
-# in the rounds off, on, on, off of S/2 s each: policy_added_ms is the
-# mean of the rounds' medians on minus off; beside it, a permission
-# request straight to the policy stub.
+# trip) in the same run. Phases of S s: NCMP's KPI rates (40 reads/s, 1
+# patch/s, beside bench data's pass-through load at its rates) with the
+# reference delays (300 ms read, 670 ms write), through ncmpd and
+# straight to the stub at the same time; reads at 200 concurrent clients,
+# then the same straight to the stub; the same against a zero-delay stub
+# (requests/s); then patches at 40/s against that stub through two ncmpd,
+# the policy executor off and on (the stub's, allowing, no delay), in the
+# rounds off, on, on, off of S/2 s each: policy_added_ms is the mean of
+# the rounds' medians on minus off; beside it, a permission request
+# straight to the policy stub.
 bench_provmns() {
     local json="" port=${NCMP_BENCH_HTTP_PORT:-58883} port2 stub bs t0 j
-    _pm_handles=50000 _pm_secs=20
+    _pm_handles=50000 _pm_secs=30
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) _pm_handles=$2; shift 2 ;;
@@ -770,18 +783,16 @@ bench_provmns() {
     _wait_all_ready "$_pm_handles" "$t0" 1200 || die "handles not READY after 1200 s"
     sleep 2 # the last READY events reach the handle cache
     _pm_probe "$_pm_url"
+    # the registration's writes settled, not measured with the requests
+    pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
 
     j="{\"scenario\": \"provmns\", \"handles\": $_pm_handles, \"seconds\": $_pm_secs, \"cores\": $(nproc),"
     printf '\n%-48s %7s %8s %8s %8s %8s %8s\n' "provmns, $_pm_handles handles, $_pm_secs s per run" ok \
         req/s "avg ms" "p50 ms" "p99 ms" "max ms"
     printf 'overhead = client time - the stub'"'"'s delay; "stub alone": the same requests straight to the stub\n'
     local dr dp kr kp
-    _pm_kpi "$stub" "stub alone"
-    dr=$_pm_kr dp=$_pm_kp
-    _pm_kpi "$_pm_url" "ncmpd"
-    kr=$_pm_kr kp=$_pm_kp
-    _pm_row "  pass-through read 13/s beside it, ncmpd" "$_pm_ptr"
-    _pm_row "  pass-through write 5.2/s beside it, ncmpd" "$_pm_ptw"
+    _pm_kpi "$stub"
+    kr=$_pm_kr kp=$_pm_kp dr=$_pm_dr dp=$_pm_dp
     j+=$(_pm_phase read_kpi_rate '"rate_per_s": 40, "delay_ms": 300' "$kr" "$dr")
     j+=$(_pm_phase patch_kpi_rate '"rate_per_s": 1, "delay_ms": 670' "$kp" "$dp")
     j+="\"passthrough_read_kpi_rate\": {\"rate_per_s\": 13, \"delay_ms\": 300, $(_pm_members "" "$_pm_ptr")},"
