@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dmistub_datajob.h"
 #include "dmistub_events.h"
 #include "dmistub_models.h"
 #include "dmistub_provmns.h"
@@ -39,6 +40,11 @@ typedef struct stub_stats {
     atomic_long provmns_actions;          /* POST /prov-mns-extensions/.../actions/... */
     atomic_long policy_requests;          /* POST /operation-permission/v1/permissions */
     atomic_long policy_decisions;         /* the id of the last decision */
+    atomic_long datajob_writes;           /* POST /dmi/v1/cmwriteJob (errors too) */
+    atomic_long datajob_reads;            /* POST /dmi/v1/cmreadJob (errors too) */
+    atomic_long datajob_operations;       /* data[] items of the sub-jobs accepted */
+    atomic_long datajob_status;           /* GET .../dataProducerJob/{id}/status */
+    atomic_long datajob_result;           /* GET .../dataProducerJob/{id}/result */
     atomic_long bad_requests;             /* 400, 404, 405, 413, 415 */
     atomic_long unauthorized;             /* 401 */
     atomic_long data_reads;               /* reads of the --data-root (errors too) */
@@ -58,6 +64,7 @@ struct dmistub_server {
     dmistub_data *data;     /* NULL without --data-model */
     dmistub_events *events; /* NULL without --kafka */
     dmistub_provmns *provmns;
+    dmistub_datajob *datajob;
     char *auth_token;   /* base64 of user:password, NULL without --auth */
     char *default_base; /* http://host:port, when a request has no Host */
     uint16_t port;
@@ -499,18 +506,29 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return v ? v : "";
 }
 
-/* Keep the request for GET /stub/provmns/last: its path and query as
- * received. */
-static void provmns_keep(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
-                         const char *url, const char *method)
+/* The path of the request as received (not decoded), without its query;
+ * *query is what follows '?' ("" when nothing). Owned by the caller. */
+static char *raw_path(const stub_req *r, const char *url, const char **query)
 {
     char *path = ncmp_xstrdup(r->uri ? r->uri : url), *q = strchr(path, '?');
 
     if (q)
         *q++ = '\0';
-    dmistub_provmns_keep(
-        srv->provmns, method, path, q ? q : "", header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
-        header(conn, MHD_HTTP_HEADER_AUTHORIZATION), r->body.data ? r->body.data : "");
+    *query = q ? q : "";
+    return path;
+}
+
+/* Keep the request for GET /stub/provmns/last: its path and query as
+ * received. */
+static void provmns_keep(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
+                         const char *url, const char *method)
+{
+    const char *q;
+    char *path = raw_path(r, url, &q);
+
+    dmistub_provmns_keep(srv->provmns, method, path, q, header(conn, MHD_HTTP_HEADER_CONTENT_TYPE),
+                         header(conn, MHD_HTTP_HEADER_AUTHORIZATION),
+                         r->body.data ? r->body.data : "");
     free(path);
 }
 
@@ -697,6 +715,115 @@ static void h_last(dmistub_server *srv, stub_req *r, const char *method, int pol
     free(json);
 }
 
+/* --- data jobs (dmi-openapi-datajob.yml) ---------------------------------- */
+
+#define DATAJOB_PREFIX "/dmi/v1/cmwriteJob/dataProducer/"
+
+/* POST /dmi/v1/cmwriteJob?destination= and /dmi/v1/cmreadJob?destination=:
+ * the reference's {"subJobId":"<n>",...} after --datajob-delay-ms; a
+ * sub-job of DMISTUB_DATAJOB_FAILING answers 500 without that delay. */
+static void h_subjob(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r, const char *url,
+                     const char *method, int read)
+{
+    const char *q;
+    dmistub_subjob job;
+    ncmp_err err;
+    char *path;
+
+    if (!require_method(srv, r, method, "POST"))
+        return;
+    atomic_fetch_add(read ? &srv->stats.datajob_reads : &srv->stats.datajob_writes, 1);
+    if (!MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "destination")) {
+        bad_request(srv, r, 400, "the destination query parameter is required");
+        return;
+    }
+    if (dmistub_datajob_check(r->body.data, r->body.len, &job, &err) != 0) {
+        bad_request(srv, r, 400, err.msg);
+        return;
+    }
+    atomic_fetch_add(&srv->stats.datajob_operations, (long)job.operations);
+    path = raw_path(r, url, &q);
+    dmistub_datajob_keep(srv->datajob, &job, path, q, header(conn, MHD_HTTP_HEADER_AUTHORIZATION));
+    free(path);
+    if (dmistub_datajob_failing(&job)) {
+        reply_json(r, 500, DMISTUB_DATAJOB_FAILED_BODY);
+        r->delay_ms = answer_delay(srv, 0);
+    } else {
+        r->status = 200;
+        r->content_type = JSON_TYPE;
+        dmistub_datajob_answer(srv->datajob, &r->out);
+        r->delay_ms = answer_delay(srv, srv->opts->datajob_delay_ms);
+    }
+}
+
+typedef enum datajob_query { DJ_NONE, DJ_STATUS, DJ_RESULT } datajob_query;
+
+/* Which of .../dataProducer/{id}/dataProducerJob/{id}/status or /result
+ * `path` (as received, without its query) is. Each id is one non-empty
+ * segment. */
+static datajob_query datajob_query_of(const char *path)
+{
+    const char *p = path + sizeof(DATAJOB_PREFIX) - 1;
+    size_t n;
+
+    if (strncmp(path, DATAJOB_PREFIX, sizeof(DATAJOB_PREFIX) - 1) != 0 ||
+        (n = strcspn(p, "/")) == 0 || strncmp(p + n, "/dataProducerJob/", 17) != 0)
+        return DJ_NONE;
+    p += n + 17;
+    if ((n = strcspn(p, "/")) == 0)
+        return DJ_NONE;
+    return strcmp(p + n, "/status") == 0   ? DJ_STATUS
+           : strcmp(p + n, "/result") == 0 ? DJ_RESULT
+                                           : DJ_NONE;
+}
+
+/* GET /dmi/v1/cmwriteJob/dataProducer/{dataProducerId}/dataProducerJob/
+ * {dataProducerJobId}/status, and .../result?destination=: the
+ * reference's constant answers. The path is matched as received, so that
+ * an id may hold an encoded '/'. */
+static void h_datajob_query(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
+                            const char *url, const char *method)
+{
+    const char *q;
+    char *path = raw_path(r, url, &q);
+    datajob_query what = datajob_query_of(path);
+
+    free(path);
+    if (what == DJ_NONE) {
+        bad_request(srv, r, 404, "no such DMI endpoint");
+        return;
+    }
+    if (!require_method(srv, r, method, "GET"))
+        return;
+    if (what == DJ_STATUS) {
+        atomic_fetch_add(&srv->stats.datajob_status, 1);
+        reply_static(r, DMISTUB_DATAJOB_STATUS_BODY, sizeof(DMISTUB_DATAJOB_STATUS_BODY) - 1);
+    } else {
+        atomic_fetch_add(&srv->stats.datajob_result, 1);
+        if (!MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "destination")) {
+            bad_request(srv, r, 400, "the destination query parameter is required");
+            return;
+        }
+        reply_static(r, DMISTUB_DATAJOB_RESULT_BODY, sizeof(DMISTUB_DATAJOB_RESULT_BODY) - 1);
+    }
+    r->delay_ms = answer_delay(srv, 0);
+}
+
+/* GET /stub/datajob/last. */
+static void h_datajob_last(dmistub_server *srv, stub_req *r, const char *method)
+{
+    char *json;
+
+    if (!require_method(srv, r, method, "GET"))
+        return;
+    if (!(json = dmistub_datajob_last(srv->datajob))) {
+        reply_error(r, 404, "no sub-job request yet");
+        return;
+    }
+    reply_json(r, 200, json);
+    free(json);
+}
+
 /* --- the stub's own endpoints ---------------------------------------------- */
 
 static void h_health(dmistub_server *srv, stub_req *r, const char *method)
@@ -759,7 +886,9 @@ static void h_stats(dmistub_server *srv, stub_req *r, const char *method)
                      "\"batchHandles\":%ld,\"eventsQueued\":%ld,\"eventsDelivered\":%ld,"
                      "\"eventsFailed\":%ld,\"badRequests\":%ld,\"unauthorized\":%ld,"
                      "\"dataReads\":%ld,\"provmnsReads\":%ld,\"provmnsWrites\":%ld,"
-                     "\"provmnsActions\":%ld,\"policyRequests\":%ld,\"waiting\":%zu}",
+                     "\"provmnsActions\":%ld,\"policyRequests\":%ld,\"datajobWrites\":%ld,"
+                     "\"datajobReads\":%ld,\"datajobOperations\":%ld,\"datajobStatus\":%ld,"
+                     "\"datajobResult\":%ld,\"waiting\":%zu}",
                      atomic_load(&s->error_tag), atomic_load(&s->busy), atomic_load(&s->reads),
                      atomic_load(&s->writes), atomic_load(&s->async_passthrough),
                      atomic_load(&s->batches), atomic_load(&s->batch_handles), ev.queued,
@@ -767,7 +896,9 @@ static void h_stats(dmistub_server *srv, stub_req *r, const char *method)
                      atomic_load(&s->unauthorized), atomic_load(&s->data_reads),
                      atomic_load(&s->provmns_reads), atomic_load(&s->provmns_writes),
                      atomic_load(&s->provmns_actions), atomic_load(&s->policy_requests),
-                     dmistub_timer_pending(srv->timer));
+                     atomic_load(&s->datajob_writes), atomic_load(&s->datajob_reads),
+                     atomic_load(&s->datajob_operations), atomic_load(&s->datajob_status),
+                     atomic_load(&s->datajob_result), dmistub_timer_pending(srv->timer));
 }
 
 static void stats_zero(stub_stats *s)
@@ -786,7 +917,12 @@ static void stats_zero(stub_stats *s)
                                     &s->provmns_writes,
                                     &s->provmns_actions,
                                     &s->policy_requests,
-                                    &s->policy_decisions};
+                                    &s->policy_decisions,
+                                    &s->datajob_writes,
+                                    &s->datajob_reads,
+                                    &s->datajob_operations,
+                                    &s->datajob_status,
+                                    &s->datajob_result};
 
     for (int t = 0; t < DMISTUB_TAGS; t++) {
         atomic_store(&s->references[t], 0);
@@ -802,6 +938,7 @@ static void h_reset(dmistub_server *srv, stub_req *r, const char *method)
         return;
     stats_zero(&srv->stats);
     dmistub_provmns_forget(srv->provmns);
+    dmistub_datajob_forget(srv->datajob);
     if (srv->events)
         dmistub_events_stats_reset(srv->events);
     reply_json(r, 200, "{\"status\":\"reset\"}");
@@ -862,6 +999,10 @@ static void route_dmi(dmistub_server *srv, struct MHD_Connection *conn, stub_req
         r->auth_challenge = 1;
     } else if (strcmp(url, "/dmi/v1/data") == 0) {
         h_batch(srv, conn, r, method);
+    } else if (strcmp(url, "/dmi/v1/cmwriteJob") == 0 || strcmp(url, "/dmi/v1/cmreadJob") == 0) {
+        h_subjob(srv, conn, r, url, method, strcmp(url, "/dmi/v1/cmreadJob") == 0);
+    } else if (strncmp(url, "/dmi/v1/cmwriteJob/", 19) == 0) {
+        h_datajob_query(srv, conn, r, url, method);
     } else if (strncmp(url, "/dmi/v1/ch/", 11) == 0) {
         route_handle(srv, conn, r, method, url + 11);
     } else {
@@ -889,6 +1030,8 @@ static void route(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
         h_last(srv, r, method, 0);
     } else if (strcmp(url, "/stub/policy/last") == 0) {
         h_last(srv, r, method, 1);
+    } else if (strcmp(url, "/stub/datajob/last") == 0) {
+        h_datajob_last(srv, r, method);
     } else if (strcmp(url, "/actuator/health") == 0) {
         h_health(srv, r, method);
     } else if (strcmp(url, "/stub/stats") == 0) {
@@ -1118,6 +1261,7 @@ int dmistub_server_start(dmistub_server **out, const dmistub_opts *opts, ncmp_er
     pthread_mutex_init(&srv->busy_lock, NULL);
     srv->models = dmistub_models_new();
     srv->provmns = dmistub_provmns_new();
+    srv->datajob = dmistub_datajob_new();
     if (*opts->auth)
         srv->auth_token = base64(opts->auth);
     if (*opts->data_model && dmistub_data_load(&srv->data, opts->data_model, opts->data_tree,
@@ -1170,6 +1314,7 @@ void dmistub_server_stop(dmistub_server *srv)
     dmistub_events_stop(srv->events);
     dmistub_models_free(srv->models);
     dmistub_provmns_free(srv->provmns);
+    dmistub_datajob_free(srv->datajob);
     dmistub_data_free(srv->data);
     for (size_t i = 0; i < srv->nbusy; i++)
         free(srv->busy[i].tag);

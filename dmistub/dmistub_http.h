@@ -8,11 +8,16 @@
  * about 300 ms. Validation errors answer at once; the delays (and
  * --extra-delay-ms, --hang) apply to answers that passed validation.
  *
- * Endpoints (the DMI plugin API of dmi-openapi.yml, plus the stub's own):
+ * Endpoints (the DMI plugin API of dmi-openapi.yml and
+ * dmi-openapi-datajob.yml, plus the stub's own):
  *   POST /dmi/v1/ch/{id}/modules              module references of a tag
  *   POST /dmi/v1/ch/{id}/moduleResources      YANG sources asked for
  *   POST /dmi/v1/ch/{id}/data/ds/{datastore}  pass-through read/write
  *   POST /dmi/v1/data?requestId=&topic=       batch read: 202, then events
+ *   POST /dmi/v1/cmwriteJob?destination=      a data-job sub-job (and
+ *   POST /dmi/v1/cmreadJob?destination=       cmreadJob): {"subJobId",...}
+ *   GET  /dmi/v1/cmwriteJob/dataProducer/{id}/dataProducerJob/{id}/status
+ *        and .../result?destination=         (dmistub_datajob.h)
  *   GET|PUT|PATCH|DELETE /ProvMnS/v1/{fdn}    ProvMnS (dmistub_provmns.h)
  *   POST /prov-mns-extensions/v1alpha1/actions/{dn}/{action}
  *   POST /operation-permission/v1/permissions the policy executor stub
@@ -22,6 +27,7 @@
  *   GET  /stub/provmns/last, /stub/policy/last  the last ProvMnS or action
  *                                             request, the last permission
  *                                             request (404 when none)
+ *   GET  /stub/datajob/last                   the last 50 sub-job requests
  * Errors are JSON {"status":"<code> <REASON>","message":"..."}: 400 for a
  * malformed body or parameter, 401 when --auth is set and the request's
  * Basic credentials differ (on /dmi/ only), 404 for an unknown path, 405
@@ -29,7 +35,8 @@
  * 415 for a ProvMnS, action or permission body of another media type,
  * 503 for the busy window or a Kafka feature without --kafka. A
  * dmiSimulation=httpError_<code> segment of a ProvMnS path answers
- * <code> with {"error":"simulated <code>"}.
+ * <code> with {"error":"simulated <code>"}; a sub-job of dataProducerId
+ * "failing-producer" answers 500 {"error":"simulated failure"}.
  */
 #ifndef DMISTUB_HTTP_H
 #define DMISTUB_HTTP_H

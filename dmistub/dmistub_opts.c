@@ -40,7 +40,7 @@ static const opt_def opt_table[] = {
      "write the bound port to FILE once listening"},
     {"threads", "DMI_STUB_THREADS", OPT_LONG, "2", 1, 64, OFF(threads), "N",
      "HTTP event-loop threads (epoll; delays never hold a thread)"},
-    {"max-body-bytes", "DMI_STUB_MAX_BODY_BYTES", OPT_LONG, "16777216", 1024, 1L << 30,
+    {"max-body-bytes", "DMI_STUB_MAX_BODY_BYTES", OPT_LONG, "67108864", 1024, 1L << 30,
      OFF(max_body_bytes), "N", "largest request body accepted (413 above)"},
     {"auth", "DMI_STUB_AUTH", OPT_STR, "", 0, 0, OFF(auth), "USER:PASSWORD",
      "require HTTP Basic auth on /dmi/ (401 otherwise); empty: no check"},
@@ -57,6 +57,9 @@ static const opt_def opt_table[] = {
      OFF(provmns_read_delay_ms), "MS", "delay of GET /ProvMnS/v1/{fdn}"},
     {"provmns-write-delay-ms", "PROVMNS_WRITE_DELAY_MS", OPT_LONG, "670", 0, DAY_MS,
      OFF(provmns_write_delay_ms), "MS", "delay of PUT, PATCH and DELETE /ProvMnS/v1/{fdn}"},
+    {"datajob-delay-ms", "DMI_STUB_DATAJOB_DELAY_MS", OPT_LONG, "0", 0, DAY_MS,
+     OFF(datajob_delay_ms), "MS",
+     "delay of a data-job sub-job, POST /dmi/v1/cmwriteJob or cmreadJob"},
     {"busy-ms", "MODULE_INITIAL_PROCESSING_DELAY_MS", OPT_LONG, "0", 0, DAY_MS, OFF(busy_ms), "MS",
      "503 on /modules and /moduleResources for MS after the first request per tag "
      "(the reference workload uses 180000)"},

@@ -34,6 +34,7 @@ typedef struct dmistub_opts {
     long write_delay_ms;
     long provmns_read_delay_ms;
     long provmns_write_delay_ms;
+    long datajob_delay_ms;
     long busy_ms;
     long extra_delay_ms;
     int hang;

@@ -9,7 +9,8 @@
  *   ncmp-dmi-stub [--host 127.0.0.1] [--port 8092] [--kafka BOOTSTRAP] ...
  *   ncmp-dmi-stub --help        every flag, its default and its env name
  *
- * What it serves (the DMI plugin API of dmi-openapi.yml):
+ * What it serves (the DMI plugin API of dmi-openapi.yml and
+ * dmi-openapi-datajob.yml):
  *   POST /dmi/v1/ch/{id}/modules          after 100 ms: the module references
  *        of the body's moduleSetTag. tagA..tagE have module0..module199 at
  *        revisions 2024-01-01, 2024-02-02, ... 2024-05-05; any other or
@@ -32,6 +33,21 @@
  *        handle id, ce_correlationid = requestId, ce_destination = topic
  *        (see dmistub_events.h for the exact headers and body). Without
  *        --kafka it answers 503.
+ *   POST /dmi/v1/cmwriteJob?destination=  a data-job sub-job, body
+ *        {"dataProducerId","dataJobId","dataAcceptType","dataContentType",
+ *        "data":[{"path","op","operationId","moduleSetTag","value"}]}: at
+ *        once (--datajob-delay-ms), as the reference, 200
+ *        {"subJobId":"<n>","dmiServiceName":"some-dmi-service-name",
+ *        "dataProducerId":"my-data-producer-id"}, n counting from 1. POST
+ *        /dmi/v1/cmreadJob is answered the same way (the reference stub
+ *        has no read sub-jobs). 400 for another shape or no destination;
+ *        a sub-job of dataProducerId "failing-producer" answers 500
+ *        {"error":"simulated failure"} at once. The body is checked in
+ *        one pass without building it, so 100,000 operations (22 MB; the
+ *        default --max-body-bytes is 64 MiB) take about 0.1 s.
+ *   GET  /dmi/v1/cmwriteJob/dataProducer/{id}/dataProducerJob/{id}/status
+ *        {"status":"FINISHED"};  .../result?destination=  {"result":
+ *        "some status"}, as the reference.
  *   GET  /ProvMnS/v1/{fdn}[?query]         after 300 ms
  *        (--provmns-read-delay-ms): {"id":"some id","objectClass":
  *        "dummyClass","objectInstance":"dummyInstance","attributes":<a
@@ -62,15 +78,24 @@
  *        "body"}, path and query as received (not decoded); 404 when none
  *   GET  /stub/policy/last                 the last permission request:
  *        {"authorization","body":<the body's JSON>}; 404 when none
+ *   GET  /stub/datajob/last                the last 50 sub-job requests
+ *        that passed the checks, oldest first: [{"path","query",
+ *        "dataProducerId","dataJobId","operations":<count>,
+ *        "operationIds":[the first 20, as strings; null when absent],
+ *        "authorization"}]; 404 when none
  *   GET  /actuator/health                  {"status":"UP"} (503 DOWN after
  *        --health-down or POST /stub/health {"status":"DOWN"})
  *   GET  /stub/stats, POST /stub/reset     counters: module references and
  *        resources answered per tag, 503s of the busy window, pass-through
  *        reads and writes, batch requests and handles, events queued,
  *        delivered and failed, bad requests, 401s, ProvMnS reads, writes
- *        and actions, permission requests, and "waiting": answers and
+ *        and actions, permission requests, data-job sub-jobs
+ *        (datajobWrites, datajobReads: received, errors included),
+ *        their operations (datajobOperations: of the accepted ones),
+ *        status and result requests (datajobStatus, datajobResult), and
+ *        "waiting": answers and
  *        batch jobs still waiting for their delay. The reset also forgets
- *        the last requests.
+ *        the last requests and restarts the sub-job ids.
  *
  * Behaviour worth knowing:
  *   - Delays never hold a thread: the connection is suspended and resumed

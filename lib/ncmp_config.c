@@ -162,6 +162,18 @@ const ncmp_option ncmp_options[] = {
      OFF(provmns_max_patch_operations),
      "NCMP's app.ncmp.provmns.max-patch-operations: a ProvMnS PATCH with more items is refused "
      "with 413."},
+    {"datajob.max-body-bytes", NCMP_OPT_INT, "268435456", NULL, 1024, 2000000000, 0,
+     OFF(datajob_max_body_bytes),
+     "Largest data job (POST /do-not-use/dataJobs/{id}/write) accepted; larger is a 413. The "
+     "body is scanned as it arrives, never held whole, whatever this limit."},
+    {"datajob.request-topic", NCMP_OPT_STRING, "ncmp-datajob-requests", NULL, 0, 0, 0,
+     OFF(datajob_request_topic),
+     "Topic of write data jobs sent as CloudEvents (ce_id = the data job id, data = the body of "
+     "POST /do-not-use/dataJobs/{id}/write), read by the rest role; empty: not read. Records "
+     "that cannot be used go to `<topic>-dlq`."},
+    {"datajob.response-topic", NCMP_OPT_STRING, "ncmp-datajob-responses", NULL, 0, 0, 0,
+     OFF(datajob_response_topic),
+     "Topic of the outcomes of the data jobs of datajob.request-topic, keyed by the data job id."},
     {"policy-executor.enabled", NCMP_OPT_BOOL, "false", NULL, 0, 0, 0, OFF(policy_executor_enabled),
      "NCMP's ncmp.policy-executor.enabled: ask the policy executor before every pass-through "
      "write on passthrough-running and every ProvMnS PUT, PATCH (once per item) and DELETE; "

@@ -94,6 +94,10 @@ typedef struct ncmp_config {
     int data_async_enabled;
     /* ProvMnS and the policy executor (workers/rest/provmns.h, policy.h) */
     int provmns_max_patch_operations;
+    /* data jobs (workers/rest/datajob.h) */
+    int datajob_max_body_bytes;
+    char *datajob_request_topic;
+    char *datajob_response_topic;
     int policy_executor_enabled;
     char *policy_executor_url;
     char *policy_executor_default_decision;

@@ -161,8 +161,10 @@ static const cp_node cp_model[M_COUNT] = {
         LEAF("dmi-data-service-name", M_HANDLES, CP_SCOPE_HANDLE, "h.dmi_data_service_name"),
     [M_DMI_MODEL] =
         LEAF("dmi-model-service-name", M_HANDLES, CP_SCOPE_HANDLE, "h.dmi_model_service_name"),
-    [M_DMI_JOBS_READ] = UNSTORED("dmi-datajobs-read-service", M_HANDLES, CP_SCOPE_HANDLE),
-    [M_DMI_JOBS_WRITE] = UNSTORED("dmi-datajobs-write-service", M_HANDLES, CP_SCOPE_HANDLE),
+    [M_DMI_JOBS_READ] = LEAF("dmi-datajobs-read-service", M_HANDLES, CP_SCOPE_HANDLE,
+                             "h.dmi_datajobs_read_service"),
+    [M_DMI_JOBS_WRITE] = LEAF("dmi-datajobs-write-service", M_HANDLES, CP_SCOPE_HANDLE,
+                              "h.dmi_datajobs_write_service"),
     [M_TAG] = LEAF("module-set-tag", M_HANDLES, CP_SCOPE_HANDLE, "h.module_set_tag"),
     [M_ALTERNATE_ID] = {"alternate-id", M_HANDLES, 1, CP_SCOPE_HANDLE, CP_EXISTS_SQL,
                         "h.alternate_id IS NOT NULL", "h.alternate_id", 1},

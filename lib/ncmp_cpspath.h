@@ -21,8 +21,8 @@
  *   ancestors only (as in XPath); a trailing /@leaf changes nothing.
  *   A path that ends above the handles (/dmi-registry) selects none.
  * - A node or leaf the model does not have, or one that is not stored
- *   (dmi-datajobs-*, last-sync-time, the running datastore), makes its
- *   condition false; that is not an error. Any step named
+ *   (last-sync-time, the running datastore), makes its condition
+ *   false; that is not an error. Any step named
  *   additional-properties makes the whole path `false`.
  * - 'quoted' values compare as text (< > ordered by code point, COLLATE
  *   "C"); unquoted numbers compare as numbers, with leaves whose text is

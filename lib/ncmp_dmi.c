@@ -363,7 +363,9 @@ static dmi_xfer *xfer_new(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_err *
         if (x->connect_timeout_ms > req->timeout_ms)
             x->connect_timeout_ms = req->timeout_ms;
     }
-    if (req->body) {
+    if (req->body && req->take_body) {
+        x->body = (char *)req->body;
+    } else if (req->body) {
         x->body = ncmp_xmalloc(req->body_len + 1);
         memcpy(x->body, req->body, req->body_len);
         x->body[req->body_len] = '\0';
@@ -717,8 +719,11 @@ int ncmp_dmi_submit(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_dmi_done_cb
     dmi_xfer *x;
     ncmp_dmi_response *resp;
 
-    if (request_check(req, err) != 0)
+    if (request_check(req, err) != 0) {
+        if (req->take_body)
+            free((char *)req->body);
         return -1;
+    }
     x = xfer_new(dmi, req, err);
     if (!x)
         return -1;
@@ -833,8 +838,7 @@ void ncmp_dmi_url_encode(ncmp_buf *out, const char *s)
     }
 }
 
-/* The base URL without trailing slashes, then "/dmi/v1". */
-static void url_base(ncmp_buf *out, const char *dmi)
+void ncmp_dmi_url_base(ncmp_buf *out, const char *dmi)
 {
     size_t n = strlen(dmi);
 
@@ -845,7 +849,7 @@ static void url_base(ncmp_buf *out, const char *dmi)
 
 static void url_handle(ncmp_buf *out, const char *dmi, const char *cm_handle_id)
 {
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/dmi/v1/ch/");
     ncmp_dmi_url_encode(out, cm_handle_id);
 }
@@ -903,7 +907,7 @@ void ncmp_dmi_url_data_operation(ncmp_buf *out, const char *dmi, const char *req
 {
     int first = 1;
 
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/dmi/v1/data");
     url_query(out, &first, "requestId", request_id);
     url_query(out, &first, "topic", topic);
@@ -911,7 +915,7 @@ void ncmp_dmi_url_data_operation(ncmp_buf *out, const char *dmi, const char *req
 
 void ncmp_dmi_url_health(ncmp_buf *out, const char *dmi)
 {
-    url_base(out, dmi);
+    ncmp_dmi_url_base(out, dmi);
     ncmp_buf_append_str(out, "/actuator/health");
 }
 

@@ -92,6 +92,10 @@ typedef struct ncmp_dmi_request {
     const char *url;  /* absolute http(s) URL, already encoded */
     const char *body; /* NULL: no body */
     size_t body_len;
+    /* ncmp_dmi_submit only: `body` is a malloc'd buffer the client takes
+     * over (and frees, whatever happens), instead of copying it - for
+     * bodies of tens of megabytes */
+    int take_body;
     const char *content_type; /* of the body; NULL: application/json */
     /* extra "Name: value" lines, NULL-terminated (e.g. a forwarded
      * Authorization), or NULL */
@@ -184,6 +188,10 @@ void ncmp_dmi_url_encode(ncmp_buf *out, const char *s);
 
 /* The URLs below start with the DMI plugin's base URL `dmi` as it was
  * registered (trailing slashes dropped) and append to *out. */
+
+/* The base URL `dmi` without its trailing slashes (every DMI URL starts
+ * with it). */
+void ncmp_dmi_url_base(ncmp_buf *out, const char *dmi);
 
 /* {dmi}/dmi/v1/ch/{id}/modules */
 void ncmp_dmi_url_modules(ncmp_buf *out, const char *dmi, const char *cm_handle_id);

@@ -540,3 +540,12 @@ int it_logged_port(const char *log_path)
     cr_assert_gt(port, 0, "ncmpd logged no HTTP port; log %s", log_path);
     return port;
 }
+
+void it_kill_wait(pid_t *pid)
+{
+    if (*pid > 0) {
+        kill(*pid, SIGKILL);
+        waitpid(*pid, NULL, 0);
+        *pid = 0;
+    }
+}

@@ -86,6 +86,9 @@ pid_t it_ncmpd_spawn(const char *log_path, const char *const *args);
  * timeout. */
 int it_wait_exit(pid_t pid, int timeout_ms);
 
+/* SIGKILL *pid and reap it, then *pid = 0; nothing when *pid <= 0. */
+void it_kill_wait(pid_t *pid);
+
 /* SIGTERM, then wait; returns the waitpid status (asserts it exited). */
 int it_ncmpd_stop(pid_t pid);
 

@@ -2,7 +2,7 @@
  * ncmp_cpspath on the real PostgreSQL: every translated path runs as
  * `SELECT id FROM cm_handle h WHERE <sql> ORDER BY id` on a scratch
  * database holding a small inventory (20 handles with varied properties,
- * states, lock reasons, alternate ids and tags), and must select exactly
+ * states, lock reasons, alternate ids, tags and DMI services), and must select exactly
  * the handles the path names. Mutated paths from the fuzz corpus must all
  * run without a database error.
  */
@@ -76,6 +76,13 @@ static const char inventory_sql[] =
     " ('ch-20', 'alt-20', 'tagB', 'http://dmi-1', '', '', '{}', '{}', 'READY', NULL, NULL, false, "
     "'NONE_REQUESTED', '2026-01-01 00:00:00+00')";
 
+/* The data-job DMI services of three handles (the others have none). */
+static const char datajobs_sql[] =
+    "UPDATE cm_handle SET dmi_datajobs_read_service = 'http://jobs-r',"
+    " dmi_datajobs_write_service = 'http://jobs-w' WHERE id = 'ch-02';"
+    "UPDATE cm_handle SET dmi_datajobs_write_service = 'http://jobs-w' WHERE id = 'ch-03';"
+    "UPDATE cm_handle SET dmi_datajobs_read_service = 'http://jobs-r2' WHERE id = 'ch-05'";
+
 static const search searches[] = {
     {"//state[@cm-handle-state='READY']",
      "ch-01,ch-02,ch-07,ch-08,ch-09,ch-12,ch-14,ch-16,ch-19,ch-20"},
@@ -135,6 +142,14 @@ static const search searches[] = {
      "ch-04,ch-06,ch-11,ch-13,ch-17,ch-18"},
     {"//cm-handles[@dmi-data-service-name='http://dmi-data-1']", "ch-02"},
     {"//cm-handles[@dmi-service-name='http://dmi-2']", "ch-03,ch-04"},
+    {"//cm-handles[@dmi-datajobs-read-service='http://jobs-r']", "ch-02"},
+    {"//cm-handles[@dmi-datajobs-write-service='http://jobs-w']", "ch-02,ch-03"},
+    {"//cm-handles[contains(@dmi-datajobs-read-service,'jobs-r')]", "ch-02,ch-05"},
+    {"//cm-handles[@dmi-datajobs-write-service!='']", "ch-02,ch-03"},
+    {"//cm-handles/dmi-datajobs-read-service[text()='http://jobs-r2']", "ch-05"},
+    {"//cm-handles[@dmi-datajobs-read-service='http://jobs-r' and "
+     "@dmi-datajobs-write-service='http://jobs-w']/state[@cm-handle-state='READY']",
+     "ch-02"},
     {"//cm-handles[@id>'ch-18']", "ch-19,ch-20"},
     {"//running", ""},
     {"//public-properties[@name='Contact' and @value='']", "ch-14"},
@@ -173,6 +188,7 @@ static ncmp_db *inventory_open(void)
     cr_assert_eq(ncmp_db_open(&scratch_db, url, NULL, 10, &err), 0, "%s", err.msg);
     cr_assert_eq(ncmp_migrate_run(scratch_db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
     cr_assert_eq(ncmp_db_exec(scratch_db, inventory_sql, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(scratch_db, datajobs_sql, &err), 0, "%s", err.msg);
     return scratch_db;
 }
 

@@ -54,15 +54,6 @@ typedef struct data_case {
 static data_case the_case;
 static int the_case_live;
 
-static void kill_wait(pid_t *pid)
-{
-    if (*pid > 0) {
-        kill(*pid, SIGKILL);
-        waitpid(*pid, NULL, 0);
-        *pid = 0;
-    }
-}
-
 static void data_cleanup(void)
 {
     data_case *c = &the_case;
@@ -70,8 +61,8 @@ static void data_cleanup(void)
     if (!the_case_live)
         return;
     the_case_live = 0;
-    kill_wait(&c->pid);
-    kill_wait(&c->stub);
+    it_kill_wait(&c->pid);
+    it_kill_wait(&c->stub);
     ncmp_http_server_destroy(c->fake);
     c->fake = NULL;
     ncmp_db_close(c->db);

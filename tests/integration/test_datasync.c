@@ -46,15 +46,6 @@ typedef struct ds_case {
 static ds_case the_case;
 static int the_case_live;
 
-static void kill_wait(pid_t *pid)
-{
-    if (*pid > 0) {
-        kill(*pid, SIGKILL);
-        waitpid(*pid, NULL, 0);
-        *pid = 0;
-    }
-}
-
 static void ds_cleanup(void)
 {
     ds_case *c = &the_case;
@@ -62,9 +53,9 @@ static void ds_cleanup(void)
     if (!the_case_live)
         return;
     the_case_live = 0;
-    kill_wait(&c->pid);
-    kill_wait(&c->pid2);
-    kill_wait(&c->stub);
+    it_kill_wait(&c->pid);
+    it_kill_wait(&c->pid2);
+    it_kill_wait(&c->stub);
     ncmp_db_close(c->db);
     c->db = NULL;
     it_scratch_db_drop(c->dbname);
@@ -281,7 +272,7 @@ static void case_stop(ds_case *c)
 
     c->pid = 0;
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ncmpd stops cleanly; log %s", c->log);
-    kill_wait(&c->stub);
+    it_kill_wait(&c->stub);
     ncmp_db_close(c->db);
     c->db = NULL;
     the_case_live = 0;

@@ -5,8 +5,10 @@
  * fault modes, pass-through delays and body, auth, bad requests, many
  * waiting requests at once (curl multi), a clean stop, ProvMnS and its
  * actions (bodies, delays, media types, fault markers, the last request
- * kept), the policy executor (decisions, markers, 400s), and batch reads on
- * the real Kafka with every event checked against
+ * kept), the policy executor (decisions, markers, 400s), data-job sub-jobs,
+ * their status and result (answers, counters, the failure marker, the
+ * last sub-jobs kept, 400s, a 100,000-operation sub-job, the delay), and
+ * batch reads on the real Kafka with every event checked against
  * schema/data-operation-event.json (and NCMP's published schema, when
  * available).
  */
@@ -659,9 +661,13 @@ Test(dmistub, basic_auth_on_dmi_paths, .timeout = 60)
  * a crash. */
 static void send_garbage(const stub *s)
 {
-    static const char *const paths[] = {"/dmi/v1/ch/x/modules", "/dmi/v1/ch/x/moduleResources",
+    static const char *const paths[] = {"/dmi/v1/ch/x/modules",
+                                        "/dmi/v1/ch/x/moduleResources",
                                         "/dmi/v1/ch/x" PASSTHROUGH_OP "r",
-                                        "/dmi/v1/data?topic=t&requestId=r", "/stub/health"};
+                                        "/dmi/v1/data?topic=t&requestId=r",
+                                        "/stub/health",
+                                        "/dmi/v1/cmwriteJob?destination=d",
+                                        "/dmi/v1/cmreadJob?destination=d"};
     unsigned seed = 12345;
 
     for (size_t p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
@@ -748,7 +754,11 @@ Test(dmistub, bad_flags_exit_2_and_help_shows_defaults, .timeout = 60)
                                           "--policy-decision",
                                           "DMI_STUB_POLICY_DECISION",
                                           "--policy-delay-ms",
-                                          "DMI_STUB_POLICY_DELAY_MS"};
+                                          "DMI_STUB_POLICY_DELAY_MS",
+                                          "--datajob-delay-ms",
+                                          "DMI_STUB_DATAJOB_DELAY_MS",
+                                          "--max-body-bytes",
+                                          "67108864"};
     char cmd[1024], out[16384];
     FILE *p;
     size_t n;
@@ -1206,6 +1216,353 @@ Test(dmistub, policy_decision_and_delay_options, .timeout = 60)
     expect_permission(&s, body, 200, "2", "allow", "Stub is mocking a policy response: allow", 0.3);
     stub_stop(&s);
     unsetenv("DMI_STUB_POLICY_DECISION");
+}
+
+/* --- data jobs ------------------------------------------------------------------- */
+
+#define CMWRITE       "/dmi/v1/cmwriteJob?destination=device%2Fmanaged-element-collection"
+#define CMREAD        "/dmi/v1/cmreadJob?destination=some-destination"
+#define DATAJOB_QUERY "/dmi/v1/cmwriteJob/dataProducer/some-producer/dataProducerJob/"
+#define SUBJOB_ANSWER(n)                                                                           \
+    "{\"subJobId\":\"" n "\",\"dmiServiceName\":\"some-dmi-service-name\","                        \
+    "\"dataProducerId\":\"my-data-producer-id\"}"
+
+/* A sub-job body as NCMP sends it: `ops` operations of `producer` in data
+ * job `job`, two per alternate id (add, merge), as the workload builds
+ * (100,000 of them make about 22 MB). */
+static void subjob_body(ncmp_buf *b, const char *producer, const char *job, long ops)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_appendf(b,
+                     "{\"destination\":\"device/managed-element-collection\",\"dataAcceptType\":"
+                     "\"application/json\",\"dataContentType\":\"application/merge-patch+json\","
+                     "\"dataProducerId\":\"%s\",\"dataJobId\":\"%s\",\"data\":[",
+                     producer, job);
+    for (long i = 0; i < ops; i++)
+        ncmp_buf_appendf(
+            b,
+            "%s{\"path\":\"SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode%ld/"
+            "ManagedElement=MyManagedElement%ld/SomeChild=child-%ld\","
+            "\"op\":\"%s\",\"moduleSetTag\":\"tagA\",\"value\":{\"key\":"
+            "\"some-value-%ld\"},\"operationId\":\"%ld-%ld\"}",
+            i ? "," : "", i / 2, i / 2, i % 2 + 1, i % 2 ? "merge" : "add", i, i / 2, i % 2 + 1);
+    ncmp_buf_append_str(b, "]}");
+}
+
+/* POST a sub-job; it must answer `status` and `want` (unless NULL). */
+static void expect_subjob(const stub *s, const char *path, const char *body, long status,
+                          const char *want, http_res *res)
+{
+    static const char *const hdrs[] = {JSON_CT,
+                                       "Authorization: Basic Y3BzdXNlcjpjcHNyMGNrcyE=", NULL};
+
+    http_with(s, "POST", path, body, hdrs, res);
+    cr_assert_eq(res->status, status, "POST %s: %ld %.300s", path, res->status, res->body.data);
+    if (want)
+        cr_assert_str_eq(res->body.data, want, "POST %s", path);
+    cr_assert(strstr(res->headers.data, "Content-Type: application/json"), "%s", res->headers.data);
+}
+
+Test(dmistub, datajob_subjobs_status_and_result_answer_as_the_reference, .timeout = 60)
+{
+    static const char *const patch_3gpp[] = {"Content-Type: application/3gpp-json-patch+json",
+                                             NULL};
+    stub s;
+    http_res res;
+    ncmp_buf body = NCMP_BUF_INIT;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, NULL); /* no delay by default, as the reference */
+    subjob_body(&body, "producer-1", "job-1", 4);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    cr_assert_lt(res.secs, 0.5, "a sub-job waited %.3f s without a delay", res.secs);
+    res_free(&res);
+    /* the API's own media type too; each sub-job the next id */
+    http_with(&s, "POST", CMWRITE, body.data, patch_3gpp, &res);
+    cr_assert_eq(res.status, 200, "%ld %s", res.status, res.body.data);
+    cr_assert_str_eq(res.body.data, SUBJOB_ANSWER("2"));
+    res_free(&res);
+    /* a read sub-job is answered the same way */
+    expect_subjob(&s, CMREAD,
+                  "{\"dataProducerId\":\"p\",\"data\":[{\"op\":\"read\",\"operationId\":\"1\","
+                  "\"path\":\"SubNetwork=Europe\",\"attributes\":[\"userLabel\"],"
+                  "\"scopeType\":\"BASE_ONLY\",\"scopeLevel\":0}]}",
+                  200, SUBJOB_ANSWER("3"), &res);
+    res_free(&res);
+
+    /* status and result: constant, whatever the ids (an encoded '/' included) */
+    expect_answer(&s, "GET", DATAJOB_QUERY "3/status", NULL, NULL, 200,
+                  "{\"status\":\"FINISHED\"}");
+    expect_answer(&s, "GET", "/dmi/v1/cmwriteJob/dataProducer/a%2Fb/dataProducerJob/x%2Fy/status",
+                  NULL, NULL, 200, "{\"status\":\"FINISHED\"}");
+    expect_answer(&s, "GET", DATAJOB_QUERY "3/result?destination=some-destination", NULL, NULL, 200,
+                  "{\"result\":\"some status\"}");
+    expect_error(&s, "GET", DATAJOB_QUERY "3/result", NULL, 400, "destination");
+    http(&s, "POST", DATAJOB_QUERY "3/status", "{}", &res);
+    cr_assert_eq(res.status, 405);
+    cr_assert(strstr(res.headers.data, "Allow: GET"), "%s", res.headers.data);
+    res_free(&res);
+    http(&s, "GET", CMWRITE, NULL, &res);
+    cr_assert_eq(res.status, 405);
+    cr_assert(strstr(res.headers.data, "Allow: POST"), "%s", res.headers.data);
+    res_free(&res);
+    expect_error(&s, "GET", DATAJOB_QUERY "3/other", NULL, 404, "no such DMI endpoint");
+    expect_error(&s, "GET", "/dmi/v1/cmwriteJob/dataProducer//dataProducerJob/3/status", NULL, 404,
+                 "no such DMI endpoint");
+    expect_error(&s, "GET", DATAJOB_QUERY "/status", NULL, 404, "no such DMI endpoint");
+    expect_error(&s, "GET", DATAJOB_QUERY "3/status/more", NULL, 404, "no such DMI endpoint");
+
+    /* counted when received (errors too, not the 405s); operations of accepted sub-jobs */
+    cr_assert_eq(stat_of(&s, "datajobWrites"), 2);
+    cr_assert_eq(stat_of(&s, "datajobReads"), 1);
+    cr_assert_eq(stat_of(&s, "datajobOperations"), 9);
+    cr_assert_eq(stat_of(&s, "datajobStatus"), 2);
+    cr_assert_eq(stat_of(&s, "datajobResult"), 2);
+
+    /* the reset zeroes them and restarts the ids */
+    http(&s, "POST", "/stub/reset", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    res_free(&res);
+    cr_assert_eq(stat_of(&s, "datajobWrites"), 0);
+    cr_assert_eq(stat_of(&s, "datajobReads"), 0);
+    cr_assert_eq(stat_of(&s, "datajobOperations"), 0);
+    cr_assert_eq(stat_of(&s, "datajobStatus"), 0);
+    cr_assert_eq(stat_of(&s, "datajobResult"), 0);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    res_free(&res);
+    ncmp_buf_free(&body);
+    stub_stop(&s);
+}
+
+Test(dmistub, datajob_failing_producer_and_malformed_subjobs, .timeout = 60)
+{
+    static const struct {
+        const char *body, *needle;
+    } bad[] = {
+        {"", "malformed JSON at byte 0"},
+        {"null", "must be a JSON object"},
+        {"[{\"path\":\"a\",\"op\":\"add\"}]", "must be a JSON object"},
+        {"{}", "data (an array of operations) is required"},
+        {"{\"data\":null}", "data must be an array"},
+        {"{\"data\":{\"path\":\"a\",\"op\":\"add\"}}", "data must be an array"},
+        {"{\"data\":[]} x", "more after the JSON value"},
+        {"{\"data\":[", "malformed JSON"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\"}", "malformed JSON"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\"},7]}", "data[1] must be an object"},
+        {"{\"data\":[{\"op\":\"add\"}]}", "data[0].path (a string) is required"},
+        {"{\"data\":[{\"path\":\"a\"}]}", "data[0].op (a string) is required"},
+        {"{\"data\":[{\"path\":1,\"op\":\"add\"}]}", "data[0].path must be a string"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\",\"operationId\":1.5}]}",
+         "data[0].operationId must be a string, an integer or null"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\",\"moduleSetTag\":[]}]}",
+         "data[0].moduleSetTag must be a string or null"},
+        {"{\"dataProducerId\":7,\"data\":[]}", "dataProducerId must be a string"},
+        {"{\"dataJobId\":{},\"data\":[]}", "dataJobId must be a string"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\",\"value\":{\"k\":tru}}]}", "unexpected word"},
+        {"{\"data\":[{\"path\":\"a\\u0000\",\"op\":\"add\"}]}", "\\u0000"},
+        {"{\"data\":[{\"path\":\"a\\q\",\"op\":\"add\"}]}", "bad escape"},
+        {"{\"data\":[{\"path\":\"a\",\"op\":\"add\",\"value\":01}]}", "malformed number"},
+        {"{\"data\":[{\"path\":\"\xc3\x28\",\"op\":\"add\"}]}", "invalid UTF-8"},
+    };
+    stub s;
+    http_res res;
+    ncmp_buf body = NCMP_BUF_INIT, deep = NCMP_BUF_INIT;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, NULL);
+    /* the marker fails its sub-job only: the others of the same data job succeed */
+    subjob_body(&body, "producer-1", "job-1", 2);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    res_free(&res);
+    subjob_body(&body, "failing-producer", "job-1", 3);
+    expect_subjob(&s, CMWRITE, body.data, 500, "{\"error\":\"simulated failure\"}", &res);
+    res_free(&res);
+    subjob_body(&body, "producer-2", "job-1", 2);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("2"), &res);
+    res_free(&res);
+    subjob_body(&body, "failing-producer-not", "job-1", 1);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("3"), &res);
+    res_free(&res);
+    expect_subjob(&s, CMREAD, "{\"dataProducerId\":\"failing-producer\",\"data\":[]}", 500,
+                  "{\"error\":\"simulated failure\"}", &res);
+    res_free(&res);
+    cr_assert_eq(stat_of(&s, "datajobWrites"), 4);
+    cr_assert_eq(stat_of(&s, "datajobOperations"), 8);
+
+    /* malformed: 400 with what is wrong, not counted as operations, not kept */
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        expect_error(&s, "POST", CMWRITE, bad[i].body, 400, bad[i].needle);
+    expect_error(&s, "POST", "/dmi/v1/cmwriteJob", body.data, 400, "destination");
+    expect_error(&s, "POST", "/dmi/v1/cmreadJob", body.data, 400, "destination");
+    /* nesting: 64 deep passes, deeper does not */
+    for (int depth = 61; depth <= 62; depth++) {
+        ncmp_buf_reset(&deep);
+        ncmp_buf_append_str(&deep, "{\"data\":[{\"path\":\"a\",\"op\":\"add\",\"value\":");
+        for (int i = 0; i < depth; i++)
+            ncmp_buf_append_char(&deep, '[');
+        for (int i = 0; i < depth; i++)
+            ncmp_buf_append_char(&deep, ']');
+        ncmp_buf_append_str(&deep, "}]}");
+        if (depth == 61) {
+            expect_subjob(&s, CMWRITE, deep.data, 200, SUBJOB_ANSWER("4"), &res);
+            res_free(&res);
+        } else {
+            expect_error(&s, "POST", CMWRITE, deep.data, 400, "nested more than 64 deep");
+        }
+    }
+    cr_assert_eq(stat_of(&s, "datajobWrites"), 4 + (long)(sizeof(bad) / sizeof(bad[0])) + 1 + 2);
+    cr_assert_eq(stat_of(&s, "datajobReads"), 2);
+    cr_assert_eq(stat_of(&s, "datajobOperations"), 9);
+    http(&s, "GET", "/stub/datajob/last", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    {
+        json_object *doc = res_json(&res);
+        cr_assert_eq(json_object_array_length(doc), 6, "%s", res.body.data);
+        json_object_put(doc);
+    }
+    res_free(&res);
+    ncmp_buf_free(&deep);
+    ncmp_buf_free(&body);
+    stub_stop(&s);
+}
+
+/* Item `i` of GET /stub/datajob/last (the caller puts the array). */
+static json_object *kept_subjob(const stub *s, json_object **all, size_t i)
+{
+    http_res res;
+
+    http(s, "GET", "/stub/datajob/last", NULL, &res);
+    cr_assert_eq(res.status, 200, "%ld %s", res.status, res.body.data);
+    *all = res_json(&res);
+    res_free(&res);
+    cr_assert(json_object_is_type(*all, json_type_array));
+    cr_assert_lt(i, json_object_array_length(*all));
+    return json_object_array_get_idx(*all, i);
+}
+
+Test(dmistub, datajob_last_keeps_the_last_50_subjobs, .timeout = 60)
+{
+    static const char *const hdrs[] = {JSON_CT, "Authorization: Bearer token-7", NULL};
+    stub s;
+    http_res res;
+    ncmp_buf body = NCMP_BUF_INIT;
+    json_object *all, *job, *ids;
+    char name[32];
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    stub_start(&s, NULL);
+    expect_error(&s, "GET", "/stub/datajob/last", NULL, 404, "no sub-job");
+    subjob_body(&body, "producer-\\u00e9", "job-0", 25);
+    http_with(&s, "POST", "/dmi/v1/cmwriteJob?destination=a%2Fb&x=1", body.data, hdrs, &res);
+    cr_assert_eq(res.status, 200);
+    res_free(&res);
+    job = kept_subjob(&s, &all, 0);
+    cr_assert_eq(json_object_array_length(all), 1);
+    cr_assert_eq(json_object_object_length(job), 7, "%s", json_object_to_json_string(job));
+    expect_kept(job, "path", "/dmi/v1/cmwriteJob");
+    expect_kept(job, "query", "destination=a%2Fb&x=1");
+    expect_kept(job, "dataProducerId", "producer-\xc3\xa9");
+    expect_kept(job, "dataJobId", "job-0");
+    expect_kept(job, "authorization", "Bearer token-7");
+    cr_assert_eq(json_object_get_int(json_object_object_get(job, "operations")), 25);
+    ids = json_object_object_get(job, "operationIds");
+    cr_assert_eq(json_object_array_length(ids), 20);
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(ids, 0)), "0-1");
+    cr_assert_str_eq(json_object_get_string(json_object_array_get_idx(ids, 19)), "9-2");
+    json_object_put(all);
+
+    /* integers are given as strings, absent and null ids as null */
+    expect_subjob(&s, CMREAD,
+                  "{\"data\":[{\"path\":\"a\",\"op\":\"read\",\"operationId\":12},"
+                  "{\"path\":\"b\",\"op\":\"read\"},{\"path\":\"c\",\"op\":\"read\","
+                  "\"operationId\":null}]}",
+                  200, NULL, &res);
+    res_free(&res);
+    job = kept_subjob(&s, &all, 1);
+    expect_kept(job, "path", "/dmi/v1/cmreadJob");
+    cr_assert(json_object_is_type(json_object_object_get(job, "dataProducerId"), json_type_null));
+    cr_assert(json_object_is_type(json_object_object_get(job, "dataJobId"), json_type_null));
+    expect_kept(job, "authorization", "Basic Y3BzdXNlcjpjcHNyMGNrcyE=");
+    ids = json_object_object_get(job, "operationIds");
+    cr_assert_str_eq(json_object_to_json_string_ext(ids, JSON_C_TO_STRING_PLAIN),
+                     "[\"12\",null,null]");
+    json_object_put(all);
+
+    /* the last 50, oldest first */
+    for (int i = 1; i <= 55; i++) {
+        snprintf(name, sizeof(name), "job-%d", i);
+        subjob_body(&body, "producer-1", name, i % 3);
+        expect_subjob(&s, CMWRITE, body.data, 200, NULL, &res);
+        res_free(&res);
+    }
+    job = kept_subjob(&s, &all, 0);
+    cr_assert_eq(json_object_array_length(all), 50);
+    expect_kept(job, "dataJobId", "job-6");
+    job = json_object_array_get_idx(all, 49);
+    expect_kept(job, "dataJobId", "job-55");
+    cr_assert_eq(json_object_get_int(json_object_object_get(job, "operations")), 1);
+    json_object_put(all);
+
+    /* the reset forgets them */
+    http(&s, "POST", "/stub/reset", NULL, &res);
+    res_free(&res);
+    expect_error(&s, "GET", "/stub/datajob/last", NULL, 404, "no sub-job");
+    ncmp_buf_free(&body);
+    stub_stop(&s);
+}
+
+Test(dmistub, datajob_large_subjob_and_delay_option, .timeout = 120)
+{
+    static const char *const args[] = {"--datajob-delay-ms=400", NULL};
+    stub s;
+    http_res res;
+    ncmp_buf body = NCMP_BUF_INIT;
+    json_object *all, *job;
+
+    curl_global_init(CURL_GLOBAL_ALL);
+    /* the workload's large data job: 100,000 operations, over 16 MiB, in
+     * one sub-job, with the default --max-body-bytes */
+    stub_start(&s, NULL);
+    subjob_body(&body, "producer-1", "job-large", 100000);
+    cr_assert_gt(body.len, 16u << 20, "%zu bytes", body.len);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    res_free(&res);
+    cr_assert_eq(stat_of(&s, "datajobOperations"), 100000);
+    job = kept_subjob(&s, &all, 0);
+    cr_assert_eq(json_object_get_int(json_object_object_get(job, "operations")), 100000);
+    cr_assert_eq(json_object_array_length(json_object_object_get(job, "operationIds")), 20);
+    json_object_put(all);
+    stub_stop(&s);
+
+    /* --datajob-delay-ms delays sub-jobs only; the failure marker answers at once */
+    stub_start(&s, args);
+    subjob_body(&body, "producer-1", "job-1", 2);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    cr_assert_geq(res.secs, 0.4, "answered after %.3f s", res.secs);
+    res_free(&res);
+    expect_subjob(&s, CMREAD, body.data, 200, SUBJOB_ANSWER("2"), &res);
+    cr_assert_geq(res.secs, 0.4, "answered after %.3f s", res.secs);
+    res_free(&res);
+    subjob_body(&body, "failing-producer", "job-1", 2);
+    expect_subjob(&s, CMWRITE, body.data, 500, NULL, &res);
+    cr_assert_lt(res.secs, 0.4, "the failure waited %.3f s", res.secs);
+    res_free(&res);
+    http(&s, "GET", DATAJOB_QUERY "1/status", NULL, &res);
+    cr_assert_eq(res.status, 200);
+    cr_assert_lt(res.secs, 0.4, "the status waited %.3f s", res.secs);
+    res_free(&res);
+    stub_stop(&s);
+
+    /* its environment variable */
+    setenv("DMI_STUB_DATAJOB_DELAY_MS", "300", 1); /* the stub inherits it */
+    stub_start(&s, NULL);
+    subjob_body(&body, "producer-1", "job-1", 1);
+    expect_subjob(&s, CMWRITE, body.data, 200, SUBJOB_ANSWER("1"), &res);
+    cr_assert_geq(res.secs, 0.3, "answered after %.3f s", res.secs);
+    res_free(&res);
+    stub_stop(&s);
+    unsetenv("DMI_STUB_DATAJOB_DELAY_MS");
+    ncmp_buf_free(&body);
 }
 
 /* --- many requests waiting at once ------------------------------------------------- */

@@ -47,15 +47,6 @@ typedef struct ms_case {
 static ms_case the_case;
 static int the_case_live;
 
-static void kill_wait(pid_t *pid)
-{
-    if (*pid > 0) {
-        kill(*pid, SIGKILL);
-        waitpid(*pid, NULL, 0);
-        *pid = 0;
-    }
-}
-
 static void ms_cleanup(void)
 {
     ms_case *c = &the_case;
@@ -63,9 +54,9 @@ static void ms_cleanup(void)
     if (!the_case_live)
         return;
     the_case_live = 0;
-    kill_wait(&c->pid);
-    kill_wait(&c->pid2);
-    kill_wait(&c->stub);
+    it_kill_wait(&c->pid);
+    it_kill_wait(&c->pid2);
+    it_kill_wait(&c->stub);
     ncmp_db_close(c->db);
     c->db = NULL;
     it_scratch_db_drop(c->dbname);
@@ -225,7 +216,7 @@ static void case_fini(ms_case *c)
         it_ncmpd_stop(c->pid2);
         c->pid2 = 0;
     }
-    kill_wait(&c->stub);
+    it_kill_wait(&c->stub);
     ncmp_db_close(c->db);
     c->db = NULL;
     the_case_live = 0;

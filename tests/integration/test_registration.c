@@ -843,6 +843,66 @@ Test(registration, update_merges_properties_and_keeps_alternate_id_immutable, .t
     case_fini(c);
 }
 
+Test(registration, data_job_services_are_stored_at_create_and_kept_on_update, .timeout = 120)
+{
+    reg_case *c = case_init("it-reg-jobs");
+    it_record *outs = NULL;
+    size_t nouts;
+    json_object *outcome;
+
+    case_start(c, NULL);
+    send_request(c, "req-1", DMI,
+                 "{'dmiPlugin':'" DMI "','dmiDatajobsReadPlugin':' http://jobs-r:8080 ',"
+                 "'dmiDatajobsWritePlugin':'http://jobs-w:8080',"
+                 "'createdCmHandles':[{'cmHandle':'j-1'},{'cmHandle':'j-2'}]}");
+    send_request(c, "req-2", DMI,
+                 "{'dmiPlugin':'" DMI "','dmiDatajobsWritePlugin':'http://jobs-w2:8080',"
+                 "'createdCmHandles':[{'cmHandle':'j-3'}]}");
+    send_request(c, "req-3", DMI,
+                 "{'dmiPlugin':'" DMI "','createdCmHandles':[{'cmHandle':'j-4'}]}");
+    settle(c);
+    expect_field(c, "j-1", "dmi_datajobs_read_service", "http://jobs-r:8080");
+    expect_field(c, "j-1", "dmi_datajobs_write_service", "http://jobs-w:8080");
+    expect_field(c, "j-2", "dmi_datajobs_read_service", "http://jobs-r:8080");
+    expect_field(c, "j-2", "dmi_datajobs_write_service", "http://jobs-w:8080");
+    /* stored as sent: '' when not sent, never dmiPlugin (resolved at use) */
+    expect_field(c, "j-3", "dmi_datajobs_read_service", "");
+    expect_field(c, "j-3", "dmi_datajobs_write_service", "http://jobs-w2:8080");
+    expect_field(c, "j-4", "dmi_datajobs_read_service", "");
+    expect_field(c, "j-4", "dmi_datajobs_write_service", "");
+    expect_field(c, "j-4", "dmi_service_name", DMI);
+
+    /* an update takes the handle's own fields only (as NCMP): the
+     * request's services go to its creates */
+    send_request(c, "req-4", DMI,
+                 "{'dmiPlugin':'" DMI "','dmiDatajobsReadPlugin':'http://jobs-r9:8080',"
+                 "'dmiDatajobsWritePlugin':'http://jobs-w9:8080',"
+                 "'createdCmHandles':[{'cmHandle':'j-5'}],"
+                 "'updatedCmHandles':[{'cmHandle':'j-1','publicCmHandleProperties':{'p':'1'}},"
+                 "{'cmHandle':'j-4','dataProducerIdentifier':'prod-4'}]}");
+    settle(c);
+    expect_jsonb(c, "j-1", "public_properties", "{'p':'1'}");
+    expect_field(c, "j-1", "dmi_datajobs_read_service", "http://jobs-r:8080");
+    expect_field(c, "j-1", "dmi_datajobs_write_service", "http://jobs-w:8080");
+    expect_field(c, "j-4", "data_producer_identifier", "prod-4");
+    expect_field(c, "j-4", "dmi_datajobs_read_service", "");
+    expect_field(c, "j-4", "dmi_datajobs_write_service", "");
+    expect_field(c, "j-5", "dmi_datajobs_read_service", "http://jobs-r9:8080");
+    expect_field(c, "j-5", "dmi_datajobs_write_service", "http://jobs-w9:8080");
+
+    nouts = read_outcomes(c, 4, &outs);
+    cr_assert_eq(nouts, 4, "one outcome per request, got %zu", nouts);
+    for (int i = 1; i <= 4; i++) {
+        char ce_id[16];
+        snprintf(ce_id, sizeof(ce_id), "req-%d", i);
+        outcome = outcome_of(outs, nouts, ce_id);
+        expect_all_applied(outcome);
+        json_object_put(outcome);
+    }
+    it_records_free(outs, nouts);
+    case_fini(c);
+}
+
 Test(registration, remove_announces_deleting_then_deleted_before_creates, .timeout = 120)
 {
     reg_case *c = case_init("it-reg-remove");
@@ -998,8 +1058,11 @@ Test(registration, invalid_dmi_url_rejects_the_whole_request, .timeout = 120)
     json_object *outcome, *evs[8];
     static const struct {
         const char *ce_id, *field;
-    } bad[] = {
-        {"req-ftp", "dmiPlugin"}, {"req-data", "dmiDataPlugin"}, {"req-model", "dmiModelPlugin"}};
+    } bad[] = {{"req-ftp", "dmiPlugin"},
+               {"req-data", "dmiDataPlugin"},
+               {"req-model", "dmiModelPlugin"},
+               {"req-jobs-read", "dmiDatajobsReadPlugin"},
+               {"req-jobs-write", "dmiDatajobsWritePlugin"}};
 
     case_start(c, NULL);
     send_request(c, "req-ok", DMI,
@@ -1017,13 +1080,20 @@ Test(registration, invalid_dmi_url_rejects_the_whole_request, .timeout = 120)
         "{'dmiPlugin':'" DMI "','dmiModelPlugin':'http://',"
         "'createdCmHandles':[{'cmHandle':'new-3'}],'removedCmHandles':['keep-1'],"
         "'updatedCmHandles':[{'cmHandle':'keep-1','publicCmHandleProperties':{'x':'1'}}]}");
+    send_request(c, "req-jobs-read", DMI,
+                 "{'dmiPlugin':'" DMI "','dmiDatajobsReadPlugin':'jobs-r',"
+                 "'createdCmHandles':[{'cmHandle':'new-4'}],'removedCmHandles':['keep-1']}");
+    send_request(c, "req-jobs-write", DMI,
+                 "{'dmiPlugin':'" DMI "','dmiDatajobsReadPlugin':'http://jobs-r:8080',"
+                 "'dmiDatajobsWritePlugin':'ftp://jobs-w',"
+                 "'createdCmHandles':[{'cmHandle':'new-5'}],'removedCmHandles':['keep-1']}");
     settle(c);
     cr_assert_eq(handle_count(c), 1, "nothing of the rejected requests applied");
     cr_assert(handle_exists(c, "keep-1"));
     expect_jsonb(c, "keep-1", "public_properties", "{}");
 
-    nouts = read_outcomes(c, 4, &outs);
-    cr_assert_eq(nouts, 4, "one outcome per request, got %zu", nouts);
+    nouts = read_outcomes(c, 6, &outs);
+    cr_assert_eq(nouts, 6, "one outcome per request, got %zu", nouts);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char message[128];
         json_object *status;

@@ -977,6 +977,100 @@ Test(rest, registration_goes_through_the_pipeline, .timeout = 240)
     case_fini(c);
 }
 
+/* A search body with one cmHandleWithCpsPath condition on the leaf
+ * `leaf` of cm-handles equal to `value`. */
+static void cps_leaf_query(ncmp_buf *b, const char *leaf, const char *value)
+{
+    ncmp_buf_reset(b);
+    ncmp_buf_appendf(b,
+                     "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+                     "'conditionParameters':[{'cpsPath':'//cm-handles[@%s=\\\"%s\\\"]'}]}]}",
+                     leaf, value);
+}
+
+Test(rest, registration_stores_the_data_job_services, .timeout = 240)
+{
+    rest_case *c = case_start("rest-jobs", "registration,lcm-relay,rest", NULL);
+    ncmp_buf q = NCMP_BUF_INIT;
+    reply r;
+
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','dmiDatajobsReadPlugin':'http://jobs-r:8080',"
+         "'dmiDatajobsWritePlugin':'http://jobs-w:8080',"
+         "'createdCmHandles':[{'cmHandle':'j-1','alternateId':'/J=1'},{'cmHandle':'j-2'}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s; log %s", r.body.data, c->log);
+    reply_free(&r);
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_B "','createdCmHandles':[{'cmHandle':'j-3'}]}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+
+    /* read back through the CPS-path condition, on every search */
+    for (size_t p = 0; p < 4; p++) {
+        cps_leaf_query(&q, "dmi-datajobs-read-service", "http://jobs-r:8080");
+        expect_ids(c, all_search_paths[p], q.data, "j-1,j-2");
+        cps_leaf_query(&q, "dmi-datajobs-write-service", "http://jobs-w:8080");
+        expect_ids(c, all_search_paths[p], q.data, "j-1,j-2");
+        /* not sent: stored blank, not as dmiPlugin */
+        cps_leaf_query(&q, "dmi-datajobs-write-service", "");
+        expect_ids(c, all_search_paths[p], q.data, "j-3");
+        cps_leaf_query(&q, "dmi-datajobs-read-service", DMI_B);
+        expect_ids(c, all_search_paths[p], q.data, "");
+    }
+    /* a DMI plugin is matched on its three services only, as in NCMP */
+    expect_ids(c, SB_IDS,
+               "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+               "'conditionParameters':[{'dmiPluginName':'http://jobs-r:8080'}]}]}",
+               "");
+    /* NCMP's RestOutputCmHandle has no DMI service fields */
+    call(c, "GET", "/ncmpInventory/v1/ch?distinguishedName=/J=1&outputDmiProperties=true", NULL,
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(field(r.json, "cmHandle"), "j-1");
+    cr_assert_null(strstr(r.body.data, "jobs-"), "%s", r.body.data);
+    reply_free(&r);
+
+    /* an update keeps them (the request's services are its creates') */
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','dmiDatajobsReadPlugin':'http://jobs-r2:8080',"
+         "'createdCmHandles':[{'cmHandle':'j-4'}],"
+         "'updatedCmHandles':[{'cmHandle':'j-1','publicCmHandleProperties':{'color':'red'}},"
+         "{'cmHandle':'j-3','publicCmHandleProperties':{'color':'red'}}]}",
+         &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    expect_ids(c, NB_IDS,
+               "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+               "'conditionParameters':[{'color':'red'}]}]}",
+               "j-1,j-3");
+    cps_leaf_query(&q, "dmi-datajobs-read-service", "http://jobs-r:8080");
+    expect_ids(c, NB_IDS, q.data, "j-1,j-2");
+    cps_leaf_query(&q, "dmi-datajobs-read-service", "http://jobs-r2:8080");
+    expect_ids(c, NB_IDS, q.data, "j-4");
+    cps_leaf_query(&q, "dmi-datajobs-write-service", "");
+    expect_ids(c, NB_IDS, q.data, "j-3,j-4");
+
+    /* checked as the other DMI URLs: the request is refused whole */
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','dmiDatajobsWritePlugin':'ftp://jobs',"
+         "'createdCmHandles':[{'cmHandle':'j-9'}]}",
+         &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    cr_assert_str_eq(field(r.json, "message"), "Invalid DMI plugin URL for dmiDatajobsWritePlugin");
+    reply_free(&r);
+    call(c, "POST", "/ncmpInventory/v1/ch",
+         "{'dmiPlugin':'" DMI_A "','dmiDatajobsReadPlugin':7,"
+         "'createdCmHandles':[{'cmHandle':'j-9'}]}",
+         &r);
+    expect_error(&r, 400, "400 BAD_REQUEST");
+    reply_free(&r);
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM cm_handle WHERE id = 'j-9'", 0, NULL),
+                 0);
+    ncmp_buf_free(&q);
+    case_fini(c);
+}
+
 Test(rest, registration_without_outcome_times_out_504, .timeout = 180)
 {
     /* no registration role: nobody answers */

@@ -96,10 +96,10 @@ static const char SQL_STAGE_TABLE[] =
 static const char SQL_CREATE[] =
     "INSERT INTO cm_handle (id, alternate_id, module_set_tag, data_producer_identifier,"
     " additional_properties, public_properties, registration_trust_level, dmi_service_name,"
-    " dmi_data_service_name, dmi_model_service_name, state, last_update_time, trust_level,"
-    " effective_trust_level) "
-    "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, 'ADVISED', now(),"
-    " s.trust, CASE WHEN d.trust_level = 'NONE' THEN 'NONE' ELSE s.trust END "
+    " dmi_data_service_name, dmi_model_service_name, dmi_datajobs_read_service,"
+    " dmi_datajobs_write_service, state, last_update_time, trust_level, effective_trust_level) "
+    "SELECT s.id, s.alt, s.tag, s.dpi, s.addl, s.pub, s.trust, $1, $2, $3, $4, $5, 'ADVISED',"
+    " now(), s.trust, CASE WHEN d.trust_level = 'NONE' THEN 'NONE' ELSE s.trust END "
     /* the trust of a handle's DMI plugin is that of its DATA service */
     "FROM reg_create_stage s LEFT JOIN dmi_plugin d ON d.name = CASE WHEN $2 <> '' THEN $2"
     " ELSE $1 END "
@@ -321,7 +321,7 @@ static int announce_trust(reg_worker *w, ncmp_stage_ctx *ctx, PGresult *res, ncm
 static int apply_created(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
 {
     PGresult *res = NULL;
-    const char *params[3];
+    const char *params[5];
     reg_handle **todo = ncmp_xcalloc(r->ncreated + 1, sizeof(*todo));
     size_t ntodo = 0;
     str_index inserted = {0};
@@ -365,11 +365,13 @@ static int apply_created(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
     params[0] = r->dmi_plugin;
     params[1] = r->dmi_data_plugin;
     params[2] = r->dmi_model_plugin;
+    params[3] = r->dmi_datajobs_read_plugin;
+    params[4] = r->dmi_datajobs_write_plugin;
     if (ncmp_db_exec(ctx->db, "TRUNCATE reg_create_stage", err) != 0 ||
         ncmp_db_copy(ctx->db,
                      "COPY reg_create_stage (pos, id, alt, tag, dpi, addl, pub, trust) FROM STDIN",
                      w->body.data, w->body.len, err) != 0 ||
-        ncmp_db_run(ctx->db, "reg_create", 3, params, &res, err) != 0)
+        ncmp_db_run(ctx->db, "reg_create", 5, params, &res, err) != 0)
         goto done;
     {
         const char **ids = ncmp_xcalloc((size_t)PQntuples(res) + 1, sizeof(*ids));
@@ -407,6 +409,9 @@ done:
     return rc;
 }
 
+/* As in NCMP, an update changes the handle's own fields only: the
+ * request's DMI services (dmiPlugin ... dmiDatajobsWritePlugin) are those
+ * of its creates and leave updated handles as they are. */
 static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncmp_err *err)
 {
     PGresult *cur = NULL, *taken = NULL;
@@ -675,24 +680,37 @@ static void prepared_free(reg_prepared *p)
     p->ce_id = NULL;
 }
 
+/* The refusal of the first non-blank DMI service of the request that is
+ * not a valid URL (dmi.allowed-url-pattern), NULL when none. */
+static const char *invalid_dmi_url(const reg_worker *w, const reg_request *r)
+{
+    const struct {
+        const char *url, *refusal;
+    } urls[] = {
+        {r->dmi_plugin, "Invalid DMI plugin URL for dmiPlugin"},
+        {r->dmi_data_plugin, "Invalid DMI plugin URL for dmiDataPlugin"},
+        {r->dmi_model_plugin, "Invalid DMI plugin URL for dmiModelPlugin"},
+        {r->dmi_datajobs_read_plugin, "Invalid DMI plugin URL for dmiDatajobsReadPlugin"},
+        {r->dmi_datajobs_write_plugin, "Invalid DMI plugin URL for dmiDatajobsWritePlugin"},
+    };
+
+    for (size_t i = 0; i < sizeof(urls) / sizeof(urls[0]); i++)
+        if (*urls[i].url && !ncmp_dmi_url_valid(urls[i].url, w->cfg->dmi_allowed_url_pattern))
+            return urls[i].refusal;
+    return NULL;
+}
+
 static int apply_request(reg_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_message_t *m,
                          reg_prepared *p, ncmp_err *err)
 {
     reg_request *r = &p->r;
-    const char *bad_url = NULL;
+    const char *bad_url;
     double t0 = ncmp_now_ms();
 
     if (*p->reject)
         return ncmp_stage_reject(ctx, m, p->reject, err);
     outcome_reset(&w->outcome);
-    if (*r->dmi_plugin && !ncmp_dmi_url_valid(r->dmi_plugin, w->cfg->dmi_allowed_url_pattern))
-        bad_url = "Invalid DMI plugin URL for dmiPlugin";
-    else if (*r->dmi_data_plugin &&
-             !ncmp_dmi_url_valid(r->dmi_data_plugin, w->cfg->dmi_allowed_url_pattern))
-        bad_url = "Invalid DMI plugin URL for dmiDataPlugin";
-    else if (*r->dmi_model_plugin &&
-             !ncmp_dmi_url_valid(r->dmi_model_plugin, w->cfg->dmi_allowed_url_pattern))
-        bad_url = "Invalid DMI plugin URL for dmiModelPlugin";
+    bad_url = invalid_dmi_url(w, r);
     if (bad_url) {
         log_warn("registration", "request %s rejected: %s", p->ce_id, bad_url);
         return send_outcome(w, ctx, p->ce_id, bad_url, err);

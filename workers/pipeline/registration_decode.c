@@ -212,11 +212,19 @@ int registration_request_decode(reg_request *r, const void *payload, size_t len,
                             "a registration must be a JSON object (DmiPluginRegistration)");
     if (ncmp_json_string_field(r->root, "dmiPlugin", &r->dmi_plugin, err) != 0 ||
         ncmp_json_string_field(r->root, "dmiDataPlugin", &r->dmi_data_plugin, err) != 0 ||
-        ncmp_json_string_field(r->root, "dmiModelPlugin", &r->dmi_model_plugin, err) != 0)
+        ncmp_json_string_field(r->root, "dmiModelPlugin", &r->dmi_model_plugin, err) != 0 ||
+        ncmp_json_string_field(r->root, "dmiDatajobsReadPlugin", &r->dmi_datajobs_read_plugin,
+                               err) != 0 ||
+        ncmp_json_string_field(r->root, "dmiDatajobsWritePlugin", &r->dmi_datajobs_write_plugin,
+                               err) != 0)
         return -1;
     r->dmi_plugin = r->dmi_plugin ? trimmed(r, r->dmi_plugin) : "";
     r->dmi_data_plugin = r->dmi_data_plugin ? trimmed(r, r->dmi_data_plugin) : "";
     r->dmi_model_plugin = r->dmi_model_plugin ? trimmed(r, r->dmi_model_plugin) : "";
+    r->dmi_datajobs_read_plugin =
+        r->dmi_datajobs_read_plugin ? trimmed(r, r->dmi_datajobs_read_plugin) : "";
+    r->dmi_datajobs_write_plugin =
+        r->dmi_datajobs_write_plugin ? trimmed(r, r->dmi_datajobs_write_plugin) : "";
     if (decode_handles(r, r->root, "createdCmHandles", &r->created, &r->ncreated, err) != 0 ||
         decode_handles(r, r->root, "updatedCmHandles", &r->updated, &r->nupdated, err) != 0)
         return -1;

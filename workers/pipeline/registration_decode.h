@@ -34,6 +34,9 @@ typedef struct reg_handle {
 typedef struct reg_request {
     json_object *root;
     const char *dmi_plugin, *dmi_data_plugin, *dmi_model_plugin;
+    /* dmiDatajobsReadPlugin, dmiDatajobsWritePlugin: stored as sent, ""
+     * when not; a data job falls back on dmi_plugin when blank */
+    const char *dmi_datajobs_read_plugin, *dmi_datajobs_write_plugin;
     reg_handle *created;
     size_t ncreated;
     reg_handle *updated;

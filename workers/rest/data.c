@@ -19,6 +19,7 @@
 #include "ncmp_kafka_config.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "datajob.h"
 #include "ncmp_pump.h"
 #include "operational.h"
 #include "policy.h"
@@ -59,6 +60,7 @@ struct data {
     ncmp_pump_role requests_role;
     ncmp_pump *requests; /* data.request-topic, or NULL */
     cps_api *cps;        /* the operational cache's reads (borrowed) */
+    datajob *jobs;       /* data jobs (datajob.h) */
 };
 
 /* --- small helpers ------------------------------------------------------- */
@@ -169,6 +171,11 @@ int data_resolve_longest(data *d, const char *ref, handle_info *out, int *found,
 const ncmp_config *data_config(const data *d)
 {
     return d->cfg;
+}
+
+handle_cache *data_cache(data *d)
+{
+    return d->cache;
 }
 
 /* --- DataOperationEvents ------------------------------------------------- */
@@ -390,6 +397,8 @@ int data_submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void
     pthread_rwlock_rdlock(&d->gate);
     if (d->closed) {
         ncmp_err_set(err, NCMP_ERR_RETRY, "service stopping");
+        if (dr->take_body)
+            free((char *)dr->body); /* taken, as ncmp_dmi_submit would have */
     } else {
         pthread_mutex_lock(&d->calls_lock);
         d->calls++;
@@ -1224,7 +1233,8 @@ int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest
     pthread_rwlock_init(&d->gate, NULL);
     pthread_mutex_init(&d->calls_lock, NULL);
     pthread_cond_init(&d->calls_done, NULL);
-    if (handle_cache_start(&d->cache, d->cfg, err) != 0 || requests_start(d, err) != 0) {
+    if (handle_cache_start(&d->cache, d->cfg, err) != 0 || requests_start(d, err) != 0 ||
+        datajob_start(&d->jobs, d, svc, srv, err) != 0) {
         data_stop(d);
         data_destroy(d);
         return -1;
@@ -1240,6 +1250,8 @@ void data_stop(data *d)
 
     if (!d)
         return;
+    datajob_stop(d->jobs);
+    d->jobs = NULL;
     if (d->requests) {
         ncmp_err ignore;
         ncmp_pump_stop(d->requests);

@@ -93,6 +93,9 @@ int data_policy_ask(data *d, const policy_op *op, const char *auth, data_policy_
 
 const ncmp_config *data_config(const data *d);
 
+/* The handle map (never NULL once started). */
+handle_cache *data_cache(data *d);
+
 /* NCMP's rule for a client topic: a Kafka topic name
  * (^(?!\.{1,2}$)[a-zA-Z0-9._-]{1,249}$) that is not `async_m2m_topic`. */
 int data_topic_valid(const char *topic, const char *async_m2m_topic);

@@ -28,7 +28,11 @@
     "h.id, COALESCE(h.alternate_id, ''), h.state,"                                                 \
     " CASE WHEN h.dmi_data_service_name <> '' THEN h.dmi_data_service_name"                        \
     " ELSE h.dmi_service_name END, h.module_set_tag, h.additional_properties::text,"               \
-    " h.data_producer_identifier"
+    " h.data_producer_identifier,"                                                                 \
+    " CASE WHEN h.dmi_datajobs_write_service <> '' THEN h.dmi_datajobs_write_service"              \
+    " ELSE h.dmi_service_name END,"                                                                \
+    " CASE WHEN h.dmi_datajobs_read_service <> '' THEN h.dmi_datajobs_read_service"                \
+    " ELSE h.dmi_service_name END"
 
 static const char SQL_LOAD[] =
     "DECLARE handle_cache_load NO SCROLL CURSOR FOR SELECT " CACHE_COLUMNS " FROM cm_handle h";
@@ -37,7 +41,7 @@ static const char SQL_FETCH[] = "SELECT " CACHE_COLUMNS " FROM cm_handle h"
                                 " WHERE h.id = ANY($1::text[]) OR h.alternate_id = ANY($1::text[])";
 
 typedef struct entry {
-    char *id, *alt, *dmi, *props, *tag, *dpi;
+    char *id, *alt, *dmi, *props, *tag, *dpi, *jw, *jr;
     ncmp_handle_state state;
     int complete; /* dmi and props known (a create event carries neither) */
     struct entry *next_id, *next_alt;
@@ -138,6 +142,8 @@ static void entry_free(entry *e)
     free(e->props);
     free(e->tag);
     free(e->dpi);
+    free(e->jw);
+    free(e->jr);
     free(e);
 }
 
@@ -166,6 +172,8 @@ static entry *upsert(handle_cache *hc, const char *id)
     e->props = ncmp_xstrdup("{}");
     e->tag = ncmp_xstrdup("");
     e->dpi = ncmp_xstrdup("");
+    e->jw = ncmp_xstrdup("");
+    e->jr = ncmp_xstrdup("");
     b = hash(id) & (hc->nbuckets - 1);
     e->next_id = hc->by_id[b];
     hc->by_id[b] = e;
@@ -212,6 +220,8 @@ static entry *apply_row(handle_cache *hc, const PGresult *res, int row)
     set_str(&e->props, props.data ? props.data : "{}");
     ncmp_buf_free(&props);
     set_str(&e->dpi, PQgetvalue(res, row, 6));
+    set_str(&e->jw, PQgetvalue(res, row, 7));
+    set_str(&e->jr, PQgetvalue(res, row, 8));
     e->complete = 1;
     return e;
 }
@@ -224,6 +234,8 @@ static void info_from(handle_info *out, const entry *e)
     out->properties = ncmp_xstrdup(e->props);
     out->module_set_tag = ncmp_xstrdup(e->tag);
     out->data_producer = ncmp_xstrdup(e->dpi);
+    out->datajobs_write = ncmp_xstrdup(e->jw);
+    out->datajobs_read = ncmp_xstrdup(e->jr);
     out->state = e->state;
 }
 
@@ -235,6 +247,8 @@ void handle_info_free(handle_info *h)
     free(h->properties);
     free(h->module_set_tag);
     free(h->data_producer);
+    free(h->datajobs_write);
+    free(h->datajobs_read);
     memset(h, 0, sizeof(*h));
 }
 
@@ -307,6 +321,38 @@ int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out)
     return found;
 }
 
+size_t handle_cache_containing(handle_cache *hc, const char *term,
+                               void (*fn)(const handle_info *h, void *arg), void *arg)
+{
+    size_t n = 0;
+
+    pthread_rwlock_rdlock(&hc->lock);
+    for (size_t b = 0; b < hc->nbuckets; b++)
+        for (const entry *e = hc->by_id[b]; e; e = e->next_id) {
+            handle_info h;
+            if (!e->complete || (!strstr(e->id, term) && !strstr(e->alt, term)))
+                continue;
+            info_from(&h, e);
+            fn(&h, arg);
+            handle_info_free(&h);
+            n++;
+        }
+    pthread_rwlock_unlock(&hc->lock);
+    return n;
+}
+
+int handle_cache_serves_datajobs(handle_cache *hc, const char *dmi)
+{
+    int found = 0;
+
+    pthread_rwlock_rdlock(&hc->lock);
+    for (size_t b = 0; b < hc->nbuckets && !found; b++)
+        for (const entry *e = hc->by_id[b]; e && !found; e = e->next_id)
+            found = e->complete && (strcmp(e->jw, dmi) == 0 || strcmp(e->jr, dmi) == 0);
+    pthread_rwlock_unlock(&hc->lock);
+    return found;
+}
+
 /* Which input reference does row `row` answer? Ids first. */
 static void fetch_match(const PGresult *res, int row, const char *const *refs, size_t n,
                         handle_info *out, int *found, const entry *e)
@@ -365,6 +411,8 @@ int handle_cache_fetch(handle_cache *hc, ncmp_db *db, const char *const *refs, s
             tmp.tag = PQgetvalue(res, row, 4);
             tmp.props = PQgetvalue(res, row, 5);
             tmp.dpi = PQgetvalue(res, row, 6);
+            tmp.jw = PQgetvalue(res, row, 7);
+            tmp.jr = PQgetvalue(res, row, 8);
             e = &tmp;
         }
         fetch_match(res, row, refs, n, out, found, e);

@@ -56,6 +56,8 @@ typedef struct handle_info {
     char *properties;     /* private properties, a compact JSON object of strings */
     char *module_set_tag; /* "" when none */
     char *data_producer;  /* dataProducerIdentifier, "" when none */
+    char *datajobs_write; /* the data-job write service (dmiDatajobsWritePlugin, else dmiPlugin) */
+    char *datajobs_read;  /* the data-job read service (dmiDatajobsReadPlugin, else dmiPlugin) */
     ncmp_handle_state state;
 } handle_info;
 
@@ -85,6 +87,16 @@ void handle_candidates_free(char **c, size_t n);
  * (above) the map knows: 1 with *out filled (owned by the caller), 0 when
  * none. Never touches the database. */
 int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out);
+
+/* Call fn for every handle whose id or alternate id holds `term` (NCMP's
+ * reference LIKE '%term%'), under the map's read lock (fn must not call
+ * the map). Returns how many. A scan of the whole map. */
+size_t handle_cache_containing(handle_cache *hc, const char *term,
+                               void (*fn)(const handle_info *h, void *arg), void *arg);
+
+/* Is `dmi` the data-job read or write service of a handle the map knows?
+ * (What a client names as a DMI must be one ncmpd would call itself.) */
+int handle_cache_serves_datajobs(handle_cache *hc, const char *dmi);
 
 /* Ask the database for the references refs[0..n) (ids or alternate ids)
  * and add what it finds to the map. found[i] is set to 1 and out[i] filled

@@ -46,11 +46,7 @@ int policy_body(ncmp_buf *out, const policy_op *op, ncmp_err *err)
 
 void policy_url(ncmp_buf *out, const char *base_url)
 {
-    size_t n = strlen(base_url);
-
-    while (n > 0 && base_url[n - 1] == '/')
-        n--;
-    ncmp_buf_append(out, base_url, n);
+    ncmp_dmi_url_base(out, base_url);
     ncmp_buf_append_str(out, PERMISSIONS_PATH);
 }
 

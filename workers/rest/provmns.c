@@ -136,16 +136,6 @@ static int class_and_id(const char *fdn, char **cls, char **id)
     return 0;
 }
 
-/* The base URL of a DMI plugin without trailing slashes. */
-static void dmi_base(ncmp_buf *out, const char *dmi)
-{
-    size_t n = strlen(dmi);
-
-    while (n > 0 && dmi[n - 1] == '/')
-        n--;
-    ncmp_buf_append(out, dmi, n);
-}
-
 /* --- one request ---------------------------------------------------------- */
 
 typedef struct pm_op {
@@ -697,7 +687,7 @@ static void h_provmns(ncmp_http_request *req, void *arg)
             if (pm_plan_item(c, fdn, json_object_array_get_idx(items, i), (int)i) != 0)
                 goto fail;
     }
-    dmi_base(&c->url, c->h.dmi);
+    ncmp_dmi_url_base(&c->url, c->h.dmi);
     ncmp_buf_append_str(&c->url, "/ProvMnS/v1");
     provmns_encode_path(&c->url, fdn);
     if (query.len)
@@ -767,7 +757,7 @@ static void h_action(ncmp_http_request *req, void *arg)
         pm_free(c);
         goto out;
     }
-    dmi_base(&c->url, c->h.dmi);
+    ncmp_dmi_url_base(&c->url, c->h.dmi);
     ncmp_buf_append_str(&c->url, "/prov-mns-extensions/v1alpha1/actions");
     provmns_encode_path(&c->url, dn);
     ncmp_buf_append_char(&c->url, '/');

@@ -60,6 +60,28 @@ Test(registration_decode, reads_every_list_and_field)
     registration_request_free(&r);
 }
 
+Test(registration_decode, reads_the_data_job_services)
+{
+    reg_request r;
+
+    decode_ok(&r, "{\"dmiPlugin\":\"http://dmi\",\"dmiDatajobsReadPlugin\":\" http://jobs-r \","
+                  "\"dmiDatajobsWritePlugin\":\"http://jobs-w:8080\","
+                  "\"createdCmHandles\":[{\"cmHandle\":\"ch-1\"}]}");
+    cr_assert_str_eq(r.dmi_datajobs_read_plugin, "http://jobs-r", "trimmed as the other services");
+    cr_assert_str_eq(r.dmi_datajobs_write_plugin, "http://jobs-w:8080");
+    cr_assert_str_eq(r.dmi_plugin, "http://dmi");
+    registration_request_free(&r);
+
+    /* absent or null: "", never dmiPlugin (the fallback is resolved at use) */
+    decode_ok(&r, "{\"dmiPlugin\":\"http://dmi\",\"dmiDatajobsWritePlugin\":null}");
+    cr_assert_str_eq(r.dmi_datajobs_read_plugin, "");
+    cr_assert_str_eq(r.dmi_datajobs_write_plugin, "");
+    registration_request_free(&r);
+
+    decode_bad("{\"dmiDatajobsReadPlugin\":[]}", "dmiDatajobsReadPlugin");
+    decode_bad("{\"dmiDatajobsWritePlugin\":1}", "dmiDatajobsWritePlugin");
+}
+
 Test(registration_decode, an_empty_request_is_valid)
 {
     reg_request r;
