@@ -660,7 +660,7 @@ _pm_kpi() {
     # name url mode method rate delay
     while read -r f url mode method rate delay; do
         "$bin" "$mode" --url "$url" --method "$method" --rate "$rate" --delay-ms "$delay" "${common[@]}" \
-            >"$dir/$f" 2>>"$dir/err" &
+            >"$dir/$f" 2>>"$dir/err" </dev/null &
         pids+=($!)
     done <<CLIENTS
 read $_pm_url provmns GET 40 300
@@ -751,7 +751,7 @@ _pm_probe() {
 # the rounds' medians on minus off; beside it, a permission request
 # straight to the policy stub.
 bench_provmns() {
-    local json="" port=${NCMP_BENCH_HTTP_PORT:-58883} port2 stub bs t0 j
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-58883} port2 stub bs t0 j load0 load1
     _pm_handles=50000 _pm_secs=30
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -786,6 +786,7 @@ bench_provmns() {
     # the registration's writes settled, not measured with the requests
     pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
 
+    load0=$(cut -d' ' -f1 /proc/loadavg)
     j="{\"scenario\": \"provmns\", \"handles\": $_pm_handles, \"seconds\": $_pm_secs, \"cores\": $(nproc),"
     printf '\n%-48s %7s %8s %8s %8s %8s %8s\n' "provmns, $_pm_handles handles, $_pm_secs s per run" ok \
         req/s "avg ms" "p50 ms" "p99 ms" "max ms"
@@ -845,6 +846,9 @@ bench_provmns() {
     j+=" \"rounds\": [{\"policy\": \"off\", $(_pm_members "" "$off1")}, {\"policy\": \"on\", $(_pm_members "" "$on1")},"
     j+=" {\"policy\": \"on\", $(_pm_members "" "$on2")}, {\"policy\": \"off\", $(_pm_members "" "$off2")}],"
     j+=" $(_pm_members direct_policy_ "$pol")},"
+    load1=$(cut -d' ' -f1 /proc/loadavg)
+    # the 1-minute load average, other work on the machine included
+    j+="\"load_average_start\": $load0, \"load_average_end\": $load1,"
     j+="\"policy_added_ms\": $added}"
 
     printf '\nwhat ncmpd adds to the stub alone: read 40/s %s ms avg, patch 1/s %s ms avg, ' \
@@ -855,7 +859,8 @@ bench_provmns() {
         "$(_pm_field rps "$d")" "$(_ratio "$(_pm_field rps "$c")" "$(_pm_field rps "$d")")"
     printf 'policy check (median of patches, on - off): %s ms; a permission request alone: %s ms median\n' \
         "$added" "$(_pm_field p50 "$pol")"
-    printf 'machine: %s cores shared by ncmpd, the stub, the clients, PostgreSQL and Kafka\n' "$(nproc)"
+    printf 'machine: %s cores shared by ncmpd, the stub, the clients, PostgreSQL and Kafka; ' "$(nproc)"
+    printf 'load average %s at the start, %s at the end\n' "$load0" "$load1"
     if [ -n "$json" ]; then
         printf '%s\n' "$j" >"$json"
         info "wrote $json"

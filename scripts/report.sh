@@ -151,7 +151,7 @@ _report_provmns() {
         def plus: if . == null then "n/a" elif . < 0 then "-" + ((- .) | ms) else "+" + ms end;
         def lat($r): "\($r.avg_overhead_ms | ms) (p50 \($r.p50_overhead_ms | ms), p99 \($r.p99_overhead_ms | ms))";
         def dlat($r): "\($r.direct_avg_overhead_ms | ms) (p50 \($r.direct_p50_overhead_ms | ms), p99 \($r.direct_p99_overhead_ms | ms))";
-        "\(.handles | n) handles, \(.seconds) s per run and way. Overhead = client time - the stub'"'"'s delay, as NCMP computes it; \"the stub alone\" is the same requests sent straight to the DMI stub in the same run, and \"ncmpd adds\" the difference.\n",
+        "\(.handles | n) handles, \(.seconds) s per run and way. Overhead = client time - the stub'"'"'s delay, as NCMP computes it; \"the stub alone\" is the same requests sent straight to the DMI stub in the same run, and \"ncmpd adds\" the difference.\(if .load_average_start then " The 1-minute load average, other work on the machine included, was \(.load_average_start) at the start and \(.load_average_end) at the end (\(.cores) cores)." else "" end)\n",
         "| metric | ncmpd | the stub alone, same run | ncmpd adds | target | met | NCMP limit | NCMP 2025-12 expectation | ncmpd vs expectation |",
         "|---|---|---|---|---|---|---|---|---|",
         (.read_kpi_rate // empty | "| ProvMnS read overhead, 40/s (stub 300 ms), avg ms | \(lat(.)) | \(dlat(.)) | \(.added_avg_ms | plus) | ≤ \($t.kpi_avg_ms) | \(yes(.avg_overhead_ms <= $t.kpi_avg_ms)) | ≤ \($ncmp.provmns.read_limit_ms) | \($ncmp.provmns.exp_ms) | \(times($ncmp.provmns.exp_ms; .avg_overhead_ms)) |"),
