@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data cps data-sync)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cps data-sync)
 # Not single scenarios: a series of registration runs, and every scenario
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
@@ -523,6 +523,12 @@ bench_search() {
     return 0
 }
 
+# _pt_fields LINE: the figures of a line of ncmp-bench-data (pt, provmns,
+# policy) into _pt_n, _pt_ok, _pt_rps, _pt_avg, _pt_p50, _pt_p99, _pt_max.
+_pt_fields() {
+    read -r _ _pt_n _ _pt_ok _ _pt_rps _ _pt_avg _ _pt_p50 _ _pt_p99 _ _pt_max <<<"$1"
+}
+
 # _data_pt KEY LABEL ARGS...: one pass-through run of ncmp-bench-data;
 # prints a table row and adds its figures to the JSON under KEY.
 _data_pt() {
@@ -530,7 +536,7 @@ _data_pt() {
     shift 2
     line=$("$NCMP_BIN/tests/bench/ncmp-bench-data" pt --url "$_data_url" "$@") ||
         die "bench data: $label failed: $line"
-    read -r _ _pt_n _ _pt_ok _ _pt_rps _ _pt_avg _ _pt_p50 _ _pt_p99 _ _pt_max <<<"$line"
+    _pt_fields "$line"
     printf '%-44s %8s %8s %9s %9s %9s %9s\n' "$label" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
         "$_pt_p99" "$_pt_max"
     _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps,"
@@ -538,12 +544,14 @@ _data_pt() {
     _data_json+=" \"p99_overhead_ms\": $_pt_p99, \"max_overhead_ms\": $_pt_max},"
 }
 
-# _data_stub READ_MS WRITE_MS: (re)start the DMI stub with those data
-# delays (module delays small: only the setup syncs modules).
+# _data_stub READ_MS WRITE_MS [ARGS...]: (re)start the DMI stub with those
+# data delays (module delays small: only the setup syncs modules) and ARGS.
 _data_stub() {
+    local read=$1 write=$2
+    shift 2
     stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
-    dmistub_start --read-delay-ms "$1" --write-delay-ms "$2" --module-references-delay-ms 10 \
-        --module-resources-delay-ms 20 --threads 2 >/dev/null || exit 1
+    dmistub_start --read-delay-ms "$read" --write-delay-ms "$write" --module-references-delay-ms 10 \
+        --module-resources-delay-ms 20 --threads 2 "$@" >/dev/null || exit 1
 }
 
 # bench_data [--handles N] [--seconds S] [--json FILE]: data access against
@@ -610,6 +618,251 @@ bench_data() {
     printf 'machine: %s cores shared by ncmpd, the stub, the client, PostgreSQL and Kafka\n' "$(nproc)"
     if [ -n "$json" ]; then
         printf '%s\n' "${_data_json%,}}" >"$json"
+        info "wrote $json"
+    fi
+}
+
+# --- bench provmns ------------------------------------------------------------
+
+# _pm_row LABEL LINE: a table row of one ncmp-bench-data line.
+_pm_row() {
+    _pt_fields "$2"
+    printf '%-48s %7s %8s %8s %8s %8s %8s\n' "$1" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
+        "$_pt_p99" "$_pt_max"
+}
+
+# _pm_run VAR LABEL ARGS...: one run of ncmp-bench-data ARGS (its mode and
+# options, the handles and seconds added); its line into VAR and the table.
+# A request that did not succeed fails the benchmark.
+_pm_run() {
+    local var=$1 label=$2 line err="$NCMP_INSTANCE_DIR/bench-data.err"
+    shift 2
+    line=$("$NCMP_BIN/tests/bench/ncmp-bench-data" "$@" --handles "$_pm_handles" \
+        --seconds "${_pm_run_secs:-$_pm_secs}" 2>"$err") ||
+        die "bench provmns: $label failed: $line $(head -n 5 "$err")"
+    _pm_row "$label" "$line"
+    printf -v "$var" '%s' "$line"
+}
+
+# _pm_kpi STUB: NCMP's ProvMnS load at its KPI rates (40 reads/s, 1
+# patch/s by random alternate id) through ncmpd and, at the same time, the
+# same load straight to the STUB (so that both meet the same moments of
+# the machine), beside bench data's pass-through load at its rates (13
+# reads/s, 5.2 writes/s) through ncmpd: six clients at once for $_pm_secs
+# s, on the stub with the reference delays. The lines into _pm_kr, _pm_kp
+# (ProvMnS reads, patches through ncmpd), _pm_dr, _pm_dp (straight to the
+# stub) and _pm_ptr, _pm_ptw (pass-through); the rows printed.
+_pm_kpi() {
+    local stub=$1 dir="$NCMP_INSTANCE_DIR/kpi" bin="$NCMP_BIN/tests/bench/ncmp-bench-data"
+    local common=(--handles "$_pm_handles" --seconds "$_pm_secs") pids=() p f failed=0
+    mkdir -p "$dir"
+    rm -f "$dir"/*
+    # name url mode method rate delay
+    while read -r f url mode method rate delay; do
+        "$bin" "$mode" --url "$url" --method "$method" --rate "$rate" --delay-ms "$delay" "${common[@]}" \
+            >"$dir/$f" 2>>"$dir/err" </dev/null &
+        pids+=($!)
+    done <<CLIENTS
+read $_pm_url provmns GET 40 300
+patch $_pm_url provmns PATCH 1 670
+read-direct $stub provmns GET 40 300
+patch-direct $stub provmns PATCH 1 670
+ptread $_pm_url pt GET 13 300
+ptwrite $_pm_url pt POST 5.2 670
+CLIENTS
+    for p in "${pids[@]}"; do
+        wait "$p" || failed=1
+    done
+    [ $failed -eq 0 ] || die "bench provmns: the KPI-rate run failed: $(cat "$dir"/read "$dir"/patch \
+        "$dir"/read-direct "$dir"/patch-direct "$dir"/ptread "$dir"/ptwrite; head -n 5 "$dir/err")"
+    _pm_kr=$(cat "$dir/read") _pm_kp=$(cat "$dir/patch")
+    _pm_dr=$(cat "$dir/read-direct") _pm_dp=$(cat "$dir/patch-direct")
+    _pm_ptr=$(cat "$dir/ptread") _pm_ptw=$(cat "$dir/ptwrite")
+    _pm_row "read 40/s (stub 300 ms), ncmpd" "$_pm_kr"
+    _pm_row "read 40/s (stub 300 ms), stub alone, same time" "$_pm_dr"
+    _pm_row "patch 1/s (stub 670 ms), ncmpd" "$_pm_kp"
+    _pm_row "patch 1/s (stub 670 ms), stub alone, same time" "$_pm_dp"
+    _pm_row "  pass-through read 13/s beside them, ncmpd" "$_pm_ptr"
+    _pm_row "  pass-through write 5.2/s beside them, ncmpd" "$_pm_ptw"
+}
+
+# _pm_members PREFIX LINE: the figures of LINE as JSON members PREFIXrequests,
+# PREFIXok, PREFIXrps, PREFIX{avg,p50,p99,max}_overhead_ms.
+_pm_members() {
+    _pt_fields "$2"
+    printf '"%srequests": %s, "%sok": %s, "%srps": %s, "%savg_overhead_ms": %s, ' \
+        "$1" "$_pt_n" "$1" "$_pt_ok" "$1" "$_pt_rps" "$1" "$_pt_avg"
+    printf '"%sp50_overhead_ms": %s, "%sp99_overhead_ms": %s, "%smax_overhead_ms": %s' \
+        "$1" "$_pt_p50" "$1" "$_pt_p99" "$1" "$_pt_max"
+}
+
+# _pm_field NAME LINE: one figure (n ok rps avg p50 p99 max) of LINE.
+_pm_field() {
+    _pt_fields "$2"
+    local v="_pt_$1"
+    printf '%s' "${!v}"
+}
+
+_pm_sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+_pm_mean2() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (a + b) / 2 }'; }
+
+# _pm_phase KEY SETTINGS LINE DIRECT: a JSON member KEY: SETTINGS (JSON
+# members), the figures through ncmpd (LINE), the same requests straight
+# to the stub (DIRECT, as direct_*), what ncmpd adds (added_*: through
+# ncmpd minus straight) and the ratio of the throughputs.
+_pm_phase() {
+    local key=$1 settings=$2 line=$3 direct=$4
+    printf '"%s": {%s, %s, %s, "added_avg_ms": %s, "added_p50_ms": %s, "added_p99_ms": %s, "rps_vs_direct": %s},' \
+        "$key" "$settings" "$(_pm_members "" "$line")" "$(_pm_members direct_ "$direct")" \
+        "$(_pm_sub "$(_pm_field avg "$line")" "$(_pm_field avg "$direct")")" \
+        "$(_pm_sub "$(_pm_field p50 "$line")" "$(_pm_field p50 "$direct")")" \
+        "$(_pm_sub "$(_pm_field p99 "$line")" "$(_pm_field p99 "$direct")")" \
+        "$(_ratio "$(_pm_field rps "$line")" "$(_pm_field rps "$direct")")"
+}
+
+# _pm_probe BASE: wait (60 s at most) until BASE answers ProvMnS reads of
+# the first and the last handle.
+_pm_probe() {
+    local fdn="SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode%s/ManagedElement=MyManagedElement%s"
+    local i id url
+    for id in 1 "$_pm_handles"; do
+        # shellcheck disable=SC2059
+        url="$1/ProvMnS/v1/$(printf "$fdn" "$id" "$id")"
+        for ((i = 0; i < 200; i++)); do
+            curl -fsS -o /dev/null --max-time 5 "$url" 2>/dev/null && break
+            sleep 0.3
+        done
+        [ "$i" -lt 200 ] || die "bench provmns: $url does not answer 200 (logs in $NCMP_INSTANCE_DIR)"
+    done
+}
+
+# bench_provmns [--handles N] [--seconds S] [--json FILE]: ProvMnS through
+# ncmpd's proxy (GET/PATCH /ProvMnS/v1<alternate id>) against the DMI stub,
+# overhead = client time - the stub's delay, as NCMP computes it; every
+# run also straight to the stub (the same requests: the raw DMI round
+# trip) in the same run. Phases of S s: NCMP's KPI rates (40 reads/s, 1
+# patch/s, beside bench data's pass-through load at its rates) with the
+# reference delays (300 ms read, 670 ms write), through ncmpd and
+# straight to the stub at the same time; reads at 200 concurrent clients,
+# then the same straight to the stub; the same against a zero-delay stub
+# (requests/s); then patches at 40/s against that stub through two ncmpd,
+# the policy executor off and on (the stub's, allowing, no delay), in the
+# rounds off, on, on, off of S/2 s each: policy_added_ms is the mean of
+# the rounds' medians on minus off; beside it, a permission request
+# straight to the policy stub.
+bench_provmns() {
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-58883} port2 stub bs t0 j load0 load1
+    _pm_handles=50000 _pm_secs=30
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) _pm_handles=$2; shift 2 ;;
+        --seconds) _pm_secs=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench provmns: unknown option '$1' (options: --handles N, --seconds S, --json FILE)" ;;
+        esac
+    done
+    [ "$_pm_secs" -ge 2 ] 2>/dev/null || die "bench provmns: --seconds must be 2 or more"
+    port2=${NCMP_BENCH_POLICY_HTTP_PORT:-$((port + 1))}
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    export NCMP_DMISTUB_PORT
+    local p
+    for p in "$port" "$port2"; do
+        port_in_use "$p" && die "bench provmns: port $p is taken (NCMP_BENCH_HTTP_PORT, NCMP_BENCH_POLICY_HTTP_PORT)"
+    done
+    services_up
+    bs=$(kafka_bootstrap)
+    stub="http://127.0.0.1:$NCMP_DMISTUB_PORT"
+    _pm_url="http://127.0.0.1:$port"
+    _data_stub 300 670 --provmns-read-delay-ms 300 --provmns-write-delay-ms 670
+    ncmpd_start --roles=registration,module-sync,lcm-relay,rest --http.host=127.0.0.1 --http.port="$port"
+    ncmpd_wait_assigned registration
+    info "registering $_pm_handles handles (the reference workload) and waiting until READY"
+    t0=$(_now)
+    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$_pm_handles" --dmi "$stub" -q ||
+        die "registration failed"
+    _wait_all_ready "$_pm_handles" "$t0" 1200 || die "handles not READY after 1200 s"
+    sleep 2 # the last READY events reach the handle cache
+    _pm_probe "$_pm_url"
+    # the registration's writes settled, not measured with the requests
+    pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
+
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    j="{\"scenario\": \"provmns\", \"handles\": $_pm_handles, \"seconds\": $_pm_secs, \"cores\": $(nproc),"
+    printf '\n%-48s %7s %8s %8s %8s %8s %8s\n' "provmns, $_pm_handles handles, $_pm_secs s per run" ok \
+        req/s "avg ms" "p50 ms" "p99 ms" "max ms"
+    printf 'overhead = client time - the stub'"'"'s delay; "stub alone": the same requests straight to the stub\n'
+    local dr dp kr kp
+    _pm_kpi "$stub"
+    kr=$_pm_kr kp=$_pm_kp dr=$_pm_dr dp=$_pm_dp
+    j+=$(_pm_phase read_kpi_rate '"rate_per_s": 40, "delay_ms": 300' "$kr" "$dr")
+    j+=$(_pm_phase patch_kpi_rate '"rate_per_s": 1, "delay_ms": 670' "$kp" "$dp")
+    j+="\"passthrough_read_kpi_rate\": {\"rate_per_s\": 13, \"delay_ms\": 300, $(_pm_members "" "$_pm_ptr")},"
+    j+="\"passthrough_write_kpi_rate\": {\"rate_per_s\": 5.2, \"delay_ms\": 670, $(_pm_members "" "$_pm_ptw")},"
+
+    local d c c200 d200
+    _pm_run d "read 200 concurrent (stub 300 ms), stub alone" provmns --url "$stub" --method GET \
+        --concurrency 200 --delay-ms 300
+    _pm_run c "read 200 concurrent (stub 300 ms), ncmpd" provmns --url "$_pm_url" --method GET \
+        --concurrency 200 --delay-ms 300
+    j+=$(_pm_phase read_200_concurrent '"concurrency": 200, "delay_ms": 300' "$c" "$d")
+    c200=$c d200=$d
+
+    _data_stub 0 0 --provmns-read-delay-ms 0 --provmns-write-delay-ms 0 --policy-decision allow \
+        --policy-delay-ms 0
+    _pm_run d "read 200 concurrent, zero-delay stub, stub alone" provmns --url "$stub" --method GET \
+        --concurrency 200 --delay-ms 0
+    _pm_run c "read 200 concurrent, zero-delay stub, ncmpd" provmns --url "$_pm_url" --method GET \
+        --concurrency 200 --delay-ms 0
+    j+=$(_pm_phase read_zero_delay '"concurrency": 200, "delay_ms": 0' "$c" "$d")
+
+    # the policy check: two ncmpd serving REST alone, the same but for it
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    NCMPD_NAME=ncmpd-policy-off ncmpd_start --roles=rest --http.host=127.0.0.1 --http.port="$port"
+    NCMPD_NAME=ncmpd-policy-on ncmpd_start --roles=rest --http.host=127.0.0.1 --http.port="$port2" \
+        --policy-executor.enabled=true --policy-executor.url="$stub"
+    _pm_probe "$_pm_url"
+    _pm_probe "http://127.0.0.1:$port2"
+    local half=$((_pm_secs / 2)) off1 on1 on2 off2 pol _pm_run_secs
+    _pm_run_secs=$half
+    _pm_run off1 "patch 40/s, zero-delay stub, policy off (1)" provmns --url "$_pm_url" --method PATCH \
+        --rate 40 --delay-ms 0
+    _pm_run on1 "patch 40/s, zero-delay stub, policy on (1)" provmns --url "http://127.0.0.1:$port2" \
+        --method PATCH --rate 40 --delay-ms 0
+    _pm_run on2 "patch 40/s, zero-delay stub, policy on (2)" provmns --url "http://127.0.0.1:$port2" \
+        --method PATCH --rate 40 --delay-ms 0
+    _pm_run off2 "patch 40/s, zero-delay stub, policy off (2)" provmns --url "$_pm_url" --method PATCH \
+        --rate 40 --delay-ms 0
+    _pm_run pol "permission request 40/s, policy stub alone" policy --url "$stub" --rate 40 --delay-ms 0
+    local onp offp ona offa added
+    onp=$(_pm_mean2 "$(_pm_field p50 "$on1")" "$(_pm_field p50 "$on2")")
+    offp=$(_pm_mean2 "$(_pm_field p50 "$off1")" "$(_pm_field p50 "$off2")")
+    ona=$(_pm_mean2 "$(_pm_field avg "$on1")" "$(_pm_field avg "$on2")")
+    offa=$(_pm_mean2 "$(_pm_field avg "$off1")" "$(_pm_field avg "$off2")")
+    added=$(_pm_sub "$onp" "$offp")
+    j+="\"policy\": {\"rate_per_s\": 40, \"delay_ms\": 0, \"seconds_per_round\": $half,"
+    j+=" \"statistic\": \"median\", \"off_p50_ms\": $offp, \"on_p50_ms\": $onp,"
+    j+=" \"added_p50_ms\": $added, \"off_avg_ms\": $offa, \"on_avg_ms\": $ona,"
+    j+=" \"added_avg_ms\": $(_pm_sub "$ona" "$offa"),"
+    j+=" \"rounds\": [{\"policy\": \"off\", $(_pm_members "" "$off1")}, {\"policy\": \"on\", $(_pm_members "" "$on1")},"
+    j+=" {\"policy\": \"on\", $(_pm_members "" "$on2")}, {\"policy\": \"off\", $(_pm_members "" "$off2")}],"
+    j+=" $(_pm_members direct_policy_ "$pol")},"
+    load1=$(cut -d' ' -f1 /proc/loadavg)
+    # the 1-minute load average, other work on the machine included
+    j+="\"load_average_start\": $load0, \"load_average_end\": $load1,"
+    j+="\"policy_added_ms\": $added}"
+
+    printf '\nwhat ncmpd adds to the stub alone: read 40/s %s ms avg, patch 1/s %s ms avg, ' \
+        "$(_pm_sub "$(_pm_field avg "$kr")" "$(_pm_field avg "$dr")")" \
+        "$(_pm_sub "$(_pm_field avg "$kp")" "$(_pm_field avg "$dp")")"
+    printf 'read 200 concurrent %s ms p99\n' "$(_pm_sub "$(_pm_field p99 "$c200")" "$(_pm_field p99 "$d200")")"
+    printf 'zero-delay reads: ncmpd %s/s, the stub alone %s/s (%s)\n' "$(_pm_field rps "$c")" \
+        "$(_pm_field rps "$d")" "$(_ratio "$(_pm_field rps "$c")" "$(_pm_field rps "$d")")"
+    printf 'policy check (median of patches, on - off): %s ms; a permission request alone: %s ms median\n' \
+        "$added" "$(_pm_field p50 "$pol")"
+    printf 'machine: %s cores shared by ncmpd, the stub, the clients, PostgreSQL and Kafka; ' "$(nproc)"
+    printf 'load average %s at the start, %s at the end\n' "$load0" "$load1"
+    if [ -n "$json" ]; then
+        printf '%s\n' "$j" >"$json"
         info "wrote $json"
     fi
 }
@@ -708,6 +961,7 @@ _bench_quick_args() {
     avc) printf '%s\n' --events 50000 ;;
     search) printf '%s\n' --handles 2000 --runs 3 ;;
     data) printf '%s\n' --handles 1000 --seconds 5 ;;
+    provmns) printf '%s\n' --handles 1000 --seconds 4 ;;
     cps) printf '%s\n' --quick ;;
     data-sync) printf '%s\n' --handles 2000 ;;
     esac

@@ -23,6 +23,7 @@ REPORT_NCMP_JSON='{
  "search": {"no-filter": [15000, 7025], "module": [15000, 8928], "property": [16000, 10600],
             "cps-path": [16000, 10628], "trust-level": [16000, 20412]},
  "read_overhead_ms": [14, 70], "write_overhead_ms": [14, 69],
+ "provmns": {"read_limit_ms": 100, "write_limit_ms": 200, "exp_ms": 15},
  "legacy_batch": [200, 115], "avc_load_per_s": 5500,
  "dereg_by_size": [[1000, 86], [5000, 89], [10000, 65], [20000, 48]]
 }'
@@ -138,6 +139,32 @@ _report_data() {
         row("pass-through write overhead, 200 concurrent, ms"; $d.write_200_concurrent; "stub 670 ms"; $ncmp.write_overhead_ms)),
         (if .batch then "| legacy batch read, events/s | \(.batch.events_per_s | n) | - | \($ncmp.legacy_batch[0]) | \(times(.batch.events_per_s; $ncmp.legacy_batch[0])) | \($ncmp.legacy_batch[1]) | \(times(.batch.events_per_s; $ncmp.legacy_batch[1])) |" else empty end),
         (if .read_zero_delay then "| pass-through reads, zero-delay stub, 200 concurrent, requests/s | \(.read_zero_delay.rps | n) | - | - | - | - | - |" else empty end)'
+}
+
+# ProvMnS's targets (the issue that asked for `bench provmns`).
+REPORT_PROVMNS_TARGETS='{"kpi_avg_ms": 1, "p99_200_ms": 5, "zero_delay_rps": 5000, "policy_ms": 0.5}'
+
+_report_provmns() {
+    _report_has provmns || { _report_missing provmns; return 0; }
+    _report_jq '.scenarios.provmns | . as $p |
+        def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
+        def plus: if . == null then "n/a" elif . < 0 then "-" + ((- .) | ms) else "+" + ms end;
+        def lat($r): "\($r.avg_overhead_ms | ms) (p50 \($r.p50_overhead_ms | ms), p99 \($r.p99_overhead_ms | ms))";
+        def dlat($r): "\($r.direct_avg_overhead_ms | ms) (p50 \($r.direct_p50_overhead_ms | ms), p99 \($r.direct_p99_overhead_ms | ms))";
+        "\(.handles | n) handles, \(.seconds) s per run and way. Overhead = client time - the stub'"'"'s delay, as NCMP computes it; \"the stub alone\" is the same requests sent straight to the DMI stub in the same run, and \"ncmpd adds\" the difference.\(if .load_average_start then " The 1-minute load average, other work on the machine included, was \(.load_average_start) at the start and \(.load_average_end) at the end (\(.cores) cores)." else "" end)\n",
+        "| metric | ncmpd | the stub alone, same run | ncmpd adds | target | met | NCMP limit | NCMP 2025-12 expectation | ncmpd vs expectation |",
+        "|---|---|---|---|---|---|---|---|---|",
+        (.read_kpi_rate // empty | "| ProvMnS read overhead, 40/s (stub 300 ms), avg ms | \(lat(.)) | \(dlat(.)) | \(.added_avg_ms | plus) | ≤ \($t.kpi_avg_ms) | \(yes(.avg_overhead_ms <= $t.kpi_avg_ms)) | ≤ \($ncmp.provmns.read_limit_ms) | \($ncmp.provmns.exp_ms) | \(times($ncmp.provmns.exp_ms; .avg_overhead_ms)) |"),
+        (.patch_kpi_rate // empty | "| ProvMnS patch overhead, 1/s (stub 670 ms), avg ms | \(lat(.)) | \(dlat(.)) | \(.added_avg_ms | plus) | ≤ \($t.kpi_avg_ms) | \(yes(.avg_overhead_ms <= $t.kpi_avg_ms)) | ≤ \($ncmp.provmns.write_limit_ms) | \($ncmp.provmns.exp_ms) | \(times($ncmp.provmns.exp_ms; .avg_overhead_ms)) |"),
+        (.read_200_concurrent // empty | "| ProvMnS read overhead, 200 concurrent (stub 300 ms), p99 ms | \(.p99_overhead_ms | ms) (avg \(.avg_overhead_ms | ms), \(.rps | n) reads/s) | \(.direct_p99_overhead_ms | ms) (avg \(.direct_avg_overhead_ms | ms), \(.direct_rps | n) reads/s) | \(.added_p99_ms | plus) | ≤ \($t.p99_200_ms) | \(yes(.p99_overhead_ms <= $t.p99_200_ms)) | - | - | - |"),
+        (.read_zero_delay // empty | "| ProvMnS reads/s, zero-delay stub, 200 concurrent | \(.rps | n) | \(.direct_rps | n) | ncmpd / stub alone \(.rps_vs_direct | d2) | ≥ \($t.zero_delay_rps | n) | \(yes(.rps >= $t.zero_delay_rps)) | - | - | - |"),
+        (.policy // empty | "| policy check added to a patch (40/s, zero-delay stub), median ms | \($p.policy_added_ms | plus) (\(.on_p50_ms | ms) on, \(.off_p50_ms | ms) off) | a permission request alone: \(.direct_policy_p50_overhead_ms | ms) | - | ≤ \($t.policy_ms) | \(yes($p.policy_added_ms <= $t.policy_ms)) | - | - | - |"),
+        "",
+        ([.passthrough_read_kpi_rate, .passthrough_write_kpi_rate] | if .[0] and .[1] then
+        "Beside the KPI-rate run, bench data'"'"'s pass-through load through ncmpd: reads 13/s \(.[0].avg_overhead_ms | ms) ms average overhead (p99 \(.[0].p99_overhead_ms | ms)), writes 5.2/s \(.[1].avg_overhead_ms | ms) ms (p99 \(.[1].p99_overhead_ms | ms))." else empty end),
+        "",
+        (.policy // empty | "The policy check: patches at \(.rate_per_s)/s through two ncmpd serving REST alone, the policy executor off and on, in rounds off, on, on, off of \(.seconds_per_round) s; the figure is the mean of the rounds'"'"' medians on minus off (averages: \(.on_avg_ms | ms) on, \(.off_avg_ms | ms) off, \(.added_avg_ms | plus) ms).")' \
+        --argjson t "$REPORT_PROVMNS_TARGETS"
 }
 
 _report_avc() {
@@ -338,6 +365,7 @@ _report_block() {
     MODULE_SYNC) _report_module_sync ;;
     SEARCH) _report_search ;;
     DATA) _report_data ;;
+    PROVMNS) _report_provmns ;;
     AVC) _report_avc ;;
     INGEST) _report_ingest ;;
     CPS) _report_cps ;;

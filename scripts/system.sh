@@ -39,16 +39,22 @@ instance_fresh() {
 }
 
 services_down() {
-    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    local f
+    # ncmpd.pid, and those of further ncmpd of the instance (ncmpd_start)
+    for f in "$NCMP_INSTANCE_DIR"/ncmpd*.pid; do
+        [ -e "$f" ] && stop_pidfile "$f" ncmpd 40
+    done
     stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
     kafka_stop
     pg_stop
 }
 
 # ncmpd_start [ARGS...]: the service in the background, logging to
-# $NCMP_INSTANCE_DIR/ncmpd.log; waits until it runs.
+# $NCMP_INSTANCE_DIR/ncmpd.log; waits until it runs. With NCMPD_NAME set
+# (ncmpd-NAME), a further ncmpd of the instance: NAME.pid and NAME.log.
 ncmpd_start() {
-    local pidfile="$NCMP_INSTANCE_DIR/ncmpd.pid" log="$NCMP_INSTANCE_DIR/ncmpd.log" i
+    local name=${NCMPD_NAME:-ncmpd} i
+    local pidfile="$NCMP_INSTANCE_DIR/$name.pid" log="$NCMP_INSTANCE_DIR/$name.log"
     ncmpd_env
     setsid "$NCMP_BIN/workers/ncmpd" "$@" >>"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"

@@ -1,6 +1,6 @@
 /*
- * ncmp-bench-data: the load client of `./run bench data` (libcurl multi,
- * one thread, kept-alive connections).
+ * ncmp-bench-data: the load client of `./run bench data` and `./run bench
+ * provmns` (libcurl multi, one thread, kept-alive connections).
  *
  *   ncmp-bench-data pt --url BASE [--method GET|POST] [--handles N]
  *       [--rate R | --concurrency C] [--seconds S] [--delay-ms D]
@@ -13,6 +13,18 @@
  *       pt <n> ok <ok> rps <r> avg <ms> p50 <ms> p99 <ms> max <ms>
  *     where the times are overheads: the request's time without its
  *     connect time (as k6's timings.duration) minus D.
+ *
+ *   ncmp-bench-data provmns --url BASE [--method GET|PATCH] (as pt)
+ *     ProvMnS reads (GET) or patches (PATCH, NCMP's k6 body, one replace
+ *     item) of /ProvMnS/v1<alternate id>, the path not encoded. BASE is
+ *     ncmpd, or the DMI stub itself for the raw round trip (same path).
+ *     Prints the line of pt, starting "provmns".
+ *
+ *   ncmp-bench-data policy --url BASE (as pt, D = 0)
+ *     Permission requests straight to a policy executor
+ *     (POST BASE/operation-permission/v1/permissions, one update
+ *     operation as a ProvMnS patch asks for): the round trip a policy
+ *     check cannot go below. Prints the line of pt, starting "policy".
  *
  *   ncmp-bench-data batch --url BASE --bootstrap B --topic T [--handles N]
  *       [--concurrency C] [--seconds S]
@@ -49,9 +61,27 @@
     "ncmp-datastore:passthrough-running?resourceIdentifier=ManagedElement%3DNRNode1%"              \
     "2FGNBDUFunction%3D1"
 #define WRITE_BODY "{\"id\":\"123\",\"attributes\":{\"userLabel\":\"test\"}}"
+#define FDN_FMT                                                                                    \
+    "/SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode%ld"                               \
+    "/ManagedElement=MyManagedElement%ld"
+/* NCMP's k6 ProvMnS patch (provmns-crud.js) */
+#define PATCH_BODY                                                                                 \
+    "[{\"op\":\"replace\",\"path\":\"/parent=id1/child=id2/grandchild=id3#/attributes/plmnId/"     \
+    "mcc\",\"value\":\"1234\"}]"
+/* what a policy check of that patch asks (policy executor API, cm-legacy) */
+#define POLICY_FMT                                                                                 \
+    "{\"permissionId\":\"bench-%ld\",\"changeRequestFormat\":\"cm-legacy\",\"operations\":[{"      \
+    "\"operation\":\"update\",\"entityHandleId\":\"ch-%ld\",\"resourceIdentifier\":"               \
+    "\"/parent=id1/child=id2/grandchild=id3\",\"targetIdentifier\":\"" FDN_FMT "\","               \
+    "\"changeRequest\":{\"grandchild\":[{\"id\":\"id3\",\"attributes\":{\"plmnId\":{\"mcc\":"      \
+    "\"1234\"}}}]}}]}"
+
+typedef enum mode { MODE_PT, MODE_PROVMNS, MODE_POLICY, MODE_BATCH } mode;
+static const char *const mode_names[] = {"pt", "provmns", "policy", "batch"};
 
 typedef struct opts {
-    const char *mode, *url, *method, *bootstrap, *topic;
+    mode mode;
+    const char *url, *method, *bootstrap, *topic;
     long handles, concurrency, seconds, delay_ms;
     double rate;
 } opts;
@@ -84,7 +114,7 @@ static long pick(long n)
 typedef struct load {
     const opts *o;
     CURLM *multi;
-    struct curl_slist *headers;
+    struct curl_slist *headers, *patch_headers;
     double *lat; /* overheads in ms, of the 2xx answers */
     size_t nlat, caplat;
     long sent, done, ok;
@@ -127,22 +157,40 @@ static void start_one(load *l)
 {
     CURL *e = curl_easy_init();
     char url[1024];
-    int batch = strcmp(l->o->mode, "batch") == 0;
-    int write = !batch && strcmp(l->o->method, "POST") == 0;
-    long id = pick(l->o->handles);
+    const opts *o = l->o;
+    int write = strcmp(o->method, "GET") != 0;
+    long id = pick(o->handles);
 
-    if (batch) {
-        snprintf(url, sizeof(url), "%s/ncmp/v1/data?topic=%s", l->o->url, l->o->topic);
+    switch (o->mode) {
+    case MODE_BATCH:
+        snprintf(url, sizeof(url), "%s/ncmp/v1/data?topic=%s", o->url, o->topic);
         batch_body(l);
         curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, l->batch_body);
-    } else {
-        snprintf(url, sizeof(url), "%s/ncmp/v1/ch/" ALT_FMT "%s", l->o->url, id, id,
+        break;
+    case MODE_PT:
+        snprintf(url, sizeof(url), "%s/ncmp/v1/ch/" ALT_FMT "%s", o->url, id, id,
                  write ? WRITE_PATH : READ_PATH);
         if (write)
             curl_easy_setopt(e, CURLOPT_POSTFIELDS, WRITE_BODY);
+        break;
+    case MODE_PROVMNS:
+        snprintf(url, sizeof(url), "%s/ProvMnS/v1" FDN_FMT, o->url, id, id);
+        if (write) {
+            curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, "PATCH");
+            curl_easy_setopt(e, CURLOPT_POSTFIELDS, PATCH_BODY);
+        }
+        break;
+    case MODE_POLICY: {
+        char body[1024];
+        snprintf(url, sizeof(url), "%s/operation-permission/v1/permissions", o->url);
+        snprintf(body, sizeof(body), POLICY_FMT, l->sent, id, id, id);
+        curl_easy_setopt(e, CURLOPT_COPYPOSTFIELDS, body);
+        break;
+    }
     }
     curl_easy_setopt(e, CURLOPT_URL, url);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, l->headers);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER,
+                     o->mode == MODE_PROVMNS && write ? l->patch_headers : l->headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
     curl_multi_add_handle(l->multi, e);
@@ -223,11 +271,13 @@ static void load_init(load *l, const opts *o)
     l->multi = curl_multi_init();
     curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1000L);
     l->headers = curl_slist_append(NULL, "Content-Type: application/json");
+    l->patch_headers = curl_slist_append(NULL, "Content-Type: application/json-patch+json");
 }
 
 static void load_free(load *l)
 {
     curl_slist_free_all(l->headers);
+    curl_slist_free_all(l->patch_headers);
     curl_multi_cleanup(l->multi);
     free(l->lat);
 }
@@ -244,9 +294,10 @@ static int cmd_pt(const opts *o)
     qsort(l.lat, l.nlat, sizeof(double), cmp_double);
     for (size_t i = 0; i < l.nlat; i++)
         sum += l.lat[i];
-    printf("pt %ld ok %ld rps %.1f avg %.3f p50 %.3f p99 %.3f max %.3f\n", l.done, l.ok,
-           (double)l.ok / secs, l.nlat ? sum / (double)l.nlat : 0, l.nlat ? l.lat[l.nlat / 2] : 0,
-           l.nlat ? l.lat[(size_t)((double)l.nlat * 0.99)] : 0, l.nlat ? l.lat[l.nlat - 1] : 0);
+    printf("%s %ld ok %ld rps %.1f avg %.3f p50 %.3f p99 %.3f max %.3f\n", mode_names[o->mode],
+           l.done, l.ok, (double)l.ok / secs, l.nlat ? sum / (double)l.nlat : 0,
+           l.nlat ? l.lat[l.nlat / 2] : 0, l.nlat ? l.lat[(size_t)((double)l.nlat * 0.99)] : 0,
+           l.nlat ? l.lat[l.nlat - 1] : 0);
     load_free(&l);
     return l.ok == l.done && l.done > 0 ? 0 : 1;
 }
@@ -332,7 +383,14 @@ static int parse(int argc, char **argv, opts *o)
     *o = (opts){.method = "GET", .handles = 1000, .concurrency = 1, .seconds = 10};
     if (argc < 2)
         return -1;
-    o->mode = argv[1];
+    for (size_t m = 0;; m++) {
+        if (m == sizeof(mode_names) / sizeof(mode_names[0]))
+            return -1;
+        if (strcmp(argv[1], mode_names[m]) == 0) {
+            o->mode = (mode)m;
+            break;
+        }
+    }
     for (int i = 2; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (strcmp(k, "--url") == 0)
@@ -358,7 +416,11 @@ static int parse(int argc, char **argv, opts *o)
     }
     if (!o->url || o->handles < 1 || o->seconds < 1 || o->concurrency < 1)
         return -1;
-    return strcmp(o->mode, "batch") == 0 && (!o->bootstrap || !o->topic) ? -1 : 0;
+    if (o->mode == MODE_PT && strcmp(o->method, "GET") != 0 && strcmp(o->method, "POST") != 0)
+        return -1;
+    if (o->mode == MODE_PROVMNS && strcmp(o->method, "GET") != 0 && strcmp(o->method, "PATCH") != 0)
+        return -1;
+    return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -367,11 +429,12 @@ int main(int argc, char **argv)
     int rc;
 
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: ncmp-bench-data pt|batch --url BASE [options] (see the source)\n");
+        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch --url BASE [options] (see "
+                        "the source)\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_ALL);
-    rc = strcmp(o.mode, "batch") == 0 ? cmd_batch(&o) : cmd_pt(&o);
+    rc = o.mode == MODE_BATCH ? cmd_batch(&o) : cmd_pt(&o);
     curl_global_cleanup();
     return rc;
 }
