@@ -1,5 +1,6 @@
 #include "conformance.h"
 
+#include <ctype.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -69,7 +70,15 @@ static const event_schemas schemas[CONFORMANCE_EVENT_COUNT] = {
     [CONFORMANCE_CPS_DATA_UPDATED] = {"cps-data-updated-event.json",
                                       "cloudevent-headers.json#/$defs/cpsDataUpdatedEvent", NULL,
                                       NULL, NULL},
+    [CONFORMANCE_REST_REGISTRATION] = {"dmi-plugin-registration.json",
+                                       "cloudevent-headers.json#/$defs/restRegistrationRequest",
+                                       NULL, NULL, NULL},
+    /* the value has no schema of its own yet (docs/events.md) */
+    [CONFORMANCE_DATAJOB_RESULT] = {NULL, "cloudevent-headers.json#/$defs/dataJobResult", NULL,
+                                    NULL, NULL},
 };
+
+#define CLOUDEVENT_HEADERS_FILE "cloudevent-headers.json#"
 
 /* The loaded schemas, on first use. A cache and so mutable statics:
  * every Criterion test runs in its own process and loads what it needs
@@ -244,6 +253,82 @@ int conformance_check_event_text(conformance_event event, const char *json_text,
     return rc;
 }
 
+/* ---- RFC 3339 ------------------------------------------------------------ */
+
+/* n digits at *p as a number, or -1; moves *p past them. */
+static int digits(const char **p, int n)
+{
+    int v = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)(*p)[i]))
+            return -1;
+        v = v * 10 + ((*p)[i] - '0');
+    }
+    *p += n;
+    return v;
+}
+
+static int days_in_month(int year, int month)
+{
+    static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+
+    return month == 2 && leap ? 29 : days[month - 1];
+}
+
+int conformance_rfc3339(const char *s)
+{
+    const char *p = s;
+    int year, month, day, hour, minute, second;
+
+    if ((year = digits(&p, 4)) < 0 || *p++ != '-' || (month = digits(&p, 2)) < 1 || month > 12 ||
+        *p++ != '-' || (day = digits(&p, 2)) < 1 || day > days_in_month(year, month))
+        return 0;
+    if (*p++ != 'T')
+        return 0;
+    if ((hour = digits(&p, 2)) < 0 || hour > 23 || *p++ != ':' || (minute = digits(&p, 2)) < 0 ||
+        minute > 59 || *p++ != ':' || (second = digits(&p, 2)) < 0 || second > 60)
+        return 0;
+    if (*p == '.') {
+        p++;
+        if (!isdigit((unsigned char)*p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == 'Z')
+        return p[1] == '\0';
+    if (*p != '+' && *p != '-')
+        return 0;
+    p++;
+    if ((hour = digits(&p, 2)) < 0 || hour > 23 || *p++ != ':' || (minute = digits(&p, 2)) < 0 ||
+        minute > 59)
+        return 0;
+    return *p == '\0';
+}
+
+int conformance_rfc3339_utc_ms(const char *s)
+{
+    /* 2026-12-03T07:10:22.587Z */
+    return conformance_rfc3339(s) && strlen(s) == 24 && s[19] == '.' && s[23] == 'Z';
+}
+
+/* A CloudEvent's ce_time (in the header map `map`), when it has one. */
+static int check_ce_time(json_object *map, char *err, size_t errlen)
+{
+    json_object *v;
+
+    if (!json_object_object_get_ex(map, "ce_time", &v))
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return fail(err, errlen, "ce_time: a header without a value");
+    if (!conformance_rfc3339(json_object_get_string(v)))
+        return fail(err, errlen, "ce_time \"%s\" is not an RFC 3339 date-time",
+                    json_object_get_string(v));
+    return 0;
+}
+
 int conformance_check_headers(conformance_event event, const rd_kafka_headers_t *headers, char *err,
                               size_t errlen)
 {
@@ -268,6 +353,9 @@ int conformance_check_headers(conformance_event event, const rd_kafka_headers_t 
                                value ? json_object_new_string_len(value, (int)size) : NULL);
     if (jschema_validate(s, map, msg, sizeof(msg)) != 0)
         rc = fail(err, errlen, "schema/%s: %s", schemas[event].own_headers, msg);
+    else if (strncmp(schemas[event].own_headers, CLOUDEVENT_HEADERS_FILE,
+                     strlen(CLOUDEVENT_HEADERS_FILE)) == 0)
+        rc = check_ce_time(map, err, errlen);
     json_object_put(map);
     return rc;
 }

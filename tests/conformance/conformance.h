@@ -66,6 +66,8 @@ typedef enum conformance_event {
     CONFORMANCE_INGEST,                 /* in: ncmp-ingest */
     CONFORMANCE_DEAD_LETTER,            /* out: <topic>-dlq (headers only) */
     CONFORMANCE_CPS_DATA_UPDATED,       /* out: cps-data-updated-events */
+    CONFORMANCE_REST_REGISTRATION,      /* out: ncmp-dmi-registration, by the rest role */
+    CONFORMANCE_DATAJOB_RESULT,         /* out: ncmp-datajob-responses (headers only) */
     CONFORMANCE_EVENT_COUNT
 } conformance_event;
 
@@ -109,8 +111,12 @@ int conformance_check_event_text(conformance_event event, const char *json_text,
 
 /* Validate a record's headers (borrowed) against ncmpd's header schema of
  * `event`, the headers taken as an object of name to the last value of
- * that name (a header without a value is null). Returns 0, or -1 with a
- * message; -1 too when `event` has no header schema. */
+ * that name (a header without a value is null). For a CloudEvent (a
+ * header schema in cloudevent-headers.json), a ce_time must in addition
+ * pass conformance_rfc3339: CloudEvents require RFC 3339 of every event,
+ * and the schemas of the events ncmpd writes require ce_time in ncmpd's
+ * form (UTC, milliseconds). Returns 0, or -1 with a message; -1 too when
+ * `event` has no header schema. */
 int conformance_check_headers(conformance_event event, const rd_kafka_headers_t *headers, char *err,
                               size_t errlen);
 
@@ -148,6 +154,23 @@ int conformance_check_lcm_headers(const rd_kafka_headers_t *headers, json_object
  * message when it is not one or does not fit in outlen. */
 long conformance_java_string_decode(const void *value, size_t size, char *out, size_t outlen,
                                     char *err, size_t errlen);
+
+/* Is `s` an RFC 3339 date-time, read strictly from the RFC's grammar
+ * (section 5.6) and calendar (section 5.7)?
+ *   date-time   = full-date "T" full-time
+ *   full-date   = 4DIGIT "-" 2DIGIT "-" 2DIGIT  (month 01-12, the day in
+ *                                                its month, leap years)
+ *   full-time   = 2DIGIT ":" 2DIGIT ":" 2DIGIT [ "." 1*DIGIT ] time-offset
+ *                 (hour 00-23, minute 00-59, second 00-60)
+ *   time-offset = "Z" / ( "+" / "-" ) 2DIGIT ":" 2DIGIT  (00-23, 00-59)
+ * Stricter than the RFC in one way: only the upper-case "T" and "Z" that
+ * CloudEvents' SDKs and NCMP write. NCMP's legacy "+0000" is refused, as
+ * the CloudEvents Java SDK refuses it. 1 or 0. */
+int conformance_rfc3339(const char *s);
+
+/* ncmpd's ce_time: conformance_rfc3339, in UTC ("Z") with exactly
+ * milliseconds, e.g. 2026-12-03T07:10:22.587Z. 1 or 0. */
+int conformance_rfc3339_utc_ms(const char *s);
 
 /* Free the schemas loaded by the checks above; safe to call at any time. */
 void conformance_reset(void);

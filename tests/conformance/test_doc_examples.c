@@ -120,8 +120,13 @@ Test(doc_examples, every_json_example_of_events_md_is_valid)
     }
     free(doc);
     cr_assert_geq(examples, 10, "docs/events.md has %d JSON examples", examples);
-    for (int e = 0; e < CONFORMANCE_EVENT_COUNT; e++)
-        cr_assert(checked[e] > 0 || !conformance_own_schema((conformance_event)e),
-                  "docs/events.md has no example of the event of schema/%s",
-                  conformance_own_schema((conformance_event)e));
+    /* per schema: a registration request is one, whoever writes it */
+    for (int e = 0; e < CONFORMANCE_EVENT_COUNT; e++) {
+        const char *own = conformance_own_schema((conformance_event)e);
+        int found = !own;
+        for (int k = 0; k < CONFORMANCE_EVENT_COUNT && !found; k++)
+            found = checked[k] > 0 && conformance_own_schema((conformance_event)k) &&
+                    strcmp(conformance_own_schema((conformance_event)k), own) == 0;
+        cr_assert(found, "docs/events.md has no example of the event of schema/%s", own);
+    }
 }

@@ -351,6 +351,9 @@ Test(cps_events, delta_notification_sends_an_event_per_delta_entry, .timeout = 1
         cr_assert_not_null(ev, "%s", recs[i].value);
         cr_expect_eq(conformance_check_event(CONFORMANCE_CPS_DATA_UPDATED, ev, err, sizeof(err)), 0,
                      "%s: %s", recs[i].value, err);
+        cr_expect_eq(conformance_check_headers(CONFORMANCE_CPS_DATA_UPDATED, recs[i].headers, err,
+                                               sizeof(err)),
+                     0, "%s", err);
         cr_expect_str_eq(payload_field(ev, "action"), want[i].action, "event %zu: %s", i,
                          recs[i].value);
         cr_expect_str_eq(payload_field(ev, "xpath"), want[i].xpath, "event %zu: %s", i,

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conformance.h"
 #include "it_front.h"
 #include "it_util.h"
 #include "ncmp_buf.h"
@@ -431,6 +432,14 @@ Test(datajob, write_job_from_kafka_answers_on_the_response_topic, .timeout = 180
     n = it_read_topic(resp_topic, 1, 30000, &got);
     cr_assert_eq(n, 1, "%zu results on %s; log %s", n, resp_topic, c->log);
     cr_assert_str_eq(got[0].key, "kjob-1");
+    {
+        char err[1024] = "", corr[64];
+        cr_assert_eq(
+            conformance_check_headers(CONFORMANCE_DATAJOB_RESULT, got[0].headers, err, sizeof(err)),
+            0, "%s", err);
+        cr_assert_str_eq(it_record_header(&got[0], "ce_correlationid", corr, sizeof(corr)),
+                         "kjob-1");
+    }
     doc = json_tokener_parse(got[0].value);
     cr_assert_str_eq(it_front_field(doc, "dataJobId"), "kjob-1");
     cr_assert_str_eq(it_front_field(doc, "status"), "200", "%s", got[0].value);

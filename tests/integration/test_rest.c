@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "conformance.h"
 #include "it_util.h"
 #include "ncmp_buf.h"
 
@@ -1276,6 +1277,21 @@ Test(rest, registration_without_outcome_times_out_504, .timeout = 180)
          "{'dmiPlugin':'" DMI_A "','createdCmHandles':[{'cmHandle':'t-1'}]}", &r);
     expect_error(&r, 504, "504 GATEWAY_TIMEOUT");
     reply_free(&r);
+    /* the request stays on the registration topic: a CloudEvent whose
+     * ce_time the strict RFC 3339 checker reads */
+    {
+        it_record *got = NULL;
+        size_t n = it_read_topic(c->topic, 1, 30000, &got);
+        char err[1024] = "";
+        cr_assert_eq(n, 1, "%zu requests on %s", n, c->topic);
+        cr_assert_eq(conformance_check_headers(CONFORMANCE_REST_REGISTRATION, got[0].headers, err,
+                                               sizeof(err)),
+                     0, "%s", err);
+        cr_assert_eq(conformance_check_event_text(CONFORMANCE_REST_REGISTRATION, got[0].value,
+                                                  got[0].len, err, sizeof(err)),
+                     0, "%s: %s", err, got[0].value);
+        it_records_free(got, n);
+    }
     case_fini(c);
 }
 
