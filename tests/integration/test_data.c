@@ -616,12 +616,12 @@ Test(data, passthrough_errors_as_ncmp, .timeout = 180)
     case_fini(c);
 }
 
-Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
+/* Register one handle, wait until it is READY and served, then read it
+ * through pass-through with ?topic=<the client topic>; returns the
+ * requestId ncmpd answered (the caller frees it). */
+static char *read_with_topic(data_case *c)
 {
-    data_case *c = case_start("it-data-async");
-    char path[512], buf[128];
-    it_record *recs = NULL;
-    size_t n;
+    char path[512];
     reply r;
     char *id;
 
@@ -632,6 +632,17 @@ Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
     cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
     id = strdup(field(r.json, "requestId"));
     reply_free(&r);
+    return id;
+}
+
+Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
+{
+    data_case *c = case_start("it-data-async");
+    char buf[128];
+    it_record *recs = NULL;
+    size_t n;
+    char *id = read_with_topic(c);
+
     n = events_read(c, c->client, 1, &recs);
     cr_assert_str_eq(it_record_header(&recs[0], "ce_correlationid", buf, sizeof(buf)), id);
     cr_assert_str_eq(it_record_header(&recs[0], "ce_source", buf, sizeof(buf)), "DMI");
@@ -648,20 +659,11 @@ Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
 Test(data, passthrough_with_topic_legacy_result_on_the_client_topic, .timeout = 180)
 {
     data_case *c = case_start_with("it-data-legacy", 1);
-    char path[512], buf[256], err[1024];
+    char buf[256], err[1024];
     it_record *m2m = NULL, *recs = NULL;
     size_t nm2m, n;
     json_object *doc, *fwd, *data;
-    reply r;
-    char *id;
-
-    register_handles(c, 1, 1);
-    wait_ready_served(c, 1, 1);
-    snprintf(path, sizeof(path), "%s&topic=%s", "/ncmp/v1/ch/" ALT1 PT_OPER, c->client);
-    call(c, "GET", path, NULL, &r);
-    cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
-    id = strdup(field(r.json, "requestId"));
-    reply_free(&r);
+    char *id = read_with_topic(c);
 
     /* what the stub published: the DMI plugin's form */
     nm2m = it_read_topic(c->m2m, 1, WAIT_MS, &m2m);
