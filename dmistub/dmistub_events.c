@@ -12,6 +12,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_cloudevent.h"
 #include "ncmp_kafka.h"
+#include "ncmp_lcm.h"
 #include "ncmp_log.h"
 
 #define EVENT_TYPE   "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
@@ -25,6 +26,7 @@ struct dmistub_job {
     json_object *operations;
     dmistub_events *ev; /* for the timer callback */
     long avc_events;    /* > 0: a job of AVC events over `network_base`'s handles */
+    char *legacy_op;    /* a pass-through answered as a DmiAsyncRequestResponseEvent */
     dmistub_job *next;
 };
 
@@ -115,8 +117,15 @@ void dmistub_job_free(dmistub_job *job)
     free(job->correlation_id);
     free(job->destination);
     free(job->network_base);
+    free(job->legacy_op);
     json_object_put(job->operations);
     free(job);
+}
+
+void dmistub_job_set_legacy(dmistub_job *job, const char *operation)
+{
+    free(job->legacy_op);
+    job->legacy_op = ncmp_xstrdup(operation);
 }
 
 /* --- one event ------------------------------------------------------------ */
@@ -225,6 +234,76 @@ static void publish_job(dmistub_events *ev, const dmistub_job *job)
               job->destination, n);
 }
 
+/* --- legacy pass-through results --------------------------------------------- */
+
+#define LEGACY_TYPE   "org.onap.cps.ncmp.event.model.DmiAsyncRequestResponseEvent"
+#define LEGACY_SOURCE "org.onap.cps.ncmp.dmi"
+
+/* The HTTP status ONAP's DMI plugin reports for an operation. */
+static void legacy_status(const char *op, const char **status, const char **code)
+{
+    *status = "OK";
+    *code = "200";
+    if (strcmp(op, "create") == 0) {
+        *status = "Created";
+        *code = "201";
+    } else if (strcmp(op, "delete") == 0) {
+        *status = "No Content";
+        *code = "204";
+    }
+}
+
+static void publish_legacy(dmistub_events *ev, const dmistub_job *job)
+{
+    json_object *op = json_object_array_get_idx(job->operations, 0), *handles = NULL, *id = NULL;
+    const char *status, *code, *handle;
+    ncmp_buf b = NCMP_BUF_INIT, network_id = NCMP_BUF_INIT;
+    char event_id[37], event_time[32];
+    rd_kafka_headers_t *h;
+    ncmp_err err;
+
+    json_object_object_get_ex(op, "cmHandles", &handles);
+    json_object_object_get_ex(json_object_array_get_idx(handles, 0), "id", &id);
+    handle = json_object_get_string(id);
+    legacy_status(job->legacy_op, &status, &code);
+    uuid_v4(&ev->rng, event_id);
+    ncmp_event_time_now(event_time);
+    ncmp_buf_append_str(&b, "{\"eventId\":");
+    ncmp_buf_append_json_string(&b, event_id);
+    ncmp_buf_append_str(&b, ",\"eventCorrelationId\":");
+    ncmp_buf_append_json_string(&b, job->correlation_id);
+    ncmp_buf_append_str(&b, ",\"eventTime\":");
+    ncmp_buf_append_json_string(&b, event_time);
+    ncmp_buf_append_str(&b, ",\"eventTarget\":");
+    ncmp_buf_append_json_string(&b, job->destination);
+    ncmp_buf_append_str(&b,
+                        ",\"eventType\":\"" LEGACY_TYPE "\",\"eventSchema\":\"urn:cps:" LEGACY_TYPE
+                        "\",\"eventSchemaVersion\":\"v1\",\"eventSource\":\"" LEGACY_SOURCE
+                        "\",\"eventContent\":{\"response-data-schema\":\"urn:cps:" LEGACY_TYPE
+                        ":v1\",\"response-status\":");
+    ncmp_buf_append_json_string(&b, status);
+    ncmp_buf_append_str(&b, ",\"response-code\":");
+    ncmp_buf_append_json_string(&b, code);
+    ncmp_buf_append_str(&b, ",\"response-data\":");
+    ncmp_buf_appendf(&network_id, "%s-%s", job->network_base, handle);
+    dmistub_topology_append_compact(ev->models, &b, network_id.data);
+    ncmp_buf_append_str(&b, "}}");
+    h = rd_kafka_headers_new(1);
+    rd_kafka_header_add(h, "__TypeId__", -1, LEGACY_TYPE, -1);
+    if (ncmp_producer_send(ev->producer, &ev->delivery, ev->opts->async_topic,
+                           RD_KAFKA_PARTITION_UA, job->correlation_id, strlen(job->correlation_id),
+                           b.data, b.len, h, &err) != 0) {
+        atomic_fetch_add(&ev->send_failed, 1);
+        log_warn("events", "request=%s handle=%s: %s", job->correlation_id, handle, err.msg);
+    } else {
+        atomic_fetch_add(&ev->queued, 1);
+        log_debug("events", "request=%s destination=%s: legacy result queued", job->correlation_id,
+                  job->destination);
+    }
+    ncmp_buf_free(&b);
+    ncmp_buf_free(&network_id);
+}
+
 /* --- AVC events ------------------------------------------------------------ */
 
 #define AVC_TYPE   "org.onap.cps.ncmp.events.avc1_0_0.AvcEvent"
@@ -308,6 +387,8 @@ static void *publisher_main(void *arg)
             pthread_mutex_unlock(&ev->lock);
             if (job->avc_events > 0)
                 publish_avc(ev, job);
+            else if (job->legacy_op)
+                publish_legacy(ev, job);
             else
                 publish_job(ev, job);
             dmistub_job_free(job);

@@ -22,6 +22,25 @@
  *            them; the result's network-id is <network base>-<handle>,
  *            where the reference leaves "#network-id" as it is).
  *
+ * With --async-legacy a pass-through job (dmistub_job_set_legacy) is
+ * answered as ONAP's DMI plugin answers it (its AsyncTaskExecutor and
+ * DmiAsyncRequestResponseEventCreator): one DmiAsyncRequestResponseEvent,
+ * no CloudEvent headers:
+ *   headers  __TypeId__ org.onap.cps.ncmp.event.model.DmiAsyncRequestResponseEvent
+ *            (Spring's JSON type header, plain text);
+ *   key      the request id;
+ *   value    {"eventId":<UUID>,"eventCorrelationId":<request id>,
+ *            "eventTime":"2026-12-03T18:40:00.123+0000",
+ *            "eventTarget":<the client topic>,
+ *            "eventType":"org.onap.cps.ncmp.event.model.DmiAsyncRequestResponseEvent",
+ *            "eventSchema":"urn:cps:<that type>","eventSchemaVersion":"v1",
+ *            "eventSource":"org.onap.cps.ncmp.dmi",
+ *            "eventContent":{"response-data-schema":"urn:cps:<that type>:v1",
+ *            "response-status":"OK","response-code":"200",
+ *            "response-data":<the sample topology>}}
+ *            (status and code by operation: create Created 201, delete
+ *            No Content 204, the others OK 200).
+ *
  * AVC events (CM notifications, NCMP's avc-event-schema) on --avc-topic
  * (dmi-cm-events), as a DMI plugin reports changes of a device:
  *   headers  ce_specversion 1.0, ce_id, ce_source ONAP-DMI-PLUGIN (the
@@ -67,6 +86,10 @@ dmistub_job *dmistub_job_new(const char *correlation_id, const char *destination
                              const char *network_base, json_object *operations);
 
 void dmistub_job_free(dmistub_job *job);
+
+/* Answer this job, a pass-through of `operation` ("read", "create", ...;
+ * copied) on one handle, in the legacy form above. */
+void dmistub_job_set_legacy(dmistub_job *job, const char *operation);
 
 /* Connect a producer to opts->kafka and start the publisher. On success
  * *ev is owned by the caller (dmistub_events_stop); `opts` and `models`

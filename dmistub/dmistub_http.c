@@ -344,12 +344,15 @@ static const char *query(struct MHD_Connection *conn, const char *name)
     return v && *v ? v : NULL;
 }
 
-/* The result goes to Kafka as a DataOperationEvent; the answer is 202. */
+/* The result goes to Kafka as a DataOperationEvent (with --async-legacy a
+ * DmiAsyncRequestResponseEvent); the answer is 202. */
 static void passthrough_async(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
-                              json_object *doc, const char *id, long delay_ms)
+                              json_object *doc, const char *id, const char *operation,
+                              long delay_ms)
 {
     const char *request_id = NULL, *options = query(conn, "options");
     json_object *ops, *op, *handles, *handle;
+    dmistub_job *job;
     ncmp_buf base = NCMP_BUF_INIT;
     ncmp_err err;
 
@@ -375,8 +378,10 @@ static void passthrough_async(dmistub_server *srv, struct MHD_Connection *conn, 
     ops = json_object_new_array();
     json_object_array_add(ops, op);
     network_base(srv, conn, &base);
-    dmistub_events_submit_after(srv->events, srv->timer, delay_ms,
-                                dmistub_job_new(request_id, query(conn, "topic"), base.data, ops));
+    job = dmistub_job_new(request_id, query(conn, "topic"), base.data, ops);
+    if (srv->opts->async_legacy)
+        dmistub_job_set_legacy(job, operation);
+    dmistub_events_submit_after(srv->events, srv->timer, delay_ms, job);
     ncmp_buf_free(&base);
     atomic_fetch_add(&srv->stats.async_passthrough, 1);
     r->status = 202;
@@ -435,7 +440,7 @@ static void h_passthrough(dmistub_server *srv, struct MHD_Connection *conn, stub
     delay = strcmp(op, "read") == 0 ? srv->opts->read_delay_ms : srv->opts->write_delay_ms;
     atomic_fetch_add(strcmp(op, "read") == 0 ? &srv->stats.reads : &srv->stats.writes, 1);
     if (query(conn, "topic")) {
-        passthrough_async(srv, conn, r, doc, id, delay);
+        passthrough_async(srv, conn, r, doc, id, op, delay);
     } else if (strcmp(op, "read") == 0 && data_read(srv, conn, r, id)) {
         r->delay_ms = answer_delay(srv, delay);
     } else {

@@ -80,6 +80,9 @@ static const opt_def opt_table[] = {
      "Kafka brokers for batch reads and async pass-through; empty: those answer 503"},
     {"async-topic", "NCMP_ASYNC_M2M_TOPIC", OPT_STR, "ncmp-async-m2m", 0, 0, OFF(async_topic),
      "TOPIC", "topic of the DataOperationEvent results"},
+    {"async-legacy", "DMI_STUB_ASYNC_LEGACY", OPT_FLAG, "0", 0, 1, OFF(async_legacy), NULL,
+     "answer a pass-through with a topic as ONAP's DMI plugin does: a "
+     "DmiAsyncRequestResponseEvent (plain JSON, no CloudEvent headers) on --async-topic"},
     {"kafka-prop", NULL, OPT_KV, "", 0, 0, OFF(kafka_props), "KEY=VALUE",
      "librdkafka producer property (repeatable), e.g. linger.ms=20"},
     {"bad-yang-tag", "DMI_STUB_BAD_YANG_TAGS", OPT_LIST, "", 0, 0, OFF(bad_yang_tags), "TAG",

@@ -46,6 +46,7 @@ typedef struct dmistub_opts {
     /* Kafka, for batch reads and async pass-through */
     char *kafka;
     char *async_topic;
+    int async_legacy;  /* pass-through results as DmiAsyncRequestResponseEvents */
     char *kafka_props; /* "key=value" entries separated by '\n' */
     /* fault modes: tags separated by ',' */
     char *bad_yang_tags;

@@ -68,7 +68,9 @@ rd_kafka_headers_t *ncmp_lcm_headers(const char *cm_handle_id, const char *event
                                      int java_serialized);
 
 /* Now in NCMP's event time format, e.g. 2025-06-01T12:00:00.123+0000: the
- * eventTime of this legacy event only. A CloudEvent's ce_time is RFC 3339
+ * eventTime of NCMP's legacy (non-CloudEvent) events only, this one and
+ * the async results of workers/forward/async_legacy.h. A CloudEvent's
+ * ce_time is RFC 3339
  * (ncmp_cloudevent_time_now). (ncmp_uuid4 is in ncmp_cloudevent.h.) */
 void ncmp_event_time_now(char out[32]);
 

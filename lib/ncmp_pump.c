@@ -33,6 +33,7 @@ typedef struct pump_slot {
     int truncate;                /* dead-letter without the value, whatever its size */
     char *reason;                /* owned; why it is dead-lettered or retried */
     rd_kafka_headers_t *headers; /* owned; the original headers once handed over */
+    char *value;                 /* owned; the role's own value (route.value), or NULL */
 } pump_slot;
 
 typedef struct pump_worker {
@@ -77,6 +78,7 @@ static int pump_stopping(ncmp_pump *p)
 static void slot_clear(pump_slot *s)
 {
     free(s->reason);
+    free(s->value);
     if (s->headers)
         rd_kafka_headers_destroy(s->headers);
     memset(s, 0, sizeof(*s));
@@ -142,8 +144,9 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         return;
     }
     if (s->state == SLOT_SENT && err_is_permanent(w->p, m->err)) {
-        /* the headers went with the record: keep a copy for the dead letter */
-        if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h)
+        /* the headers went with the record: keep a copy for the dead letter
+         * (a mapped record's own are still on the consumed one) */
+        if (!s->value && rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h)
             s->headers = rd_kafka_headers_copy(h);
         s->truncate = err_is_size(m->err);
         slot_set(s, SLOT_DEAD, "delivery to %s failed: %s", topic, rd_kafka_err2str(m->err));
@@ -173,19 +176,40 @@ static rd_kafka_resp_err_t produce(pump_worker *w, const char *topic, const void
     return e;
 }
 
+/* A record that could not be queued: dead-letter or retry it. */
+static void pump_failed(ncmp_pump *p, const rd_kafka_message_t *m, pump_slot *s,
+                        const ncmp_pump_route *r, rd_kafka_resp_err_t e)
+{
+    if (err_is_permanent(p, e)) {
+        s->truncate = err_is_size(e) ||
+                      ncmp_dlq_value_too_large(m->len, (size_t)p->cfg->kafka_max_message_bytes);
+        slot_set(s, SLOT_DEAD, "produce to %s: %s", r->topic, rd_kafka_err2str(e));
+    } else {
+        slot_set(s, SLOT_RETRY, "produce to %s: %s", r->topic, rd_kafka_err2str(e));
+    }
+}
+
 /* Send one record where handle() says, or mark it for the dead-letter
  * topic. */
 static void pump_one(pump_worker *w, rd_kafka_message_t *m, pump_slot *s)
 {
     ncmp_pump *p = w->p;
     ncmp_pump_route r;
+    ncmp_pump_verdict verdict;
     rd_kafka_headers_t *headers = NULL;
     rd_kafka_resp_err_t e;
 
     if (rd_kafka_message_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR)
         headers = NULL;
     memset(&r, 0, sizeof(r));
-    switch (p->role->handle(p->role->arg, m, headers, &r)) {
+    verdict = p->role->handle(p->role->arg, m, headers, &r);
+    if (verdict != NCMP_PUMP_SEND || !r.value) {
+        free(r.value);
+        if (r.headers)
+            rd_kafka_headers_destroy(r.headers);
+        r.value = NULL;
+    }
+    switch (verdict) {
     case NCMP_PUMP_DONE:
         w->done++;
         s->state = SLOT_DONE;
@@ -203,6 +227,19 @@ static void pump_one(pump_worker *w, rd_kafka_message_t *m, pump_slot *s)
     case NCMP_PUMP_SEND:
         break;
     }
+    if (r.value) {
+        /* the role's own value and headers; the record keeps its own for
+         * a dead letter */
+        s->value = r.value;
+        s->state = SLOT_SENT;
+        e = produce(w, r.topic, r.key, r.keylen, r.value, r.len, r.headers, s);
+        if (!e)
+            return;
+        if (r.headers)
+            rd_kafka_headers_destroy(r.headers);
+        pump_failed(p, m, s, &r, e);
+        return;
+    }
     /* hand the parsed headers over instead of copying them; r.key may
      * point into them, which is fine until producev returns */
     if (rd_kafka_message_detach_headers(m, &headers) != RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -212,13 +249,7 @@ static void pump_one(pump_worker *w, rd_kafka_message_t *m, pump_slot *s)
     if (!e)
         return;
     s->headers = headers; /* not queued: still ours */
-    if (err_is_permanent(p, e)) {
-        s->truncate = err_is_size(e) ||
-                      ncmp_dlq_value_too_large(m->len, (size_t)p->cfg->kafka_max_message_bytes);
-        slot_set(s, SLOT_DEAD, "produce to %s: %s", r.topic, rd_kafka_err2str(e));
-    } else {
-        slot_set(s, SLOT_RETRY, "produce to %s: %s", r.topic, rd_kafka_err2str(e));
-    }
+    pump_failed(p, m, s, &r, e);
 }
 
 /* The dead letter of m (ncmp_dlq), with the original headers the slot

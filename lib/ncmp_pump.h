@@ -10,7 +10,8 @@
  *   take up to batch-size records
  *   ask the role's handle() what each one is: SEND (to a topic, with a
  *   key; the value is not copied, the consumed record stays alive until
- *   its delivery report, and its headers are handed over), REJECT (a
+ *   its delivery report, and its headers are handed over; or a value and
+ *   headers of the role's own, mapped from the record), REJECT (a
  *   dead letter with the reason, lib/ncmp_dlq.h), DONE (the role did
  *   what the record asks) or SKIP (the record is not the role's)
  *   wait until the broker acknowledged every record of the batch
@@ -62,7 +63,17 @@ typedef struct ncmp_pump_route {
      * record is produced) */
     const void *key;
     size_t keylen;
+    char own_key[64]; /* a key of the role's own: `key` may point here */
     char reason[512];
+    /* SEND a value of the role's own instead of the record's (a role that
+     * maps one event to another): malloc'd and taken over by the pump,
+     * which frees it after its delivery report, with `headers` (taken
+     * over; NULL: none). NULL value: the record goes as it came, value and
+     * headers. A mapped record that fails for good is dead-lettered as it
+     * came in (its own value and headers). */
+    char *value;
+    size_t len;
+    rd_kafka_headers_t *headers;
 } ncmp_pump_route;
 
 typedef struct ncmp_pump_role {

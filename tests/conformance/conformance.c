@@ -32,6 +32,7 @@ typedef struct event_schemas {
     const char *onap;
     const char *onap_patch_pointer;
     const char *onap_patch;
+    unsigned onap_flags; /* jschema_load flags for NCMP's schema */
 } event_schemas;
 
 static const event_schemas schemas[CONFORMANCE_EVENT_COUNT] = {
@@ -76,6 +77,11 @@ static const event_schemas schemas[CONFORMANCE_EVENT_COUNT] = {
     /* the value has no schema of its own yet (docs/events.md) */
     [CONFORMANCE_DATAJOB_RESULT] = {NULL, "cloudevent-headers.json#/$defs/dataJobResult", NULL,
                                     NULL, NULL},
+    [CONFORMANCE_DMI_ASYNC] = {"dmi-async-request-response-event.json", NULL,
+                               CONFORMANCE_DMI_ASYNC_SCHEMA_FILE, NULL, NULL, JSCHEMA_LENIENT},
+    [CONFORMANCE_NCMP_ASYNC] = {"ncmp-async-request-response-event.json",
+                                "ncmp-async-request-response-event.json#/$defs/headers",
+                                CONFORMANCE_NCMP_ASYNC_SCHEMA_FILE, NULL, NULL, JSCHEMA_LENIENT},
 };
 
 #define CLOUDEVENT_HEADERS_FILE "cloudevent-headers.json#"
@@ -194,7 +200,7 @@ static const jschema *onap_get(conformance_event event, char *err, size_t errlen
     if (onap_cache[event])
         return onap_cache[event];
     snprintf(path, sizeof(path), "%s/%s", conformance_onap_dir(), e->onap);
-    s = jschema_load(path, 0, msg, sizeof(msg));
+    s = jschema_load(path, e->onap_flags, msg, sizeof(msg));
     if (!s) {
         fail(err, errlen, "loading NCMP's schema: %s", msg);
         return NULL;

@@ -52,6 +52,15 @@
     "\"attributeValueChange\":{\"type\":\"array\",\"items\":{\"$ref\":\"#/definitions/Avc\"}}},"   \
     "\"required\":[\"attributeValueChange\"]}"
 
+/* NCMP's legacy async schemas put the "required" list of
+ * Forwarded-Event (NcmpAsyncRequestResponseEvent) and of Event-Content
+ * (DmiAsyncRequestResponseEvent) inside "properties", where it is the
+ * schema of a property named "required" (an array, which is no schema);
+ * Jackson never enforced it. They are loaded with JSCHEMA_LENIENT, which
+ * takes that property as `true`. */
+#define CONFORMANCE_NCMP_ASYNC_SCHEMA_FILE "ncmp-async-request-response-event-schema-v1.json"
+#define CONFORMANCE_DMI_ASYNC_SCHEMA_FILE  "dmi-async-request-response-event-schema-v1.json"
+
 /* The events and headers there is a schema for. */
 typedef enum conformance_event {
     CONFORMANCE_REGISTRATION,           /* in: ncmp-dmi-registration */
@@ -68,6 +77,8 @@ typedef enum conformance_event {
     CONFORMANCE_CPS_DATA_UPDATED,       /* out: cps-data-updated-events */
     CONFORMANCE_REST_REGISTRATION,      /* out: ncmp-dmi-registration, by the rest role */
     CONFORMANCE_DATAJOB_RESULT,         /* out: ncmp-datajob-responses (headers only) */
+    CONFORMANCE_DMI_ASYNC,              /* in: ncmp-async-m2m, legacy async results */
+    CONFORMANCE_NCMP_ASYNC,             /* out: client topics, legacy async results */
     CONFORMANCE_EVENT_COUNT
 } conformance_event;
 

@@ -50,6 +50,9 @@ static int event_for(const char *heading)
         {"`ncmp-module-sync`", CONFORMANCE_MODULE_SYNC},
         {"`ncmp-ingest`", CONFORMANCE_INGEST},
         {"`dmi-cm-events`", CONFORMANCE_DMI_CM_AVC},
+        /* before `ncmp-async-m2m`: the legacy results' headings */
+        {"DmiAsyncRequestResponseEvent", CONFORMANCE_DMI_ASYNC},
+        {"NcmpAsyncRequestResponseEvent", CONFORMANCE_NCMP_ASYNC},
         {"`ncmp-async-m2m`", CONFORMANCE_DATA_OPERATION},
         {"DataOperationEvents from ncmpd", CONFORMANCE_DATA_OPERATION},
         {"`ncmp-data-operation-requests`", CONFORMANCE_DATA_OPERATION_REQUEST},

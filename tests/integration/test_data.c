@@ -46,6 +46,7 @@ typedef struct data_case {
     ncmp_db *db;
     pid_t pid, stub;
     int port;               /* ncmpd's REST port */
+    int stub_legacy;        /* the stub answers pass-through with ?topic= in the legacy form */
     char dmi[64];           /* the stub */
     ncmp_http_server *fake; /* the in-process DMI */
     char fake_dmi[64];
@@ -126,6 +127,7 @@ static void stub_start(data_case *c)
                           "2",
                           kafka,
                           topic,
+                          c->stub_legacy ? "--async-legacy" : NULL,
                           NULL};
     long waited = 0;
     int p = 0;
@@ -173,7 +175,9 @@ static void flags_set(data_case *c)
 #undef FLAG
 }
 
-static data_case *case_start(const char *name)
+/* ncmpd and the stub (with --async-legacy when `stub_legacy`) on topics
+ * and a database of their own. */
+static data_case *case_start_with(const char *name, int stub_legacy)
 {
     data_case *c = &the_case;
     const char *dir = getenv("NCMP_TEST_LOG_DIR");
@@ -184,6 +188,7 @@ static data_case *case_start(const char *name)
     ncmp_err err;
 
     memset(c, 0, sizeof(*c));
+    c->stub_legacy = stub_legacy;
     dir = dir && *dir ? dir : "/tmp";
     curl_global_init(CURL_GLOBAL_ALL);
     it_unique(c->topic, sizeof(c->topic), name);
@@ -216,6 +221,11 @@ static data_case *case_start(const char *name)
     }
     cr_assert_eq(ncmp_db_open(&c->db, c->dburl, NULL, 10, &err), 0, "%s", err.msg);
     return c;
+}
+
+static data_case *case_start(const char *name)
+{
+    return case_start_with(name, 0);
 }
 
 static void case_fini(data_case *c)
@@ -606,12 +616,12 @@ Test(data, passthrough_errors_as_ncmp, .timeout = 180)
     case_fini(c);
 }
 
-Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
+/* Register one handle, wait until it is READY and served, then read it
+ * through pass-through with ?topic=<the client topic>; returns the
+ * requestId ncmpd answered (the caller frees it). */
+static char *read_with_topic(data_case *c)
 {
-    data_case *c = case_start("it-data-async");
-    char path[512], buf[128];
-    it_record *recs = NULL;
-    size_t n;
+    char path[512];
     reply r;
     char *id;
 
@@ -622,10 +632,74 @@ Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
     cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
     id = strdup(field(r.json, "requestId"));
     reply_free(&r);
+    return id;
+}
+
+Test(data, passthrough_with_topic_result_on_the_client_topic, .timeout = 180)
+{
+    data_case *c = case_start("it-data-async");
+    char buf[128];
+    it_record *recs = NULL;
+    size_t n;
+    char *id = read_with_topic(c);
+
     n = events_read(c, c->client, 1, &recs);
     cr_assert_str_eq(it_record_header(&recs[0], "ce_correlationid", buf, sizeof(buf)), id);
     cr_assert_str_eq(it_record_header(&recs[0], "ce_source", buf, sizeof(buf)), "DMI");
     cr_assert(strstr(recs[0].value, "\"statusCode\":\"0\""), "%s", recs[0].value);
+    it_records_free(recs, n);
+    free(id);
+    case_fini(c);
+}
+
+/* The older answer of ONAP's DMI plugin, end to end: the stub publishes a
+ * DmiAsyncRequestResponseEvent (no CloudEvent headers) on ncmp-async-m2m,
+ * async-forward maps it to the NcmpAsyncRequestResponseEvent on the
+ * client topic, read here as NCMP's clients read it. */
+Test(data, passthrough_with_topic_legacy_result_on_the_client_topic, .timeout = 180)
+{
+    data_case *c = case_start_with("it-data-legacy", 1);
+    char buf[256], err[1024];
+    it_record *m2m = NULL, *recs = NULL;
+    size_t nm2m, n;
+    json_object *doc, *fwd, *data;
+    char *id = read_with_topic(c);
+
+    /* what the stub published: the DMI plugin's form */
+    nm2m = it_read_topic(c->m2m, 1, WAIT_MS, &m2m);
+    cr_assert_eq(nm2m, 1, "%zu records on %s; stub log %s", nm2m, c->m2m, c->stub_log);
+    cr_assert_null(it_record_header(&m2m[0], "ce_type", buf, sizeof(buf)), "no CloudEvent");
+    cr_assert_str_eq(m2m[0].key, id, "keyed by the request id");
+    cr_assert_eq(conformance_check_event_text(CONFORMANCE_DMI_ASYNC, m2m[0].value, m2m[0].len, err,
+                                              sizeof(err)),
+                 0, "%s: %s", err, m2m[0].value);
+
+    /* what the client gets */
+    n = it_read_topic(c->client, 1, WAIT_MS, &recs);
+    cr_assert_eq(n, 1, "%zu results on %s; log %s", n, c->client, c->log);
+    cr_assert_eq(
+        conformance_check_headers(CONFORMANCE_NCMP_ASYNC, recs[0].headers, err, sizeof(err)), 0,
+        "%s", err);
+    cr_assert_str_eq(it_record_header(&recs[0], "__TypeId__", buf, sizeof(buf)),
+                     "org.onap.cps.ncmp.event.model.NcmpAsyncRequestResponseEvent");
+    cr_assert_eq(conformance_check_event_text(CONFORMANCE_NCMP_ASYNC, recs[0].value, recs[0].len,
+                                              err, sizeof(err)),
+                 0, "%s: %s", err, recs[0].value);
+    doc = json_tokener_parse(recs[0].value);
+    cr_assert_not_null(doc);
+    cr_assert_str_eq(field(doc, "eventCorrelationId"), id);
+    cr_assert_str_eq(field(doc, "eventTarget"), c->client);
+    cr_assert_str_eq(field(doc, "eventId"), recs[0].key, "keyed by the new event id");
+    cr_assert(json_object_object_get_ex(doc, "forwardedEvent", &fwd));
+    /* a read: ONAP's DMI plugin says OK 200 */
+    cr_assert_str_eq(field(fwd, "response-status"), "OK");
+    cr_assert_str_eq(field(fwd, "response-code"), "200");
+    cr_assert_str_eq(field(fwd, "eventSource"), "org.onap.cps.ncmp.dmi");
+    cr_assert(json_object_object_get_ex(fwd, "response-data", &data));
+    cr_assert(json_object_object_get_ex(data, "ietf-network:networks", NULL), "the stub's data: %s",
+              recs[0].value);
+    json_object_put(doc);
+    it_records_free(m2m, nm2m);
     it_records_free(recs, n);
     free(id);
     case_fini(c);

@@ -1672,16 +1672,22 @@ typedef struct kafka_stub {
     char flag_topic[192];
 } kafka_stub;
 
-static void kafka_stub_start(kafka_stub *k, const char *read_delay_flag)
+/* `extra`: one more flag, or NULL. */
+static void kafka_stub_start_with(kafka_stub *k, const char *read_delay_flag, const char *extra)
 {
-    const char *args[8] = {k->flag_kafka, k->flag_topic, read_delay_flag, "--write-delay-ms=0",
-                           NULL};
+    const char *args[8] = {k->flag_kafka,        k->flag_topic, read_delay_flag,
+                           "--write-delay-ms=0", extra,         NULL};
     curl_global_init(CURL_GLOBAL_ALL);
     it_unique(k->topic, sizeof(k->topic), "dmistub-m2m");
     snprintf(k->flag_kafka, sizeof(k->flag_kafka), "--kafka=%s", it_kafka());
     snprintf(k->flag_topic, sizeof(k->flag_topic), "--async-topic=%s", k->topic);
     it_create_topic(k->topic, 3);
     stub_start(&k->s, args);
+}
+
+static void kafka_stub_start(kafka_stub *k, const char *read_delay_flag)
+{
+    kafka_stub_start_with(k, read_delay_flag, NULL);
 }
 
 static void kafka_stub_stop(kafka_stub *k)
@@ -1836,5 +1842,62 @@ Test(dmistub, async_passthrough_publishes_a_data_operation_event, .timeout = 120
     json_object_put(doc);
     it_records_free(recs, n);
     cr_assert_eq(stat_of(&k.s, "asyncPassthrough"), 1);
+    kafka_stub_stop(&k);
+}
+
+/* --async-legacy: the answer of ONAP's DMI plugin, a
+ * DmiAsyncRequestResponseEvent without CloudEvent headers, keyed by the
+ * request id, its status and code following the operation. */
+Test(dmistub, async_legacy_passthrough_publishes_a_dmi_async_request_response_event, .timeout = 120)
+{
+    static const struct {
+        const char *op, *status, *code;
+    } ops[] = {
+        {"read", "OK", "200"}, {"create", "Created", "201"}, {"delete", "No Content", "204"}};
+    kafka_stub k;
+    http_res res;
+    it_record *recs = NULL;
+    char body[256], id[64], buf[256], err[1024], expected[128];
+    size_t n;
+
+    kafka_stub_start_with(&k, "--read-delay-ms=0", "--async-legacy");
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(body, sizeof(body), "{\"operation\":\"%s\",\"requestId\":\"req-%zu\"}", ops[i].op,
+                 i);
+        http(&k.s, "POST", "/dmi/v1/ch/ch-9" PASSTHROUGH_OP "x&topic=client-t", body, &res);
+        cr_assert_eq(res.status, 202, "%ld %s", res.status, res.body.data);
+        res_free(&res);
+    }
+    n = it_read_topic(k.topic, 3, 30000, &recs);
+    cr_assert_eq(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        json_object *doc = json_tokener_parse(recs[i].value), *data;
+        size_t op = 0;
+        cr_assert_not_null(doc, "%s", recs[i].value);
+        cr_assert_null(it_record_header(&recs[i], "ce_type", buf, sizeof(buf)), "no CloudEvent");
+        cr_assert_str_eq(header(&recs[i], "__TypeId__", buf, sizeof(buf)),
+                         "org.onap.cps.ncmp.event.model.DmiAsyncRequestResponseEvent");
+        cr_assert_eq(conformance_check_event(CONFORMANCE_DMI_ASYNC, doc, err, sizeof(err)), 0,
+                     "%s: %s", err, recs[i].value);
+        snprintf(id, sizeof(id), "%s", recs[i].key);
+        cr_assert_str_eq(field(doc, "eventCorrelationId"), id, "keyed by the request id");
+        op = (size_t)(id[4] - '0');
+        cr_assert_lt(op, 3);
+        cr_assert_str_eq(field(doc, "eventTarget"), "client-t");
+        cr_assert_str_eq(field(doc, "eventSource"), "org.onap.cps.ncmp.dmi");
+        cr_assert_str_eq(field(doc, "eventSchemaVersion"), "v1");
+        expect_match(field(doc, "eventId"),
+                     "^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$");
+        expect_match(field(doc, "eventTime"),
+                     "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\\+0000$");
+        cr_assert(json_object_object_get_ex(doc, "eventContent", &data));
+        cr_assert_str_eq(field(data, "response-status"), ops[op].status);
+        cr_assert_str_eq(field(data, "response-code"), ops[op].code);
+        cr_assert(json_object_object_get_ex(data, "response-data", &data));
+        snprintf(expected, sizeof(expected), "%s-ch-9", k.s.base);
+        cr_assert_str_eq(network_id(data), expected);
+        json_object_put(doc);
+    }
+    it_records_free(recs, n);
     kafka_stub_stop(&k);
 }

@@ -483,7 +483,8 @@ static json_object *doe_body(const it_record *r)
 
 typedef struct async_rec {
     const char *destination; /* NULL: no ce_destination header */
-    int legacy;              /* no ce_type: not a DataOperationEvent */
+    int legacy;              /* 1: no ce_type (a legacy result); 2: a CloudEvent of
+                              * another type */
     const char *expect;      /* "A", "B", "dlq" or "none" */
 } async_rec;
 
@@ -523,7 +524,8 @@ Test(forward, async_events_go_to_their_destination_keyed_by_correlation_id, .tim
             {too_long, 0, "dlq"},
             {c.in, 0, "dlq"},
             {"", 0, "dlq"},
-            {a, 1, "none"},
+            {a, 1, "dlq"},  /* no ce_type: a legacy result, and not a good one */
+            {a, 2, "none"}, /* another CloudEvent type: not ours */
             {b, 0, "B"},
             {a, 0, "A"},
             {longest_name, 0, "249"},
@@ -533,9 +535,9 @@ Test(forward, async_events_go_to_their_destination_keyed_by_correlation_id, .tim
             snprintf(corr[n], sizeof(corr[n]), "req-%zu", n);
             snprintf(ids[n], sizeof(ids[n]), "ev-%zu", n);
             values[n] = doe_value((long)n);
-            if (!plan[i].legacy) {
+            if (plan[i].legacy != 1) {
                 hdrs[n][k++] = "ce_type";
-                hdrs[n][k++] = DOE_TYPE;
+                hdrs[n][k++] = plan[i].legacy ? "org.onap.cps.ncmp.events.OtherEvent" : DOE_TYPE;
             }
             hdrs[n][k++] = "ce_specversion";
             hdrs[n][k++] = "1.0";
@@ -608,7 +610,8 @@ Test(forward, async_events_go_to_their_destination_keyed_by_correlation_id, .tim
     }
     for (size_t i = 0; i < ndlq; i++) {
         cr_assert_not_null(it_record_header(&dlq[i], "dlq_reason", buf, sizeof(buf)));
-        cr_assert(strstr(buf, "ce_destination"), "reason names the header: %s", buf);
+        cr_assert(strstr(buf, "ce_destination") || strstr(buf, "no eventTarget"),
+                  "reason names the header (or the legacy field): %s", buf);
         cr_assert_str_eq(it_record_header(&dlq[i], "dlq_role", buf, sizeof(buf)), "async-forward");
         cr_assert_str_eq(it_record_header(&dlq[i], "dlq_topic", buf, sizeof(buf)), c.in);
         cr_assert_not_null(it_record_header(&dlq[i], "ce_id", buf, sizeof(buf)),
@@ -621,7 +624,7 @@ Test(forward, async_events_go_to_their_destination_keyed_by_correlation_id, .tim
     cr_assert(it_file_contains(c.log, "no ce_destination header"));
     cr_assert(it_file_contains(c.log, "'bad topic!' (10 bytes) is not a valid topic name"));
     cr_assert(it_file_contains(c.log, "is a topic of the forwarder itself"));
-    cr_assert(it_file_contains(c.log, "1 not ours"), "the legacy record is left alone");
+    cr_assert(it_file_contains(c.log, "1 not ours"), "the other CloudEvent is left alone");
     for (size_t i = 0; i < n; i++)
         free(values[i]);
     it_records_free(out_a, na);
@@ -746,6 +749,138 @@ Test(forward, async_unknown_destination_is_dead_lettered_when_auto_create_is_off
     cr_assert_eq(record_seq(&dlq[0]), 1);
     cr_assert(strstr(it_record_header(&dlq[0], "dlq_reason", buf, sizeof(buf)), unknown),
               "reason names the topic: %s", buf);
+    it_records_free(out, nout);
+    it_records_free(dlq, ndlq);
+}
+
+/* --- async-forward: legacy results (DmiAsyncRequestResponseEvent) -------- */
+
+#define DMI_ASYNC_TYPE  "org.onap.cps.ncmp.event.model.DmiAsyncRequestResponseEvent"
+#define NCMP_ASYNC_TYPE "org.onap.cps.ncmp.event.model.NcmpAsyncRequestResponseEvent"
+
+/* A DmiAsyncRequestResponseEvent as ONAP's DMI plugin writes it, with a
+ * marker "seq" in its response data. */
+static char *dmi_async_value(long seq, const char *target)
+{
+    ncmp_buf v = NCMP_BUF_INIT;
+    ncmp_buf_appendf(&v,
+                     "{\"eventId\":\"dmi-ev-%ld\",\"eventCorrelationId\":\"req-%ld\","
+                     "\"eventTime\":\"2026-12-03T10:59:59.123+0000\",\"eventTarget\":\"%s\","
+                     "\"eventType\":\"" DMI_ASYNC_TYPE
+                     "\",\"eventSchema\":\"urn:cps:" DMI_ASYNC_TYPE
+                     "\",\"eventSchemaVersion\":\"v1\",\"eventSource\":\"org.onap.cps.ncmp.dmi\","
+                     "\"eventContent\":{\"response-data-schema\":\"urn:cps:" DMI_ASYNC_TYPE ":v1\","
+                     "\"response-status\":\"OK\",\"response-code\":\"200\","
+                     "\"response-data\":{\"seq\":%ld}}}",
+                     seq, seq, target, seq);
+    return v.data;
+}
+
+/* Records without ce_type on one partition (one key): the good ones are
+ * mapped to NcmpAsyncRequestResponseEvents on their eventTarget, the bad
+ * ones between them dead-lettered with the reason, and none blocks the
+ * ones behind it. */
+Test(forward, async_legacy_results_are_mapped_to_their_event_target, .timeout = 180)
+{
+    fwd_case c;
+    char a[160], buf[512], err[1024];
+    char *good[3];
+    const char *type_header[] = {"__TypeId__", DMI_ASYNC_TYPE, NULL};
+    it_record *out = NULL, *dlq = NULL;
+    size_t nout, ndlq;
+    pid_t pid;
+
+    case_init(&c, "it-fwd-legacy", "async-forward");
+    snprintf(a, sizeof(a), "%s-client", c.in);
+    /* one partition: the keys are random (new event ids), and the order
+     * of one input partition is kept on the way out */
+    it_create_topic(a, 1);
+    for (long i = 0; i < 3; i++)
+        good[i] = dmi_async_value(i, a);
+    {
+        static const char no_target[] = "{\"eventId\":\"x\",\"eventContent\":"
+                                        "{\"response-data\":{}}}";
+        static const char no_data[] = "{\"eventTarget\":\"t\",\"eventContent\":{}}";
+        char *self = dmi_async_value(99, c.in);
+        const it_outgoing recs[] = {
+            {"req", good[0], strlen(good[0]), type_header},
+            {"req", "not json", 8, NULL},
+            {"req", no_target, sizeof(no_target) - 1, type_header},
+            {"req", good[1], strlen(good[1]), type_header},
+            {"req", no_data, sizeof(no_data) - 1, NULL},
+            {"req", self, strlen(self), NULL},
+            {"req", good[2], strlen(good[2]), NULL},
+        };
+        it_publish(c.in, recs, sizeof(recs) / sizeof(recs[0]));
+        free(self);
+    }
+    pid = case_start(&c, NULL, 1);
+    cr_assert_eq(wait_committed(c.group_role, c.in, 7, WAIT_MS), 7, "the partition moved on");
+    stop_cleanly(pid);
+
+    nout = it_read_topic(a, 3, WAIT_MS, &out);
+    cr_assert_eq(nout, 3, "the good results reach the client topic: %zu", nout);
+    for (size_t i = 0; i < nout; i++) {
+        json_object *doc = json_tokener_parse(out[i].value), *fwd, *data, *v;
+        const char *value, *type;
+        size_t size, ntype = 0;
+        cr_assert_not_null(doc, "%s", out[i].value);
+        cr_assert(json_object_object_get_ex(doc, "forwardedEvent", &fwd), "%s", out[i].value);
+        cr_assert(json_object_object_get_ex(fwd, "response-data", &data));
+        cr_assert(json_object_object_get_ex(data, "seq", &v));
+        cr_assert_eq(json_object_get_int(v), (int)i, "in order: %s", out[i].value);
+        /* keyed by the new eventId, which is not the DMI's */
+        cr_assert(json_object_object_get_ex(doc, "eventId", &v));
+        cr_assert_str_eq(out[i].key, json_object_get_string(v));
+        cr_assert_neq(strncmp(out[i].key, "dmi-ev-", 7), 0);
+        snprintf(buf, sizeof(buf), "dmi-ev-%zu", i);
+        cr_assert(json_object_object_get_ex(fwd, "eventId", &v));
+        cr_assert_str_eq(json_object_get_string(v), buf);
+        snprintf(buf, sizeof(buf), "req-%zu", i);
+        cr_assert(json_object_object_get_ex(doc, "eventCorrelationId", &v));
+        cr_assert_str_eq(json_object_get_string(v), buf);
+        cr_assert_eq(conformance_check_event(CONFORMANCE_NCMP_ASYNC, doc, err, sizeof(err)), 0,
+                     "%s: %s", err, out[i].value);
+        json_object_put(doc);
+        /* one header, Spring's type header as NCMP's consumers read it
+         * (plain UTF-8: their JSON deserialiser maps it to a class) */
+        cr_assert_eq(rd_kafka_header_cnt(out[i].headers), 1);
+        cr_assert_eq(
+            rd_kafka_header_get_all(out[i].headers, 0, &type, (const void **)&value, &size), 0);
+        ntype = size;
+        cr_assert_str_eq(type, "__TypeId__");
+        cr_assert_eq(ntype, strlen(NCMP_ASYNC_TYPE));
+        cr_assert_eq(memcmp(value, NCMP_ASYNC_TYPE, ntype), 0);
+        cr_assert_eq(
+            conformance_check_headers(CONFORMANCE_NCMP_ASYNC, out[i].headers, err, sizeof(err)), 0,
+            "%s", err);
+    }
+
+    ndlq = it_read_topic(c.dlq, 4, WAIT_MS, &dlq);
+    cr_assert_eq(ndlq, 4, "the bad ones are dead-lettered: %zu", ndlq);
+    {
+        static const char *const reasons[] = {
+            "not a DmiAsyncRequestResponseEvent: ",
+            "no eventTarget (the client topic)",
+            "no eventContent.response-data object",
+            "is a topic of the forwarder itself",
+        };
+        for (size_t i = 0; i < ndlq; i++) {
+            cr_assert(strstr(it_record_header(&dlq[i], "dlq_reason", buf, sizeof(buf)), reasons[i]),
+                      "dead letter %zu: %s", i, buf);
+            cr_assert_str_eq(it_record_header(&dlq[i], "dlq_role", buf, sizeof(buf)),
+                             "async-forward");
+            cr_assert_str_eq(dlq[i].key, "req", "the original key");
+            cr_assert_eq(conformance_check_headers(CONFORMANCE_DEAD_LETTER, dlq[i].headers, err,
+                                                   sizeof(err)),
+                         0, "%s", err);
+        }
+        cr_assert_str_eq(dlq[0].value, "not json", "the original value");
+        cr_assert_str_eq(it_record_header(&dlq[1], "__TypeId__", buf, sizeof(buf)), DMI_ASYNC_TYPE,
+                         "the original headers");
+    }
+    for (int i = 0; i < 3; i++)
+        free(good[i]);
     it_records_free(out, nout);
     it_records_free(dlq, ndlq);
 }

@@ -4,8 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async_legacy.h"
+#include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 #include "ncmp_dlq.h"
 #include "ncmp_kafka.h"
+#include "ncmp_lcm.h"
 #include "ncmp_log.h"
 
 /* --- routes -------------------------------------------------------------- */
@@ -48,42 +52,84 @@ static int header_last(const rd_kafka_headers_t *h, const char *name, const void
     return 0;
 }
 
+/* Can a record go to `topic` (len bytes, named by header or field
+ * `what`)? 0 with r->topic set, or -1 with the reason. */
+static int destination(const ncmp_config *cfg, const char *what, const void *topic, size_t len,
+                       ncmp_pump_route *r)
+{
+    char dlq[NCMP_KAFKA_TOPIC_NAME_MAX + 8];
+    char shown[96];
+
+    if (!ncmp_kafka_topic_name_valid(topic, len)) {
+        printable(shown, sizeof(shown), topic, len);
+        snprintf(r->reason, sizeof(r->reason),
+                 "%s '%s' (%zu bytes) is not a valid topic name "
+                 "(1-249 of [a-zA-Z0-9._-], not . or ..)",
+                 what, shown, len);
+        return -1;
+    }
+    memcpy(r->topic, topic, len);
+    r->topic[len] = '\0';
+    ncmp_dlq_topic(dlq, sizeof(dlq), cfg->async_forward_input_topic);
+    if (strcmp(r->topic, cfg->async_forward_input_topic) == 0 || strcmp(r->topic, dlq) == 0) {
+        snprintf(r->reason, sizeof(r->reason), "%s '%s' is a topic of the forwarder itself", what,
+                 r->topic);
+        return -1;
+    }
+    return 0;
+}
+
+/* A record without ce_type: NCMP's DmiAsyncRequestResponseEventConsumer
+ * takes it as a DmiAsyncRequestResponseEvent and sends the
+ * NcmpAsyncRequestResponseEvent it maps to eventTarget (async_legacy.h). */
+static ncmp_pump_verdict route_legacy(const ncmp_config *cfg, const rd_kafka_message_t *m,
+                                      ncmp_pump_route *r)
+{
+    ncmp_buf out = NCMP_BUF_INIT, target = NCMP_BUF_INIT;
+    char event_time[32];
+    ncmp_pump_verdict v = NCMP_PUMP_REJECT;
+
+    ncmp_uuid4(r->own_key);
+    ncmp_event_time_now(event_time);
+    if (async_legacy_map(m->payload ? m->payload : "", m->payload ? m->len : 0, r->own_key,
+                         event_time, &out, &target, r->reason, sizeof(r->reason)) != 0 ||
+        destination(cfg, "eventTarget", target.data, target.len, r) != 0)
+        goto done;
+    r->key = r->own_key;
+    r->keylen = strlen(r->own_key);
+    r->len = out.len;
+    r->value = out.data; /* taken over by the pump */
+    out = (ncmp_buf)NCMP_BUF_INIT;
+    r->headers = rd_kafka_headers_new(1);
+    rd_kafka_header_add(r->headers, ASYNC_LEGACY_TYPE_HEADER, -1, ASYNC_LEGACY_NCMP_TYPE, -1);
+    v = NCMP_PUMP_SEND;
+done:
+    ncmp_buf_free(&out);
+    ncmp_buf_free(&target);
+    return v;
+}
+
 /* NCMP's DataOperationEventConsumer takes the records whose ce_type
- * contains "DataOperationEvent"; the others (legacy non-CloudEvent
- * responses, which carry no ce_type) are another consumer's. */
+ * contains "DataOperationEvent" and ignores the other CloudEvents; the
+ * records with no ce_type at all are legacy results (route_legacy). */
 static ncmp_pump_verdict route_async(void *arg, const rd_kafka_message_t *m,
                                      const rd_kafka_headers_t *headers, ncmp_pump_route *r)
 {
     static const char wanted[] = "DataOperationEvent";
     const ncmp_config *cfg = arg;
-    char dlq[NCMP_KAFKA_TOPIC_NAME_MAX + 8];
     const void *value;
     size_t len;
-    char shown[96];
 
-    if (header_last(headers, "ce_type", &value, &len) != 0 ||
-        !memmem(value, len, wanted, sizeof(wanted) - 1))
+    if (header_last(headers, "ce_type", &value, &len) != 0)
+        return route_legacy(cfg, m, r);
+    if (!memmem(value, len, wanted, sizeof(wanted) - 1))
         return NCMP_PUMP_SKIP;
     if (header_last(headers, "ce_destination", &value, &len) != 0) {
         snprintf(r->reason, sizeof(r->reason), "no ce_destination header");
         return NCMP_PUMP_REJECT;
     }
-    if (!ncmp_kafka_topic_name_valid(value, len)) {
-        printable(shown, sizeof(shown), value, len);
-        snprintf(r->reason, sizeof(r->reason),
-                 "ce_destination '%s' (%zu bytes) is not a valid topic name "
-                 "(1-249 of [a-zA-Z0-9._-], not . or ..)",
-                 shown, len);
+    if (destination(cfg, "ce_destination", value, len, r) != 0)
         return NCMP_PUMP_REJECT;
-    }
-    memcpy(r->topic, value, len);
-    r->topic[len] = '\0';
-    ncmp_dlq_topic(dlq, sizeof(dlq), cfg->async_forward_input_topic);
-    if (strcmp(r->topic, cfg->async_forward_input_topic) == 0 || strcmp(r->topic, dlq) == 0) {
-        snprintf(r->reason, sizeof(r->reason),
-                 "ce_destination '%s' is a topic of the forwarder itself", r->topic);
-        return NCMP_PUMP_REJECT;
-    }
     /* the key points into the headers, which stay alive until the record
      * is produced (librdkafka copies keys) */
     if (header_last(headers, "ce_correlationid", &r->key, &r->keylen) != 0) {

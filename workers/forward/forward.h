@@ -11,11 +11,15 @@
  *   async-forward  `async-forward.input-topic` (ncmp-async-m2m) to the
  *                  client topic named by each DataOperationEvent's
  *                  `ce_destination` header, keyed by `ce_correlationid`,
- *                  value and headers unchanged. Records without a ce_type
- *                  naming a DataOperationEvent are another consumer's
- *                  (NCMP's DataOperationEventConsumer takes the same); a
- *                  missing, invalid or unknown destination, or one of the
- *                  forwarder's own topics, is a dead letter.
+ *                  value and headers unchanged. CloudEvents of other
+ *                  types are not its own (NCMP's DataOperationEventConsumer
+ *                  ignores them too). A record without ce_type is a
+ *                  legacy DmiAsyncRequestResponseEvent: mapped to NCMP's
+ *                  NcmpAsyncRequestResponseEvent and sent to its
+ *                  eventTarget (async_legacy.h). A missing, invalid or
+ *                  unknown destination, one of the forwarder's own topics,
+ *                  or a legacy record that cannot be mapped, is a dead
+ *                  letter.
  */
 #ifndef NCMPD_FORWARD_H
 #define NCMPD_FORWARD_H
