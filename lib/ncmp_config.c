@@ -141,6 +141,28 @@ const ncmp_option ncmp_options[] = {
      "User name of HTTP Basic authentication on the REST API; empty: no authentication."},
     {"http.auth-password", NCMP_OPT_STRING, "", NULL, 0, 0, 1, OFF(http_auth_password),
      "Password of HTTP Basic authentication. Never logged or dumped."},
+    {"http.auth-mode", NCMP_OPT_STRING, "auto", "auto|none|basic|jwt", 0, 0, 0, OFF(http_auth_mode),
+     "Authentication on the REST API: `jwt` takes bearer tokens (OAuth2 resource server, as NCMP "
+     "with security.auth.enabled), `basic` HTTP Basic, `none` nothing; `auto` is `basic` when "
+     "http.auth-username is set, otherwise `none`. Paths under /actuator, /swagger-ui and /api-docs "
+     "are always open. A refused request is a 401 with WWW-Authenticate."},
+    {"http.jwt-jwks-file", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_jwt_jwks_file),
+     "JWK set file (RFC 7517) of the token signers' public keys (RSA for RS256/384/512, EC P-256/384/521 "
+     "for ES256/384/512), read at start (jwt mode)."},
+    {"http.jwt-jwks-url", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_jwt_jwks_url),
+     "URL of the JWK set, as NCMP's spring.security.oauth2.resourceserver.jwt.jwk-set-uri (e.g. "
+     "Keycloak's .../protocol/openid-connect/certs): fetched at start, every "
+     "http.jwt-jwks-refresh-s, and soon after a token names an unknown kid (jwt mode)."},
+    {"http.jwt-jwks-refresh-s", NCMP_OPT_INT, "300", NULL, 10, 86400, 0, OFF(http_jwt_jwks_refresh_s),
+     "Seconds between fetches of http.jwt-jwks-url."},
+    {"http.jwt-hs256-secret", NCMP_OPT_STRING, "", NULL, 0, 0, 1, OFF(http_jwt_hs256_secret),
+     "Shared secret of HS256 tokens (jwt mode); empty: HS256 tokens are refused. Never logged or dumped."},
+    {"http.jwt-issuer", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_jwt_issuer),
+     "Required `iss` claim of tokens; empty: any."},
+    {"http.jwt-audience", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_jwt_audience),
+     "Audience that the `aud` claim of tokens must hold; empty: any."},
+    {"http.jwt-clock-skew-s", NCMP_OPT_INT, "60", NULL, 0, 3600, 0, OFF(http_jwt_clock_skew_s),
+     "Seconds of clock difference allowed when checking `exp` and `nbf` (60 as in Spring Security)."},
     {"rest.db-connections", NCMP_OPT_INT, "8", NULL, 1, 1000, 0, OFF(rest_db_connections),
      "Database connections of the rest role, shared by the server threads; a streamed answer "
      "holds one until its last byte."},

@@ -87,6 +87,14 @@ typedef struct ncmp_config {
     int http_max_body_bytes;
     char *http_auth_username;
     char *http_auth_password;
+    char *http_auth_mode;
+    char *http_jwt_jwks_file;
+    char *http_jwt_jwks_url;
+    int http_jwt_jwks_refresh_s;
+    char *http_jwt_hs256_secret;
+    char *http_jwt_issuer;
+    char *http_jwt_audience;
+    int http_jwt_clock_skew_s;
     int rest_db_connections;
     int rest_registration_timeout_ms;
     /* data access (workers/rest/data.h), in the rest role */

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <time.h>
 
+#include "ncmp_jwt.h"
 #include "ncmp_log.h"
 #include "ncmp_time.h"
 #include "ncmp_utf8.h"
@@ -663,7 +665,7 @@ static int secret_equal(const char *a, const char *b)
     return diff == 0 && na == nb;
 }
 
-static int auth_ok(const ncmp_http_request *req)
+static int basic_ok(const ncmp_http_request *req)
 {
     const ncmp_http_server *srv = req->srv;
     const char *h;
@@ -671,8 +673,6 @@ static int auth_ok(const ncmp_http_request *req)
     ncmp_buf e = NCMP_BUF_INIT;
     int ok;
 
-    if (!srv->auth_username[0])
-        return 1;
     h = ncmp_http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
     if (!h || strncasecmp(h, "Basic ", 6) != 0)
         return 0;
@@ -702,6 +702,47 @@ static int route_open(ncmp_http_request *req)
     req->route = NULL;
     params_clear(req);
     return open;
+}
+
+/* A bearer token (RFC 6750 §2.1) checked by the verifier. On failure
+ * *challenge is the WWW-Authenticate value: bare without a token, with
+ * error="invalid_token" and the reason for a bad one. */
+static int bearer_ok(const ncmp_http_request *req, ncmp_buf *challenge)
+{
+    const char *h = ncmp_http_header(req, MHD_HTTP_HEADER_AUTHORIZATION);
+    char why[160];
+
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+        ncmp_buf_append_str(challenge, "Bearer realm=\"ncmpd\"");
+        return 0;
+    }
+    h += 7;
+    while (*h == ' ')
+        h++;
+    if (ncmp_jwt_check(req->srv->opts.jwt, h, time(NULL), why, sizeof(why)) == 0)
+        return 1;
+    log_debug("http", "bearer token refused: %s", why);
+    ncmp_buf_appendf(challenge,
+                     "Bearer realm=\"ncmpd\", error=\"invalid_token\", error_description=\"%s\", "
+                     "error_uri=\"https://tools.ietf.org/html/rfc6750#section-3.1\"",
+                     why);
+    return 0;
+}
+
+/* 1 when the request may go on; else *challenge is the WWW-Authenticate
+ * value of the 401. */
+static int auth_ok(ncmp_http_request *req, ncmp_buf *challenge)
+{
+    const ncmp_http_server *srv = req->srv;
+
+    if ((!srv->opts.jwt && !srv->auth_username[0]) || route_open(req))
+        return 1;
+    if (srv->opts.jwt)
+        return bearer_ok(req, challenge);
+    if (basic_ok(req))
+        return 1;
+    ncmp_buf_append_str(challenge, "Basic realm=\"ncmpd\"");
+    return 0;
 }
 
 /* --- the MHD callbacks --------------------------------------------------- */
@@ -751,20 +792,23 @@ static int sink_begin(ncmp_http_request *req)
 static void request_begin(ncmp_http_request *req, const char *method)
 {
     const char *cl = ncmp_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    ncmp_buf challenge = NCMP_BUF_INIT;
     char msg[128];
 
     req->started = 1;
     req->method = ncmp_xstrdup(method);
-    if (!auth_ok(req) && !route_open(req)) {
+    if (!auth_ok(req, &challenge)) {
         ncmp_buf body = NCMP_BUF_INIT;
         struct MHD_Response *resp;
         ncmp_http_error_json(&body, 401, "Authentication required", NULL);
         resp = MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_FREE);
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"ncmpd\"");
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, challenge.data);
+        ncmp_buf_free(&challenge);
         answer_set(req, 401, resp);
         return;
     }
+    ncmp_buf_free(&challenge);
     if (sink_begin(req))
         return;
     if (cl && strtoull(cl, NULL, 10) > req->srv->opts.max_body_bytes) {

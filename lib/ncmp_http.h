@@ -21,8 +21,9 @@
  *
  * Handlers run on the server's threads (`threads` of them; one thread may
  * serve many connections, so a handler must not block for long). Before a
- * handler runs, the framework has checked HTTP Basic authentication (when
- * configured; not for the routes added with ncmp_http_route_open), read the body (at most
+ * handler runs, the framework has checked authentication (when configured:
+ * HTTP Basic, or bearer tokens checked by ncmp_jwt; not for the routes
+ * added with ncmp_http_route_open, as NCMP leaves /actuator open), read the body (at most
  * `max_body_bytes`, otherwise 413), and decoded the path and query parameters (a value that is not
  * valid percent-encoded UTF-8, or holds a NUL, is a 400).
  *
@@ -63,8 +64,10 @@ typedef struct ncmp_http_options {
     int port;                  /* 0: an ephemeral port (ncmp_http_server_port) */
     int threads;               /* server threads, >= 1 */
     size_t max_body_bytes;     /* larger bodies get 413 */
-    const char *auth_username; /* NULL or "": no authentication */
+    const char *auth_username; /* NULL or "": no Basic authentication */
     const char *auth_password;
+    struct ncmp_jwt *jwt;     /* not NULL: bearer tokens (JWT) instead of
+                                 Basic; borrowed, must outlive the server */
     int connection_timeout_s; /* idle connections are closed; 0: never */
     ncmp_http_after_fn after; /* may be NULL */
     void *after_arg;

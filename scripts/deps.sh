@@ -3,9 +3,11 @@
 # Sourced by ./run; `deps_ensure GROUP...` installs (as root) or names what
 # is missing (otherwise) and stops.
 
-# build: compiling ncmpd and its tests
+# build: compiling ncmpd and its tests (libjwt-dev and libssl-dev: bearer tokens
+# on the REST API, lib/ncmp_jwt.c)
 NCMP_DEBS_build=(cmake make gcc pkg-config librdkafka-dev libpq-dev libjson-c-dev
-    libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev)
+    libyang2-dev libcriterion-dev libcurl4-openssl-dev libmicrohttpd-dev libzip-dev
+    libjwt-dev libssl-dev)
 # services: PostgreSQL 15 and what fetches and runs the Kafka broker
 NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
 # lint: the formatting check, the offline check of compose/ and the checks

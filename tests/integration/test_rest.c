@@ -14,11 +14,13 @@
 #include <criterion/criterion.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <jwt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "conformance.h"
 #include "it_util.h"
@@ -146,7 +148,8 @@ static void json_text(ncmp_buf *b, const char *single_quoted)
 }
 
 /* One request; `body_sq` is single-quoted JSON (NULL: none), sent as is
- * when `raw`. `userpwd` may be NULL. */
+ * when `raw`. `userpwd` may be NULL; "Bearer <token>" is sent as the
+ * Authorization header. */
 static void call_full(rest_case *c, const char *method, const char *path, const char *body_sq,
                       int raw, const char *userpwd, reply *r)
 {
@@ -166,8 +169,13 @@ static void call_full(rest_case *c, const char *method, const char *path, const 
     curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
     curl_easy_setopt(curl, CURLOPT_HEADERDATA, &r->headers);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, 60L);
-    if (userpwd)
+    if (userpwd && strncmp(userpwd, "Bearer ", 7) == 0) {
+        ncmp_buf_appendf(&body, "Authorization: %s", userpwd);
+        h = curl_slist_append(h, body.data);
+        ncmp_buf_reset(&body);
+    } else if (userpwd) {
         curl_easy_setopt(curl, CURLOPT_USERPWD, userpwd);
+    }
     if (body_sq) {
         if (raw)
             ncmp_buf_append_str(&body, body_sq);
@@ -1012,8 +1020,82 @@ Test(rest, basic_auth_when_configured, .timeout = 180)
     call_full(c, "POST", NB_IDS, "{}", 1, "cpsuser:cpsr0cks!", &r);
     cr_assert_eq(r.status, 200, "%s", r.body.data);
     reply_free(&r);
+    call(c, "GET", "/actuator/health", NULL, &r);
+    cr_assert_eq(r.status, 200, "actuator is open: %s", r.body.data);
+    reply_free(&r);
     /* the password never reaches the log */
     cr_assert(!it_file_contains(c->log, "cpsr0cks!"));
+    case_fini(c);
+}
+
+/* An HS256 token of the given claims (JSON) as "Bearer <token>". */
+static char *bearer(jwt_alg_t alg, const char *secret, const char *claims)
+{
+    jwt_t *j = NULL;
+    char *t;
+    ncmp_buf b = NCMP_BUF_INIT;
+
+    cr_assert_eq(jwt_new(&j), 0);
+    cr_assert_eq(jwt_add_grants_json(j, claims), 0);
+    cr_assert_eq(
+        jwt_set_alg(j, alg, (const unsigned char *)secret, secret ? (int)strlen(secret) : 0), 0);
+    t = jwt_encode_str(j);
+    ncmp_buf_appendf(&b, "Bearer %s", t);
+    free(t);
+    jwt_free(j);
+    return b.data;
+}
+
+Test(rest, jwt_auth_when_configured, .timeout = 180)
+{
+    const char *extra[] = {
+        "--http.auth-mode=jwt", "--http.jwt-hs256-secret=hs256-s3cret-of-32-bytes-at-least",
+        "--http.jwt-issuer=https://idp/realms/cps", "--http.jwt-audience=ncmp", NULL};
+    rest_case *c = case_start("rest-jwt", "rest", extra);
+    const char *key = "hs256-s3cret-of-32-bytes-at-least";
+    long now = (long)time(NULL);
+    char claims[512];
+    char *good, *bad[5];
+    reply r;
+
+    snprintf(claims, sizeof(claims),
+             "{\"sub\":\"u\",\"iss\":\"https://idp/realms/cps\",\"aud\":[\"ncmp\"],\"exp\":%ld}",
+             now + 300);
+    good = bearer(JWT_ALG_HS256, key, claims);
+    bad[0] = bearer(JWT_ALG_HS256, "another-secret-of-32-bytes-at-least", claims);
+    bad[1] = bearer(JWT_ALG_NONE, NULL, claims);
+    snprintf(claims, sizeof(claims),
+             "{\"iss\":\"https://idp/realms/cps\",\"aud\":\"ncmp\",\"exp\":%ld}", now - 3600);
+    bad[2] = bearer(JWT_ALG_HS256, key, claims);
+    snprintf(claims, sizeof(claims),
+             "{\"iss\":\"https://idp/realms/cps\",\"aud\":\"other\",\"exp\":%ld}", now + 300);
+    bad[3] = bearer(JWT_ALG_HS256, key, claims);
+    bad[4] = ncmp_xstrdup("Bearer not.a-token");
+
+    call(c, "POST", NB_IDS, "{}", &r);
+    expect_error(&r, 401, "401 UNAUTHORIZED");
+    cr_assert(strstr(r.headers.data, "WWW-Authenticate: Bearer"), "%s", r.headers.data);
+    reply_free(&r);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        call_full(c, "POST", NB_IDS, "{}", 1, bad[i], &r);
+        expect_error(&r, 401, "401 UNAUTHORIZED");
+        cr_assert(strstr(r.headers.data, "error=\"invalid_token\""), "token %zu: %s", i,
+                  r.headers.data);
+        reply_free(&r);
+        free(bad[i]);
+    }
+    call_full(c, "POST", NB_IDS, "{}", 1, "cpsuser:cpsr0cks!", &r);
+    expect_error(&r, 401, "401 UNAUTHORIZED");
+    reply_free(&r);
+    call_full(c, "POST", NB_IDS, "{}", 1, good, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    /* actuator stays open, as in NCMP */
+    call(c, "GET", "/actuator/health", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    cr_assert(!it_file_contains(c->log, key));
+    free(good);
     case_fini(c);
 }
 

@@ -592,12 +592,14 @@ Test(ncmp_config, dump_redacts_secrets)
     cr_assert_eq(ncmp_config_set(cfg, "kafka.sasl.password", "s3cret-sasl", &err), 0);
     cr_assert_eq(ncmp_config_set(cfg, "kafka.ssl.key.password", "s3cret-key", &err), 0);
     cr_assert_eq(ncmp_config_set(cfg, "kafka.sasl.username", "alice", &err), 0);
+    cr_assert_eq(ncmp_config_set(cfg, "http.jwt-hs256-secret", "s3cret-hmac", &err), 0);
     text = dump_text(cfg);
     cr_assert_null(strstr(text, "hunter2"), "%s", text);
     cr_assert_null(strstr(text, "s3cret"), "%s", text);
     cr_assert(strstr(text, "db.password = ********\n"), "%s", text);
     cr_assert(strstr(text, "kafka.sasl.password = ********\n"), "%s", text);
     cr_assert(strstr(text, "kafka.ssl.key.password = ********\n"), "%s", text);
+    cr_assert(strstr(text, "http.jwt-hs256-secret = ********\n"), "%s", text);
     cr_assert(strstr(text, "kafka.sasl.username = alice\n"), "%s", text);
     free(text);
     ncmp_config_destroy(cfg);

@@ -540,6 +540,7 @@ void cps_api_destroy(cps_api *api)
 struct cps {
     rest_pool *pool;          /* NULL when the rest role serves the routes */
     ncmp_http_server *server; /* likewise */
+    ncmp_jwt *jwt;            /* the server's bearer-token checks, or NULL */
     cps_api *api;
 };
 
@@ -553,8 +554,8 @@ int cps_start(cps **out, const ncmp_services *svc, ncmp_err *err)
         *out = c;
         return 0;
     }
-    rest_http_options(&o, svc->cfg);
-    if (rest_pool_new(&c->pool, svc->cfg, err) != 0 ||
+    if (rest_http_options(&o, svc->cfg, &c->jwt, err) != 0 ||
+        rest_pool_new(&c->pool, svc->cfg, err) != 0 ||
         cps_api_new(&c->api, svc->cfg, c->pool, err) != 0 ||
         ncmp_http_server_new(&c->server, &o, err) != 0)
         goto fail;
@@ -584,5 +585,6 @@ void cps_destroy(cps *c)
     cps_stop(c);
     cps_api_destroy(c->api);
     rest_pool_destroy(c->pool);
+    ncmp_jwt_free(c->jwt);
     free(c);
 }

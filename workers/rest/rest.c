@@ -28,8 +28,9 @@ struct rest {
     ncmp_http_server *server;
     health *health;
     data *data;
-    cps_api *cps; /* CPS's API: its routes when the cps role is selected; its
-                   * reads serve the operational datastore in any case */
+    cps_api *cps;  /* CPS's API: its routes when the cps role is selected; its
+                    * reads serve the operational datastore in any case */
+    ncmp_jwt *jwt; /* bearer-token checks of the server (jwt mode), or NULL */
     int stopped;
 };
 
@@ -338,17 +339,41 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "POST", "/ncmpInventory/v2/ch/searches", h_inventory_v2_searches, r);
 }
 
-void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg)
+int rest_http_options(ncmp_http_options *o, const ncmp_config *cfg, ncmp_jwt **jwt, ncmp_err *err)
 {
+    const char *mode = cfg->http_auth_mode;
+
     memset(o, 0, sizeof(*o));
+    *jwt = NULL;
     o->host = cfg->http_host;
     o->port = cfg->http_port;
     o->threads = cfg->http_threads;
     o->max_body_bytes = (size_t)cfg->http_max_body_bytes;
-    o->auth_username = cfg->http_auth_username;
-    o->auth_password = cfg->http_auth_password;
     o->connection_timeout_s = 60;
     o->after = health_http_observe;
+    if (strcmp(mode, "auto") == 0)
+        mode = *cfg->http_auth_username ? "basic" : "none";
+    if (strcmp(mode, "basic") == 0) {
+        if (!*cfg->http_auth_username)
+            return ncmp_err_set(err, NCMP_ERR_FATAL,
+                                "http.auth-mode basic needs http.auth-username");
+        o->auth_username = cfg->http_auth_username;
+        o->auth_password = cfg->http_auth_password;
+    } else if (strcmp(mode, "jwt") == 0) {
+        ncmp_jwt_options j = {
+            .jwks_file = cfg->http_jwt_jwks_file,
+            .jwks_url = cfg->http_jwt_jwks_url,
+            .jwks_refresh_s = cfg->http_jwt_jwks_refresh_s,
+            .hs256_secret = cfg->http_jwt_hs256_secret,
+            .issuer = cfg->http_jwt_issuer,
+            .audience = cfg->http_jwt_audience,
+            .clock_skew_s = cfg->http_jwt_clock_skew_s,
+        };
+        if (ncmp_jwt_new(jwt, &j, err) != 0)
+            return -1;
+        o->jwt = *jwt;
+    }
+    return 0;
 }
 
 int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
@@ -358,8 +383,7 @@ int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
     ncmp_http_options o;
 
     r->cfg = cfg;
-    rest_http_options(&o, cfg);
-    if (rest_pool_new(&r->pool, cfg, err) != 0 ||
+    if (rest_http_options(&o, cfg, &r->jwt, err) != 0 || rest_pool_new(&r->pool, cfg, err) != 0 ||
         rest_registration_start(&r->registration, cfg, err) != 0 ||
         ncmp_http_server_new(&r->server, &o, err) != 0 ||
         health_start(&r->health, svc, r->server, r->pool, err) != 0)
@@ -411,5 +435,6 @@ void rest_destroy(rest *r)
     cps_api_destroy(r->cps);
     rest_registration_destroy(r->registration);
     rest_pool_destroy(r->pool);
+    ncmp_jwt_free(r->jwt);
     free(r);
 }

@@ -19,13 +19,17 @@
 
 #include "ncmp_err.h"
 #include "ncmp_http.h"
+#include "ncmp_jwt.h"
 #include "role.h"
 
 typedef struct rest rest;
 
 /* The HTTP server's options from http.* (shared with the cps role when it
- * runs a server of its own). The strings are borrowed from `cfg`. */
-void rest_http_options(ncmp_http_options *o, const ncmp_config *cfg);
+ * runs a server of its own). The strings are borrowed from `cfg`. In jwt
+ * mode (http.auth-mode) *jwt is a new token verifier, to free with
+ * ncmp_jwt_free after the server; otherwise NULL. FATAL when the
+ * authentication settings do not fit together. */
+int rest_http_options(ncmp_http_options *o, const ncmp_config *cfg, ncmp_jwt **jwt, ncmp_err *err);
 
 /* Open the database pool, start the registration side (its producer and
  * outcome consumer) and the HTTP server on http.host:http.port; data
