@@ -154,9 +154,12 @@ int conformance_check_lcm_rules(json_object *event, char *err, size_t errlen);
 /* The Kafka headers of an LCM record against its parsed value (both
  * borrowed): eventId, eventCorrelationId, eventTime, eventSource,
  * eventType, eventSchema and eventSchemaVersion each exactly once and
- * equal to the field of that name in the value; with java_serialized,
- * each a Java-serialised String (AC ED 00 05 74, a big-endian u16 length,
- * modified UTF-8). Other headers (Spring's __TypeId__) are allowed. */
+ * equal to the field of that name in the value. Each is read in either
+ * form, as a consumer of NCMP's events does (Java's stream header AC ED
+ * 00 05 says which): a Java-serialised String (AC ED 00 05 74, a
+ * big-endian u16 length, modified UTF-8) or plain text; the form must be
+ * the one `java_serialized` names. Other headers (Spring's __TypeId__)
+ * are allowed. */
 int conformance_check_lcm_headers(const rd_kafka_headers_t *headers, json_object *event,
                                   int java_serialized, char *err, size_t errlen);
 

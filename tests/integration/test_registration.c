@@ -68,7 +68,7 @@ typedef struct reg_case {
     char dburl[512];
     char log[512];
     char flag[NFLAGS][640];
-    int java_headers; /* ncmpd runs with lcm.java-serialized-headers */
+    int java_headers; /* lcm.java-serialized-headers: 1 (the default) or 0 */
     ncmp_db *db;      /* the scratch database */
     pid_t pid;        /* the running ncmpd, or 0 */
     long published;   /* records on the registration topic */
@@ -106,6 +106,7 @@ static reg_case *case_init(const char *name)
     ncmp_err err;
 
     memset(c, 0, sizeof(*c));
+    c->java_headers = 1;
     it_unique(c->topic, sizeof(c->topic), name);
     snprintf(c->response_topic, sizeof(c->response_topic), "%s-response", c->topic);
     snprintf(c->lcm_topic, sizeof(c->lcm_topic), "%s-lcm", c->topic);
@@ -969,10 +970,11 @@ Test(registration, upgrade_locks_ready_handles_for_module_upgrade, .timeout = 12
                                 {"bad id", CODE_INVALID_ID, TEXT_INVALID_ID},
                                 {NULL, NULL, NULL}};
     static const char *const create_update[] = {"create", "update", NULL};
-    /* this test also checks NCMP's Java-serialised header form */
-    const char *const extra[] = {"--lcm.java-serialized-headers=true", NULL};
+    /* this test checks the plain-string header option; the others NCMP's
+     * Java-serialised default */
+    const char *const extra[] = {"--lcm.java-serialized-headers=false", NULL};
 
-    c->java_headers = 1;
+    c->java_headers = 0;
     case_start(c, extra);
     send_request(
         c, "req-1", DMI,
