@@ -702,6 +702,14 @@ bench_cps() {
 # _vm_kb PID FIELD: FIELD (VmRSS, VmHWM) of /proc/PID/status, in kB.
 _vm_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 
+# _cpu_ticks PID: the process's user + system CPU time, in clock ticks.
+_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# _cpu_ms_per TICKS JOBS: CPU milliseconds per job.
+_cpu_ms_per() {
+    awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (n > 0 ? t * 1000 / hz / n : 0) }'
+}
+
 # _mb KB: kB as MB (MiB, one decimal).
 _mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
@@ -762,12 +770,15 @@ _dj_json() {
 # (median of 5 runs); ncmpd's memory: VmRSS before the first job, and
 # VmHWM over the mixed phase and over the large jobs alone, the
 # high-water mark reset to the current RSS before each
-# (/proc/PID/clear_refs); and the DMI stub's count of operations received
-# against the operations of the jobs answered ok.
+# (/proc/PID/clear_refs); ncmpd's CPU time per job in each phase alone
+# against the parse's (on a shared machine the CPU times hold when the
+# wall times carry others' load); and the DMI stub's count of operations
+# received against the operations of the jobs answered ok.
 bench_datajobs() {
     local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
     local bs dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
     local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
+    local raw_cpu_ms cpu0 small_cpu large_cpu
     local small_mix large_mix small_alone large_alone body_mb growth sep="" i
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -815,6 +826,7 @@ bench_datajobs() {
         die "the raw parse failed"
     raw_ms=$(awk '{ printf "%.1f", $3 * 1000 }' <<<"$raw")
     raw_bytes=$(awk '{ print $6 }' <<<"$raw")
+    raw_cpu_ms=$(awk '{ printf "%.1f", $8 * 1000 }' <<<"$raw")
 
     _dj_url="http://127.0.0.1:$port"
     echo 5 2>/dev/null >"/proc/$pid/clear_refs" || reset=false
@@ -829,14 +841,18 @@ bench_datajobs() {
     mixed_hwm=$(_vm_kb "$pid" VmHWM)
 
     info "the small job alone, 10 concurrent clients, $sat s"
+    cpu0=$(_cpu_ticks "$pid")
     _dj_client small-alone --ops "$small_ops" --handles "$handles" --concurrency 10 --seconds "$sat" \
         --variants 16 || failed+=("small, alone")
+    small_cpu=$(($(_cpu_ticks "$pid") - cpu0))
 
     info "the large job alone, one after another, $sat s"
     $reset && echo 5 >"/proc/$pid/clear_refs"
     large_rss=$(_vm_kb "$pid" VmRSS)
+    cpu0=$(_cpu_ticks "$pid")
     _dj_client large-alone --ops "$large_ops" --handles "$handles" --concurrency 1 --seconds "$sat" ||
         failed+=("large, alone")
+    large_cpu=$(($(_cpu_ticks "$pid") - cpu0))
     large_hwm=$(_vm_kb "$pid" VmHWM)
     stub_ops=$(curl -fsS "$dmi/stub/stats" | sed -n 's/.*"datajobOperations":\([0-9]*\).*/\1/p')
     small_mix=$(_dj_line small-mixed) large_mix=$(_dj_line large-mixed)
@@ -859,6 +875,10 @@ bench_datajobs() {
     _dj_row "large alone, one after another" "$large_alone"
     printf 'raw limit: json-c parses the large body (%s bytes) in %s ms; large job (mixed) / raw parse: %s\n' \
         "$raw_bytes" "$raw_ms" "$(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms")"
+    small_cpu=$(_cpu_ms_per "$small_cpu" "$(_dj_get "$small_alone" jobs)")
+    large_cpu=$(_cpu_ms_per "$large_cpu" "$(_dj_get "$large_alone" jobs)")
+    printf 'CPU time: ncmpd %s ms per large job alone, %s ms per small job alone; json-c parse %s ms: ncmpd / parse %s\n' \
+        "$large_cpu" "$small_cpu" "$raw_cpu_ms" "$(_ratio "$large_cpu" "$raw_cpu_ms")"
     printf 'ncmpd RSS: %s MB before the first job; peak %s MB with both jobs, %s MB (from %s MB) with the large alone;\n' \
         "$(_mb "$rss0")" "$(_mb "$mixed_hwm")" "$(_mb "$large_hwm")" "$(_mb "$large_rss")"
     printf '  peak - RSS before the first job = %s MB = %s x the large body (%s MB)%s\n' "$growth" \
@@ -873,16 +893,17 @@ bench_datajobs() {
  "small": {"ops": $small_ops, "body_bytes": $(_dj_get "$small_mix" body_bytes), "rate_per_s": 2,
   $(_dj_json "$small_mix" $lat), "ops_per_s": $(_dj_get "$small_alone" ops_per_s),
   "mixed_jobs_per_s": $(_dj_get "$small_mix" jobs_per_s), "mixed_ops_per_s": $(_dj_get "$small_mix" ops_per_s),
-  "alone": {"concurrency": 10, $(_dj_json "$small_alone" $all)}},
+  "alone": {"concurrency": 10, $(_dj_json "$small_alone" $all), "cpu_ms_per_job": $small_cpu}},
  "large": {"ops": $large_ops, "body_bytes": $raw_bytes, "every_s": $every,
   $(_dj_json "$large_mix" $lat), "ops_per_s": $(_dj_get "$large_alone" ops_per_s),
   "mixed_jobs_per_s": $(_dj_get "$large_mix" jobs_per_s), "mixed_ops_per_s": $(_dj_get "$large_mix" ops_per_s),
-  "alone": {"concurrency": 1, $(_dj_json "$large_alone" $all)},
+  "alone": {"concurrency": 1, $(_dj_json "$large_alone" $all), "cpu_ms_per_job": $large_cpu},
   "rss_before_mb": $(_mb "$rss0"), "mixed_peak_rss_mb": $(_mb "$mixed_hwm"),
   "alone_rss_before_mb": $(_mb "$large_rss"), "peak_rss_mb": $(_mb "$large_hwm"),
   "rss_growth_mb": $growth, "rss_growth_vs_body": $(_ratio "$growth" "$body_mb"),
   "peak_rss_vs_body": $(_ratio "$(_mb "$large_hwm")" "$body_mb"), "hwm_reset": $reset},
- "raw_parse_ms": $raw_ms, "raw_parse_runs": 5,
+ "raw_parse_ms": $raw_ms, "raw_parse_cpu_ms": $raw_cpu_ms, "raw_parse_runs": 5,
+ "large_cpu_vs_raw_parse_cpu": $(_ratio "$large_cpu" "$raw_cpu_ms"),
  "large_vs_raw_parse": $(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms"),
  "stub_operations": ${stub_ops:-null}, "ok_operations": $want_ops,
  "failed": [$(for name in "${failed[@]}"; do printf '%s"%s"' "${sep:-}" "$name"; sep=", "; done)],
