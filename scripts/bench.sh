@@ -778,7 +778,7 @@ bench_datajobs() {
     local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
     local bs dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
     local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
-    local raw_cpu_ms cpu0 small_cpu large_cpu
+    local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1
     local small_mix large_mix small_alone large_alone body_mb growth sep="" i
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -829,6 +829,7 @@ bench_datajobs() {
     raw_cpu_ms=$(awk '{ printf "%.1f", $8 * 1000 }' <<<"$raw")
 
     _dj_url="http://127.0.0.1:$port"
+    load0=$(cut -d' ' -f1 /proc/loadavg)
     echo 5 2>/dev/null >"/proc/$pid/clear_refs" || reset=false
     rss0=$(_vm_kb "$pid" VmRSS)
     info "both together for $secs s: $small_ops operations at 2/s, $large_ops every $every s"
@@ -854,6 +855,7 @@ bench_datajobs() {
         failed+=("large, alone")
     large_cpu=$(($(_cpu_ticks "$pid") - cpu0))
     large_hwm=$(_vm_kb "$pid" VmHWM)
+    load1=$(cut -d' ' -f1 /proc/loadavg)
     stub_ops=$(curl -fsS "$dmi/stub/stats" | sed -n 's/.*"datajobOperations":\([0-9]*\).*/\1/p')
     small_mix=$(_dj_line small-mixed) large_mix=$(_dj_line large-mixed)
     small_alone=$(_dj_line small-alone) large_alone=$(_dj_line large-alone)
@@ -883,8 +885,9 @@ bench_datajobs() {
         "$(_mb "$rss0")" "$(_mb "$mixed_hwm")" "$(_mb "$large_hwm")" "$(_mb "$large_rss")"
     printf '  peak - RSS before the first job = %s MB = %s x the large body (%s MB)%s\n' "$growth" \
         "$(_ratio "$growth" "$body_mb")" "$body_mb" "$($reset || echo '; the peaks are since ncmpd started (no clear_refs)')"
-    printf 'DMI stub: %s operations received, %s in the jobs answered ok; %s s mixed, %s s alone; machine: %s cores\n' \
-        "$stub_ops" "$want_ops" "$secs" "$sat" "$(nproc)"
+    printf 'DMI stub: %s operations received, %s in the jobs answered ok; %s s mixed, %s s alone\n' \
+        "$stub_ops" "$want_ops" "$secs" "$sat"
+    printf 'machine: %s cores, load average (1 min) %s before the jobs, %s after\n' "$(nproc)" "$load0" "$load1"
     if [ -n "$json" ]; then
         local lat="jobs ok avg p50 p99 max" all="jobs ok jobs_per_s ops_per_s avg p50 p99 max"
         # shellcheck disable=SC2086 # the key lists are word lists
@@ -906,6 +909,7 @@ bench_datajobs() {
  "large_cpu_vs_raw_parse_cpu": $(_ratio "$large_cpu" "$raw_cpu_ms"),
  "large_vs_raw_parse": $(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms"),
  "stub_operations": ${stub_ops:-null}, "ok_operations": $want_ops,
+ "load_average_1m": {"before": $load0, "after": $load1},
  "failed": [$(for name in "${failed[@]}"; do printf '%s"%s"' "${sep:-}" "$name"; sep=", "; done)],
  "cores": $(nproc)}
 JSON

@@ -239,7 +239,7 @@ _report_datajobs() {
     _report_jq '.scenarios.datajobs | . as $j |
         def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
         def lat($r): "\($r.avg_ms | ms) (p50 \($r.p50_ms | ms), p99 \($r.p99_ms | ms))";
-        "\(.handles | n) READY handles with alternate ids, one DMI stub answering at once. Both jobs together for \(.mixed_seconds) s (the small one at \(.small.rate_per_s)/s, the large one every \(.large.every_s) s: \(.small.jobs | n) and \(.large.jobs | n) jobs), then each alone for \(.saturation_seconds) s. A job'"'"'s time is the client'"'"'s, as k6'"'"'s.\n",
+        "\(.handles | n) READY handles with alternate ids, one DMI stub answering at once. Both jobs together for \(.mixed_seconds) s (the small one at \(.small.rate_per_s)/s, the large one every \(.large.every_s) s: \(.small.jobs | n) and \(.large.jobs | n) jobs), then each alone for \(.saturation_seconds) s. A job'"'"'s time is the client'"'"'s, as k6'"'"'s.\(if .load_average_1m then " The machine'"'"'s load average (1 minute) was \(.load_average_1m.before) before the jobs and \(.load_average_1m.after) after them." else "" end)\n",
         "| job | ncmpd, ms | NCMP limit, ms | NCMP 2025-12 expectation, ms | ncmpd vs expectation | target | met |",
         "|---|---|---|---|---|---|---|",
         "| small (\(.small.ops | n) operations, \(.small.body_bytes / 1000 | d1) KB), with the large | \(lat(.small)) | \($ncmp_dj.small.limit | n) | \($ncmp_dj.small.exp | n) | \(times($ncmp_dj.small.exp; .small.avg_ms)) | ≤ \($t.small_ms) | \(yes(if .small.avg_ms then .small.avg_ms <= $t.small_ms else null end)) |",

@@ -77,6 +77,8 @@ datajobs_rows_against_ncmp_and_targets() {
     local f="$scratch/full/performance.md"
     # NCMP's expected ms over ncmpd's; the large job against the raw parse
     # of the same run; memory as the growth against the body
+    grep -qF "then each alone for 20 s. A job's time is the client's, as k6's. The machine's load average (1 minute) was 1.5 before the jobs and 2.25 after them." "$f" ||
+        { echo "the datajobs intro lacks the load average"; return 1; }
     has "$f" "| small (100 operations, 21.5 KB), with the large | 1.50 (p50 1.20, p99 4.00) | 500 | 20 | 13× | ≤ 2 | yes |" &&
         has "$f" "| large (100,000 operations, 22.0 MB), with the small | 800 (p50 780, p99 850) | 30,000 | 4,200 | 5.3× | ≤ 400 | **no** |" &&
         has "$f" "| large job with the small, avg ms | 800 | json-c parsing the same body: 500 | 1.60 | ≤ 2 × the parse | yes |" &&
