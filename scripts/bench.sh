@@ -705,9 +705,11 @@ _vm_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # _cpu_ticks PID: the process's user + system CPU time, in clock ticks.
 _cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
-# _cpu_ms_per TICKS JOBS: CPU milliseconds per job.
+# _cpu_ms_per TICKS SECONDS IDLE JOBS: CPU milliseconds per job, less what
+# the process spends idle (IDLE ticks per second) over SECONDS.
 _cpu_ms_per() {
-    awk -v t="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (n > 0 ? t * 1000 / hz / n : 0) }'
+    awk -v t="$1" -v s="$2" -v idle="$3" -v n="$4" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { t -= idle * s; printf "%.1f", (n > 0 && t > 0 ? t * 1000 / hz / n : 0) }'
 }
 
 # _mb KB: kB as MB (MiB, one decimal).
@@ -770,15 +772,16 @@ _dj_json() {
 # (median of 5 runs); ncmpd's memory: VmRSS before the first job, and
 # VmHWM over the mixed phase and over the large jobs alone, the
 # high-water mark reset to the current RSS before each
-# (/proc/PID/clear_refs); ncmpd's CPU time per job in each phase alone
-# against the parse's (on a shared machine the CPU times hold when the
-# wall times carry others' load); and the DMI stub's count of operations
+# (/proc/PID/clear_refs); ncmpd's CPU time per job in each phase alone,
+# less what it spends idle (measured while the parse runs), against the
+# parse's (on a shared machine the CPU times hold when the wall times
+# carry others' load); and the DMI stub's count of operations
 # received against the operations of the jobs answered ok.
 bench_datajobs() {
     local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
     local bs dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
     local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
-    local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1
+    local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1 idle
     local small_mix large_mix small_alone large_alone body_mb growth sep="" i
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -822,8 +825,12 @@ bench_datajobs() {
     wait_port "$port" 30 "$NCMP_INSTANCE_DIR/ncmpd.pid" || die "bench datajobs: ncmpd does not listen on $port"
 
     info "raw limit: json-c parsing the large job's body (median of 5)"
+    # ncmpd is idle meanwhile: what it spends so is not the jobs'
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
     raw=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" datajob-parse -n "$large_ops" -H "$handles" -r 5) ||
         die "the raw parse failed"
+    idle=$(awk -v t="$(($(_cpu_ticks "$pid") - cpu0))" -v s="$(_secs "$t0" "$(_now)")" \
+        'BEGIN { printf "%.3f", t / s }')
     raw_ms=$(awk '{ printf "%.1f", $3 * 1000 }' <<<"$raw")
     raw_bytes=$(awk '{ print $6 }' <<<"$raw")
     raw_cpu_ms=$(awk '{ printf "%.1f", $8 * 1000 }' <<<"$raw")
@@ -842,18 +849,18 @@ bench_datajobs() {
     mixed_hwm=$(_vm_kb "$pid" VmHWM)
 
     info "the small job alone, 10 concurrent clients, $sat s"
-    cpu0=$(_cpu_ticks "$pid")
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
     _dj_client small-alone --ops "$small_ops" --handles "$handles" --concurrency 10 --seconds "$sat" \
         --variants 16 || failed+=("small, alone")
-    small_cpu=$(($(_cpu_ticks "$pid") - cpu0))
+    small_cpu="$(($(_cpu_ticks "$pid") - cpu0)) $(_secs "$t0" "$(_now)")"
 
     info "the large job alone, one after another, $sat s"
     $reset && echo 5 >"/proc/$pid/clear_refs"
     large_rss=$(_vm_kb "$pid" VmRSS)
-    cpu0=$(_cpu_ticks "$pid")
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
     _dj_client large-alone --ops "$large_ops" --handles "$handles" --concurrency 1 --seconds "$sat" ||
         failed+=("large, alone")
-    large_cpu=$(($(_cpu_ticks "$pid") - cpu0))
+    large_cpu="$(($(_cpu_ticks "$pid") - cpu0)) $(_secs "$t0" "$(_now)")"
     large_hwm=$(_vm_kb "$pid" VmHWM)
     load1=$(cut -d' ' -f1 /proc/loadavg)
     stub_ops=$(curl -fsS "$dmi/stub/stats" | sed -n 's/.*"datajobOperations":\([0-9]*\).*/\1/p')
@@ -877,10 +884,13 @@ bench_datajobs() {
     _dj_row "large alone, one after another" "$large_alone"
     printf 'raw limit: json-c parses the large body (%s bytes) in %s ms; large job (mixed) / raw parse: %s\n' \
         "$raw_bytes" "$raw_ms" "$(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms")"
-    small_cpu=$(_cpu_ms_per "$small_cpu" "$(_dj_get "$small_alone" jobs)")
-    large_cpu=$(_cpu_ms_per "$large_cpu" "$(_dj_get "$large_alone" jobs)")
-    printf 'CPU time: ncmpd %s ms per large job alone, %s ms per small job alone; json-c parse %s ms: ncmpd / parse %s\n' \
-        "$large_cpu" "$small_cpu" "$raw_cpu_ms" "$(_ratio "$large_cpu" "$raw_cpu_ms")"
+    # shellcheck disable=SC2086 # "<ticks> <seconds>"
+    small_cpu=$(_cpu_ms_per $small_cpu "$idle" "$(_dj_get "$small_alone" jobs)")
+    # shellcheck disable=SC2086
+    large_cpu=$(_cpu_ms_per $large_cpu "$idle" "$(_dj_get "$large_alone" jobs)")
+    printf 'CPU time (less ncmpd idle, %s ticks/s): ncmpd %s ms per large job alone, %s ms per small job alone;\n' \
+        "$idle" "$large_cpu" "$small_cpu"
+    printf '  json-c parse %s ms: ncmpd / parse %s\n' "$raw_cpu_ms" "$(_ratio "$large_cpu" "$raw_cpu_ms")"
     printf 'ncmpd RSS: %s MB before the first job; peak %s MB with both jobs, %s MB (from %s MB) with the large alone;\n' \
         "$(_mb "$rss0")" "$(_mb "$mixed_hwm")" "$(_mb "$large_hwm")" "$(_mb "$large_rss")"
     printf '  peak - RSS before the first job = %s MB = %s x the large body (%s MB)%s\n' "$growth" \
@@ -906,6 +916,7 @@ bench_datajobs() {
   "rss_growth_mb": $growth, "rss_growth_vs_body": $(_ratio "$growth" "$body_mb"),
   "peak_rss_vs_body": $(_ratio "$(_mb "$large_hwm")" "$body_mb"), "hwm_reset": $reset},
  "raw_parse_ms": $raw_ms, "raw_parse_cpu_ms": $raw_cpu_ms, "raw_parse_runs": 5,
+ "ncmpd_idle_cpu_percent": $(awk -v i="$idle" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", i * 100 / hz }'),
  "large_cpu_vs_raw_parse_cpu": $(_ratio "$large_cpu" "$raw_cpu_ms"),
  "large_vs_raw_parse": $(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms"),
  "stub_operations": ${stub_ops:-null}, "ok_operations": $want_ops,

@@ -248,7 +248,7 @@ _report_datajobs() {
         "| metric | ncmpd | raw limit, same run | ncmpd / raw | target | met |",
         "|---|---|---|---|---|---|",
         "| large job with the small, avg ms | \(.large.avg_ms | ms) | json-c parsing the same body: \(.raw_parse_ms | ms) | \(ratio(.large.avg_ms; .raw_parse_ms)) | ≤ \($t.vs_raw) × the parse | \(yes(if .large.avg_ms and .raw_parse_ms then .large.avg_ms <= $t.vs_raw * .raw_parse_ms else null end)) |",
-        (if .large.alone.cpu_ms_per_job and .raw_parse_cpu_ms then "| the same in CPU time: ncmpd'"'"'s per large job alone, ms | \(.large.alone.cpu_ms_per_job | ms) | json-c'"'"'s for the parse: \(.raw_parse_cpu_ms | ms) | \(ratio(.large.alone.cpu_ms_per_job; .raw_parse_cpu_ms)) | ≤ \($t.vs_raw) × the parse | \(yes(.large.alone.cpu_ms_per_job <= $t.vs_raw * .raw_parse_cpu_ms)) |" else empty end),
+        (if .large.alone.cpu_ms_per_job and .raw_parse_cpu_ms then "| the same in CPU time: ncmpd'"'"'s per large job alone (less its idle), ms | \(.large.alone.cpu_ms_per_job | ms) | json-c'"'"'s for the parse: \(.raw_parse_cpu_ms | ms) | \(ratio(.large.alone.cpu_ms_per_job; .raw_parse_cpu_ms)) | ≤ \($t.vs_raw) × the parse | \(yes(.large.alone.cpu_ms_per_job <= $t.vs_raw * .raw_parse_cpu_ms)) |" else empty end),
         "| ncmpd'"'"'s peak RSS with the large job alone, MB | \(.large.peak_rss_mb | ms) (\(.large.rss_before_mb | ms) before the first job: +\(.large.rss_growth_mb | ms)) | the body: \(.large.body_bytes / 1048576 | d1) | growth \(.large.rss_growth_vs_body | d2) | growth ≤ \($t.rss_vs_body) × the body | \(yes(if .large.rss_growth_vs_body then .large.rss_growth_vs_body <= $t.rss_vs_body else null end)) |",
         "",
         "Each job alone, at saturation:\n",
