@@ -272,6 +272,19 @@ _wait_all_ready() {
     done
 }
 
+# _register_ready HANDLES DMI: register the reference workload of HANDLES
+# handles against DMI through the running ncmpd and wait (30 minutes at
+# most) until all are READY.
+_register_ready() {
+    local t0
+    info "registering $1 handles and waiting until READY"
+    t0=$(_now)
+    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$(kafka_bootstrap)" --handles "$1" --dmi "$2" -q ||
+        die "registration failed"
+    _wait_all_ready "$1" "$t0" 1800 || die "handles not READY after 1800 s"
+    info "$1 handles READY in $(_secs "$t0" "$(_now)") s"
+}
+
 # _module_sync_run HANDLES LCM_TOPIC STUB_ARGS...: register the reference workload
 # against a fresh DMI stub and time from the first publish until every
 # handle's READY event is on the lifecycle topic. Prints "<seconds> <refs>
@@ -624,7 +637,7 @@ bench_data() {
 # caches (bench_avc_apply.c) and the CPS writes with data-updated events
 # on against off (bench_notify.c).
 bench_data_sync() {
-    local handles=50000 json="" bs dmi t0 data="$NCMP_ROOT/tests/data/openroadm"
+    local handles=50000 json="" bs dmi data="$NCMP_ROOT/tests/data/openroadm"
     local port=${NCMP_BENCH_HTTP_PORT:-58884}
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -643,12 +656,8 @@ bench_data_sync() {
     ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync,cps,cps-relay,avc-apply \
         --http.host=127.0.0.1 --http.port="$port"
     ncmpd_wait_assigned registration
-    info "registering $handles handles and waiting until READY"
-    t0=$(_now)
-    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q ||
-        die "registration failed"
-    _wait_all_ready "$handles" "$t0" 1800 || die "handles not READY after 1800 s"
-    info "$handles handles READY in $(_secs "$t0" "$(_now)") s; data sync on for all of them"
+    _register_ready "$handles" "$dmi"
+    info "data sync on for all of them"
     "$NCMP_BIN/tests/bench/ncmp-bench-datasync" --db "$(pg_url)" --handles "$handles" \
         --kafka "$bs" --http "http://127.0.0.1:$port" \
         ${json:+--json "$json"} || die "bench data-sync failed (see $NCMP_INSTANCE_DIR/ncmpd.log)"
@@ -779,7 +788,7 @@ _dj_json() {
 # received against the operations of the jobs answered ok.
 bench_datajobs() {
     local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
-    local bs dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
+    local dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
     local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
     local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1 idle
     local small_mix large_mix small_alone large_alone body_mb growth sep="" i
@@ -796,19 +805,13 @@ bench_datajobs() {
         die "bench datajobs: --handles and --saturation-seconds want positive integers, --minutes a positive number"
     secs=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60 + 0.5); print (s < 1 ? 1 : s) }')
     services_up
-    bs=$(kafka_bootstrap)
     NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
     export NCMP_DMISTUB_PORT
     port_in_use "$port" && die "bench datajobs: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
     dmi=$(dmistub_start --module-references-delay-ms 10 --module-resources-delay-ms 20) || exit 1
     ncmpd_start --roles=registration,module-sync,lcm-relay
     ncmpd_wait_assigned registration
-    info "registering $handles handles and waiting until READY"
-    t0=$(_now)
-    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q ||
-        die "registration failed"
-    _wait_all_ready "$handles" "$t0" 1800 || die "handles not READY after 1800 s"
-    info "$handles handles READY in $(_secs "$t0" "$(_now)") s"
+    _register_ready "$handles" "$dmi"
     # the jobs go to ncmpd with the rest role alone, so that its memory is
     # the role's (the handle map, then the jobs) and not what registration
     # and module sync left to the allocator
