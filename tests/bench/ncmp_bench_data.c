@@ -336,7 +336,8 @@ static int cmd_pt(const opts *o)
     t0 = now_s();
     run_load(&l);
     secs = now_s() - t0;
-    qsort(l.lat, l.nlat, sizeof(double), cmp_double);
+    if (l.nlat) /* no answer at all: no array */
+        qsort(l.lat, l.nlat, sizeof(double), cmp_double);
     for (size_t i = 0; i < l.nlat; i++)
         sum += l.lat[i];
     if (l.jobs)
