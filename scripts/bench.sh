@@ -2,7 +2,7 @@
 # Benchmarks on real services. Each prints a table and writes JSON with
 # the raw limit measured in the same run, so that results read as ratios.
 
-NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cps data-sync)
+NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cps data-sync datajobs)
 # Not single scenarios: a series of registration runs, and every scenario
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
@@ -270,6 +270,19 @@ _wait_all_ready() {
         awk -v a="$2" -v b="$(_now)" -v s="$3" 'BEGIN { exit !(b - a > s) }' && return 1
         sleep 0.05
     done
+}
+
+# _register_ready HANDLES DMI: register the reference workload of HANDLES
+# handles against DMI through the running ncmpd and wait (30 minutes at
+# most) until all are READY.
+_register_ready() {
+    local t0
+    info "registering $1 handles and waiting until READY"
+    t0=$(_now)
+    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$(kafka_bootstrap)" --handles "$1" --dmi "$2" -q ||
+        die "registration failed"
+    _wait_all_ready "$1" "$t0" 1800 || die "handles not READY after 1800 s"
+    info "$1 handles READY in $(_secs "$t0" "$(_now)") s"
 }
 
 # _module_sync_run HANDLES LCM_TOPIC STUB_ARGS...: register the reference workload
@@ -877,7 +890,7 @@ bench_provmns() {
 # caches (bench_avc_apply.c) and the CPS writes with data-updated events
 # on against off (bench_notify.c).
 bench_data_sync() {
-    local handles=50000 json="" bs dmi t0 data="$NCMP_ROOT/tests/data/openroadm"
+    local handles=50000 json="" bs dmi data="$NCMP_ROOT/tests/data/openroadm"
     local port=${NCMP_BENCH_HTTP_PORT:-58884}
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -896,12 +909,8 @@ bench_data_sync() {
     ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync,cps,cps-relay,avc-apply \
         --http.host=127.0.0.1 --http.port="$port"
     ncmpd_wait_assigned registration
-    info "registering $handles handles and waiting until READY"
-    t0=$(_now)
-    "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" --dmi "$dmi" -q ||
-        die "registration failed"
-    _wait_all_ready "$handles" "$t0" 1800 || die "handles not READY after 1800 s"
-    info "$handles handles READY in $(_secs "$t0" "$(_now)") s; data sync on for all of them"
+    _register_ready "$handles" "$dmi"
+    info "data sync on for all of them"
     "$NCMP_BIN/tests/bench/ncmp-bench-datasync" --db "$(pg_url)" --handles "$handles" \
         --kafka "$bs" --http "http://127.0.0.1:$port" \
         ${json:+--json "$json"} || die "bench data-sync failed (see $NCMP_INSTANCE_DIR/ncmpd.log)"
@@ -952,6 +961,233 @@ bench_cps() {
     esac
 }
 
+# _vm_kb PID FIELD: FIELD (VmRSS, VmHWM) of /proc/PID/status, in kB.
+_vm_kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+
+# _cpu_ticks PID: the process's user + system CPU time, in clock ticks.
+_cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# _cpu_ms_per TICKS SECONDS IDLE JOBS: CPU milliseconds per job, less what
+# the process spends idle (IDLE ticks per second) over SECONDS.
+_cpu_ms_per() {
+    awk -v t="$1" -v s="$2" -v idle="$3" -v n="$4" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN { t -= idle * s; printf "%.1f", (n > 0 && t > 0 ? t * 1000 / hz / n : 0) }'
+}
+
+# _mb KB: kB as MB (MiB, one decimal).
+_mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
+
+# _dj_client NAME ARGS...: `ncmp-bench-data datajob` against ncmpd, its
+# line into $NCMP_INSTANCE_DIR/datajob-NAME.out (errors: .err).
+_dj_client() {
+    local name=$1
+    shift
+    "$NCMP_BIN/tests/bench/ncmp-bench-data" datajob --url "$_dj_url" "$@" \
+        >"$NCMP_INSTANCE_DIR/datajob-$name.out" 2>"$NCMP_INSTANCE_DIR/datajob-$name.err"
+}
+
+# _dj_line NAME: the line of a client run (empty if it printed none).
+_dj_line() { cat "$NCMP_INSTANCE_DIR/datajob-$1.out" 2>/dev/null; }
+
+# _dj_get LINE KEY: one figure of a `datajob` line ("jobs": the count of
+# jobs sent), null when missing.
+_dj_get() {
+    awk -v k="$2" 'BEGIN { v = "null" }
+        { if (k == "jobs") v = $2; else for (i = 1; i < NF; i++) if ($i == k) v = $(i + 1) }
+        END { print v }' <<<"$1"
+}
+
+# _dj_row LABEL LINE: a table row.
+_dj_row() {
+    local n ok jps ops avg p50 p99 max
+    read -r _ n _ ok _ jps _ ops _ avg _ p50 _ p99 _ max _ <<<"$2"
+    printf '%-48s %6s %6s %8s %9s %9s %9s %9s %9s\n' "$1" "${n:-0}" "${ok:-0}" "${jps:--}" \
+        "${ops:--}" "${avg:--}" "${p50:--}" "${p99:--}" "${max:--}"
+}
+
+# _dj_json LINE KEY...: those figures of a `datajob` line as JSON members
+# (avg, p50, p99 and max as <key>_ms).
+_dj_json() {
+    local line=$1 k sep=""
+    shift
+    for k in "$@"; do
+        case $k in
+        avg | p50 | p99 | max) printf '%s"%s_ms": %s' "$sep" "$k" "$(_dj_get "$line" "$k")" ;;
+        *) printf '%s"%s": %s' "$sep" "$k" "$(_dj_get "$line" "$k")" ;;
+        esac
+        sep=", "
+    done
+}
+
+# bench_datajobs [--handles N] [--minutes M] [--saturation-seconds S]
+# [--json FILE]: NCMP's write data jobs (the KPI suite's tests 8 and 9).
+# N handles with alternate ids (the reference workload) registered against
+# one DMI stub (answering cmwriteJob at once) until READY; then, as the
+# suite runs them together, the 100-operation job at 2/s and the
+# 100,000-operation job every 60 s for M minutes (decimals allowed); then
+# each alone at saturation for S seconds: the small one from 10 concurrent
+# clients (the suite's 10 VUs), the large one back to back (its 1 VU).
+# The jobs go to an ncmpd restarted with the rest role alone once the
+# handles are READY. A job's time is the client's (k6's
+# timings.duration); ok is NCMP's check (200, an array of one sub-job).
+# In the same run: the raw limit, json-c parsing the same large body
+# (median of 5 runs); ncmpd's memory: VmRSS before the first job, and
+# VmHWM over the mixed phase and over the large jobs alone, the
+# high-water mark reset to the current RSS before each
+# (/proc/PID/clear_refs); ncmpd's CPU time per job in each phase alone,
+# less what it spends idle (measured while the parse runs), against the
+# parse's (on a shared machine the CPU times hold when the wall times
+# carry others' load); and the DMI stub's count of operations
+# received against the operations of the jobs answered ok.
+bench_datajobs() {
+    local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
+    local dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
+    local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
+    local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1 idle
+    local small_mix large_mix small_alone large_alone body_mb growth sep="" i
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --minutes) minutes=$2; shift 2 ;;
+        --saturation-seconds) sat=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench datajobs: unknown option '$1' (options: --handles N, --minutes M, --saturation-seconds S, --json FILE)" ;;
+        esac
+    done
+    [[ "$handles" =~ ^[1-9][0-9]*$ && "$sat" =~ ^[1-9][0-9]*$ && "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] ||
+        die "bench datajobs: --handles and --saturation-seconds want positive integers, --minutes a positive number"
+    secs=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60 + 0.5); print (s < 1 ? 1 : s) }')
+    services_up
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    export NCMP_DMISTUB_PORT
+    port_in_use "$port" && die "bench datajobs: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    dmi=$(dmistub_start --module-references-delay-ms 10 --module-resources-delay-ms 20) || exit 1
+    ncmpd_start --roles=registration,module-sync,lcm-relay
+    ncmpd_wait_assigned registration
+    _register_ready "$handles" "$dmi"
+    # the jobs go to ncmpd with the rest role alone, so that its memory is
+    # the role's (the handle map, then the jobs) and not what registration
+    # and module sync left to the allocator
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
+    mv "$NCMP_INSTANCE_DIR/ncmpd.log" "$NCMP_INSTANCE_DIR/ncmpd-setup.log"
+    ncmpd_start --roles=rest --http.host=127.0.0.1 --http.port="$port"
+    pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = ncmpd ] || die "bench datajobs: pid $pid is not ncmpd"
+    for ((i = 0; i < 600; i++)); do
+        grep -q "\[handle-cache\] $handles handles loaded" "$NCMP_INSTANCE_DIR/ncmpd.log" && break
+        sleep 0.1
+    done
+    [ "$i" -lt 600 ] || die "bench datajobs: ncmpd's handle map did not load the $handles handles"
+    wait_port "$port" 30 "$NCMP_INSTANCE_DIR/ncmpd.pid" || die "bench datajobs: ncmpd does not listen on $port"
+
+    info "raw limit: json-c parsing the large job's body (median of 5)"
+    # ncmpd is idle meanwhile: what it spends so is not the jobs'
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
+    raw=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" datajob-parse -n "$large_ops" -H "$handles" -r 5) ||
+        die "the raw parse failed"
+    idle=$(awk -v t="$(($(_cpu_ticks "$pid") - cpu0))" -v s="$(_secs "$t0" "$(_now)")" \
+        'BEGIN { printf "%.3f", t / s }')
+    raw_ms=$(awk '{ printf "%.1f", $3 * 1000 }' <<<"$raw")
+    raw_bytes=$(awk '{ print $6 }' <<<"$raw")
+    raw_cpu_ms=$(awk '{ printf "%.1f", $8 * 1000 }' <<<"$raw")
+
+    _dj_url="http://127.0.0.1:$port"
+    load0=$(cut -d' ' -f1 /proc/loadavg)
+    echo 5 2>/dev/null >"/proc/$pid/clear_refs" || reset=false
+    rss0=$(_vm_kb "$pid" VmRSS)
+    info "both together for $secs s: $small_ops operations at 2/s, $large_ops every $every s"
+    _dj_client large-mixed --ops "$large_ops" --handles "$handles" --every "$every" --seconds "$secs" &
+    local lpid=$!
+    # the small job's bodies: 16 draws, sent in turn
+    _dj_client small-mixed --ops "$small_ops" --handles "$handles" --rate 2 --seconds "$secs" \
+        --variants 16 || failed+=("small, mixed")
+    wait "$lpid" || failed+=("large, mixed")
+    mixed_hwm=$(_vm_kb "$pid" VmHWM)
+
+    info "the small job alone, 10 concurrent clients, $sat s"
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
+    _dj_client small-alone --ops "$small_ops" --handles "$handles" --concurrency 10 --seconds "$sat" \
+        --variants 16 || failed+=("small, alone")
+    small_cpu="$(($(_cpu_ticks "$pid") - cpu0)) $(_secs "$t0" "$(_now)")"
+
+    info "the large job alone, one after another, $sat s"
+    $reset && echo 5 >"/proc/$pid/clear_refs"
+    large_rss=$(_vm_kb "$pid" VmRSS)
+    cpu0=$(_cpu_ticks "$pid") t0=$(_now)
+    _dj_client large-alone --ops "$large_ops" --handles "$handles" --concurrency 1 --seconds "$sat" ||
+        failed+=("large, alone")
+    large_cpu="$(($(_cpu_ticks "$pid") - cpu0)) $(_secs "$t0" "$(_now)")"
+    large_hwm=$(_vm_kb "$pid" VmHWM)
+    load1=$(cut -d' ' -f1 /proc/loadavg)
+    stub_ops=$(curl -fsS "$dmi/stub/stats" | sed -n 's/.*"datajobOperations":\([0-9]*\).*/\1/p')
+    small_mix=$(_dj_line small-mixed) large_mix=$(_dj_line large-mixed)
+    small_alone=$(_dj_line small-alone) large_alone=$(_dj_line large-alone)
+    want_ops=0
+    for name in "$small_mix" "$small_alone"; do
+        want_ops=$((want_ops + small_ops * $(_dj_get "$name" ok | sed 's/null/0/')))
+    done
+    for name in "$large_mix" "$large_alone"; do
+        want_ops=$((want_ops + large_ops * $(_dj_get "$name" ok | sed 's/null/0/')))
+    done
+    body_mb=$(awk -v b="$raw_bytes" 'BEGIN { printf "%.1f", b / 1048576 }')
+    growth=$(awk -v a="$large_hwm" -v b="$rss0" 'BEGIN { printf "%.1f", (a - b) / 1024 }')
+
+    printf '\n%-48s %6s %6s %8s %9s %9s %9s %9s %9s\n' "datajobs, $handles handles" jobs ok jobs/s \
+        ops/s "avg ms" "p50 ms" "p99 ms" "max ms"
+    _dj_row "small (100 ops) at 2/s, with the large" "$small_mix"
+    _dj_row "large (100,000 ops) every ${every} s, with the small" "$large_mix"
+    _dj_row "small alone, 10 concurrent" "$small_alone"
+    _dj_row "large alone, one after another" "$large_alone"
+    printf 'raw limit: json-c parses the large body (%s bytes) in %s ms; large job (mixed) / raw parse: %s\n' \
+        "$raw_bytes" "$raw_ms" "$(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms")"
+    # shellcheck disable=SC2086 # "<ticks> <seconds>"
+    small_cpu=$(_cpu_ms_per $small_cpu "$idle" "$(_dj_get "$small_alone" jobs)")
+    # shellcheck disable=SC2086
+    large_cpu=$(_cpu_ms_per $large_cpu "$idle" "$(_dj_get "$large_alone" jobs)")
+    printf 'CPU time (less ncmpd idle, %s ticks/s): ncmpd %s ms per large job alone, %s ms per small job alone;\n' \
+        "$idle" "$large_cpu" "$small_cpu"
+    printf '  json-c parse %s ms: ncmpd / parse %s\n' "$raw_cpu_ms" "$(_ratio "$large_cpu" "$raw_cpu_ms")"
+    printf 'ncmpd RSS: %s MB before the first job; peak %s MB with both jobs, %s MB (from %s MB) with the large alone;\n' \
+        "$(_mb "$rss0")" "$(_mb "$mixed_hwm")" "$(_mb "$large_hwm")" "$(_mb "$large_rss")"
+    printf '  peak - RSS before the first job = %s MB = %s x the large body (%s MB)%s\n' "$growth" \
+        "$(_ratio "$growth" "$body_mb")" "$body_mb" "$($reset || echo '; the peaks are since ncmpd started (no clear_refs)')"
+    printf 'DMI stub: %s operations received, %s in the jobs answered ok; %s s mixed, %s s alone\n' \
+        "$stub_ops" "$want_ops" "$secs" "$sat"
+    printf 'machine: %s cores, load average (1 min) %s before the jobs, %s after\n' "$(nproc)" "$load0" "$load1"
+    if [ -n "$json" ]; then
+        local lat="jobs ok avg p50 p99 max" all="jobs ok jobs_per_s ops_per_s avg p50 p99 max"
+        # shellcheck disable=SC2086 # the key lists are word lists
+        cat >"$json" <<JSON
+{"scenario": "datajobs", "handles": $handles, "mixed_seconds": $secs, "saturation_seconds": $sat,
+ "small": {"ops": $small_ops, "body_bytes": $(_dj_get "$small_mix" body_bytes), "rate_per_s": 2,
+  $(_dj_json "$small_mix" $lat), "ops_per_s": $(_dj_get "$small_alone" ops_per_s),
+  "mixed_jobs_per_s": $(_dj_get "$small_mix" jobs_per_s), "mixed_ops_per_s": $(_dj_get "$small_mix" ops_per_s),
+  "alone": {"concurrency": 10, $(_dj_json "$small_alone" $all), "cpu_ms_per_job": $small_cpu}},
+ "large": {"ops": $large_ops, "body_bytes": $raw_bytes, "every_s": $every,
+  $(_dj_json "$large_mix" $lat), "ops_per_s": $(_dj_get "$large_alone" ops_per_s),
+  "mixed_jobs_per_s": $(_dj_get "$large_mix" jobs_per_s), "mixed_ops_per_s": $(_dj_get "$large_mix" ops_per_s),
+  "alone": {"concurrency": 1, $(_dj_json "$large_alone" $all), "cpu_ms_per_job": $large_cpu},
+  "rss_before_mb": $(_mb "$rss0"), "mixed_peak_rss_mb": $(_mb "$mixed_hwm"),
+  "alone_rss_before_mb": $(_mb "$large_rss"), "peak_rss_mb": $(_mb "$large_hwm"),
+  "rss_growth_mb": $growth, "rss_growth_vs_body": $(_ratio "$growth" "$body_mb"),
+  "peak_rss_vs_body": $(_ratio "$(_mb "$large_hwm")" "$body_mb"), "hwm_reset": $reset},
+ "raw_parse_ms": $raw_ms, "raw_parse_cpu_ms": $raw_cpu_ms, "raw_parse_runs": 5,
+ "ncmpd_idle_cpu_percent": $(awk -v i="$idle" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", i * 100 / hz }'),
+ "large_cpu_vs_raw_parse_cpu": $(_ratio "$large_cpu" "$raw_cpu_ms"),
+ "large_vs_raw_parse": $(_ratio "$(_dj_get "$large_mix" avg)" "$raw_ms"),
+ "stub_operations": ${stub_ops:-null}, "ok_operations": $want_ops,
+ "load_average_1m": {"before": $load0, "after": $load1},
+ "failed": [$(for name in "${failed[@]}"; do printf '%s"%s"' "${sep:-}" "$name"; sep=", "; done)],
+ "cores": $(nproc)}
+JSON
+        info "wrote $json"
+    fi
+    [ ${#failed[@]} -eq 0 ] ||
+        die "bench datajobs: jobs failed in: ${failed[*]} (see $NCMP_INSTANCE_DIR/datajob-*.err and ncmpd.log)"
+    [ "$stub_ops" = "$want_ops" ] ||
+        die "bench datajobs: the DMI stub received $stub_ops operations, the jobs answered ok hold $want_ops"
+}
+
 # _bench_quick_args SCENARIO: the smaller sizes of `bench all --quick`.
 _bench_quick_args() {
     case "$1" in
@@ -964,6 +1200,7 @@ _bench_quick_args() {
     provmns) printf '%s\n' --handles 1000 --seconds 4 ;;
     cps) printf '%s\n' --quick ;;
     data-sync) printf '%s\n' --handles 2000 ;;
+    datajobs) printf '%s\n' --handles 2000 --minutes 0.25 --saturation-seconds 5 ;;
     esac
 }
 

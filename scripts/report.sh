@@ -255,6 +255,38 @@ _report_data_sync() {
         --argjson t "$REPORT_DATA_SYNC_TARGETS"
 }
 
+# NCMP's write data jobs (WORKLOAD.md §1.8 tests 8 and 9: the kpi.json
+# limit and the 2025-12 expectation, ms) and the targets of the issue
+# that asked for `bench datajobs`.
+REPORT_DATAJOBS_NCMP='{"small": {"limit": 500, "exp": 20}, "large": {"limit": 30000, "exp": 4200}}'
+REPORT_DATAJOBS_TARGETS='{"small_ms": 2, "large_ms": 400, "vs_raw": 2, "rss_vs_body": 2}'
+
+_report_datajobs() {
+    _report_has datajobs || { _report_missing datajobs; return 0; }
+    _report_jq '.scenarios.datajobs | . as $j |
+        def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
+        def lat($r): "\($r.avg_ms | ms) (p50 \($r.p50_ms | ms), p99 \($r.p99_ms | ms))";
+        "\(.handles | n) READY handles with alternate ids, one DMI stub answering at once. Both jobs together for \(.mixed_seconds) s (the small one at \(.small.rate_per_s)/s, the large one every \(.large.every_s) s: \(.small.jobs | n) and \(.large.jobs | n) jobs), then each alone for \(.saturation_seconds) s. A job'"'"'s time is the client'"'"'s, as k6'"'"'s.\(if .load_average_1m then " The machine'"'"'s load average (1 minute) was \(.load_average_1m.before) before the jobs and \(.load_average_1m.after) after them." else "" end)\n",
+        "| job | ncmpd, ms | NCMP limit, ms | NCMP 2025-12 expectation, ms | ncmpd vs expectation | target | met |",
+        "|---|---|---|---|---|---|---|",
+        "| small (\(.small.ops | n) operations, \(.small.body_bytes / 1000 | d1) KB), with the large | \(lat(.small)) | \($ncmp_dj.small.limit | n) | \($ncmp_dj.small.exp | n) | \(times($ncmp_dj.small.exp; .small.avg_ms)) | ≤ \($t.small_ms) | \(yes(if .small.avg_ms then .small.avg_ms <= $t.small_ms else null end)) |",
+        "| large (\(.large.ops | n) operations, \(.large.body_bytes / 1000000 | d1) MB), with the small | \(lat(.large)) | \($ncmp_dj.large.limit | n) | \($ncmp_dj.large.exp | n) | \(times($ncmp_dj.large.exp; .large.avg_ms)) | ≤ \($t.large_ms) | \(yes(if .large.avg_ms then .large.avg_ms <= $t.large_ms else null end)) |",
+        "",
+        "| metric | ncmpd | raw limit, same run | ncmpd / raw | target | met |",
+        "|---|---|---|---|---|---|",
+        "| large job with the small, avg ms | \(.large.avg_ms | ms) | json-c parsing the same body: \(.raw_parse_ms | ms) | \(ratio(.large.avg_ms; .raw_parse_ms)) | ≤ \($t.vs_raw) × the parse | \(yes(if .large.avg_ms and .raw_parse_ms then .large.avg_ms <= $t.vs_raw * .raw_parse_ms else null end)) |",
+        (if .large.alone.cpu_ms_per_job and .raw_parse_cpu_ms then "| the same in CPU time: ncmpd'"'"'s per large job alone (less its idle), ms | \(.large.alone.cpu_ms_per_job | ms) | json-c'"'"'s for the parse: \(.raw_parse_cpu_ms | ms) | \(ratio(.large.alone.cpu_ms_per_job; .raw_parse_cpu_ms)) | ≤ \($t.vs_raw) × the parse | \(yes(.large.alone.cpu_ms_per_job <= $t.vs_raw * .raw_parse_cpu_ms)) |" else empty end),
+        "| ncmpd'"'"'s peak RSS with the large job alone, MB | \(.large.peak_rss_mb | ms) (\(.large.rss_before_mb | ms) before the first job: +\(.large.rss_growth_mb | ms)) | the body: \(.large.body_bytes / 1048576 | d1) | growth \(.large.rss_growth_vs_body | d2) | growth ≤ \($t.rss_vs_body) × the body | \(yes(if .large.rss_growth_vs_body then .large.rss_growth_vs_body <= $t.rss_vs_body else null end)) |",
+        "",
+        "Each job alone, at saturation:\n",
+        "| job | clients | jobs | jobs/s | operations/s | avg ms | p50 ms | p99 ms |",
+        "|---|---|---|---|---|---|---|---|",
+        (["small", "large"][] as $k | $j[$k] as $r | $r.alone | "| \($k) | \(.concurrency) | \(.ok | n) of \(.jobs | n) | \(.jobs_per_s | if . >= 10 then n else d2 end) | \(.ops_per_s | n) | \(.avg_ms | ms) | \(.p50_ms | ms) | \(.p99_ms | ms) |"),
+        "",
+        "The DMI stub received \(.stub_operations | n) operations, the jobs answered ok hold \(.ok_operations | n)."' \
+        --argjson t "$REPORT_DATAJOBS_TARGETS" --argjson ncmp_dj "$REPORT_DATAJOBS_NCMP"
+}
+
 # _report_cps_plot: nodes/s against nodes (writes by size, seed anchors by
 # the nodes in the database, the document stream by the nodes in its
 # anchor) into $_report_img; prints its Markdown.
@@ -370,6 +402,7 @@ _report_block() {
     INGEST) _report_ingest ;;
     CPS) _report_cps ;;
     DATA_SYNC) _report_data_sync ;;
+    DATAJOBS) _report_datajobs ;;
     *) die "report: the template names an unknown block @$1@" ;;
     esac
 }

@@ -34,6 +34,22 @@
  *       batch <requests> ok <ok> handles <n> events <e> events_per_s <r> window <s>
  *     counting the events that arrived from the first request until S
  *     seconds later.
+ *
+ *   ncmp-bench-data datajob --url BASE [--ops N] [--handles H]
+ *       [--rate R | --every S | --concurrency C] [--seconds S] [--variants V]
+ *     NCMP's KPI write data jobs (bench_datajob.h): POST
+ *     /do-not-use/dataJobs/<id>/write with a body of N operations on
+ *     alternate ids among the first H, a fresh job id each. V bodies (1 by
+ *     default; each with its own draw, the first one that of
+ *     BENCH_DATAJOB_SEED) are made once, before the clock starts, and sent
+ *     in turn. --every S is --rate 1/S. A job counts as ok, as in NCMP's
+ *     suite, when the answer is 200 with a JSON array of one sub-job (one
+ *     DMI) that has its subJobId. Prints one line:
+ *       datajob <n> ok <ok> jobs_per_s <r> ops_per_s <r> avg <ms> p50 <ms>
+ *       p99 <ms> max <ms> body_bytes <average>
+ *     where a job's time is k6's timings.duration (the request's time
+ *     without its connect time: sending the body, waiting, receiving) and
+ *     the rates are of ok jobs over the run's wall time.
  */
 #include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
@@ -45,7 +61,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_datajob.h"
+#include "ncmp_buf.h"
 #include "ncmp_err.h"
+#include "ncmp_json.h"
 #include "ncmp_kafka.h"
 
 #define MAX_INFLIGHT 4096
@@ -76,13 +95,13 @@
     "\"changeRequest\":{\"grandchild\":[{\"id\":\"id3\",\"attributes\":{\"plmnId\":{\"mcc\":"      \
     "\"1234\"}}}]}}]}"
 
-typedef enum mode { MODE_PT, MODE_PROVMNS, MODE_POLICY, MODE_BATCH } mode;
-static const char *const mode_names[] = {"pt", "provmns", "policy", "batch"};
+typedef enum mode { MODE_PT, MODE_PROVMNS, MODE_POLICY, MODE_BATCH, MODE_DATAJOB } mode;
+static const char *const mode_names[] = {"pt", "provmns", "policy", "batch", "datajob"};
 
 typedef struct opts {
     mode mode;
     const char *url, *method, *bootstrap, *topic;
-    long handles, concurrency, seconds, delay_ms;
+    long handles, concurrency, seconds, delay_ms, ops, variants;
     double rate;
 } opts;
 
@@ -120,7 +139,48 @@ typedef struct load {
     long sent, done, ok;
     long inflight;
     char batch_body[64 * 1024]; /* reused by batch requests (copied by curl) */
+    ncmp_buf *jobs;             /* datajob: the bodies, sent in turn (not copied) */
+    size_t njobs;
+    double job_bytes; /* their average size */
 } load;
+
+static size_t keep(char *p, size_t size, size_t n, void *arg)
+{
+    ncmp_buf_append(arg, p, size * n);
+    return size * n;
+}
+
+/* NCMP's suite's check: a JSON array of one sub-job (one DMI), here with
+ * its subJobId. */
+static int job_answer_ok(const ncmp_buf *answer)
+{
+    json_object *doc = NULL, *sub, *id;
+    ncmp_err err;
+    int ok;
+
+    if (!answer->data || ncmp_json_parse(answer->data, answer->len, &doc, &err) != 0)
+        return 0;
+    ok = json_object_is_type(doc, json_type_array) && json_object_array_length(doc) == 1 &&
+         (sub = json_object_array_get_idx(doc, 0)) != NULL &&
+         json_object_object_get_ex(sub, "subJobId", &id) &&
+         json_object_is_type(id, json_type_string);
+    json_object_put(doc);
+    return ok;
+}
+
+static void make_jobs(load *l)
+{
+    unsigned long long seed = BENCH_DATAJOB_SEED;
+    double sum = 0;
+
+    l->njobs = (size_t)l->o->variants;
+    l->jobs = ncmp_xcalloc(l->njobs, sizeof(*l->jobs));
+    for (size_t i = 0; i < l->njobs; i++) {
+        bench_datajob_body(&l->jobs[i], l->o->ops, l->o->handles, &seed);
+        sum += (double)l->jobs[i].len;
+    }
+    l->job_bytes = sum / (double)l->njobs;
+}
 
 static void batch_body(load *l)
 {
@@ -162,6 +222,14 @@ static void start_one(load *l)
     long id = pick(o->handles);
 
     switch (o->mode) {
+    case MODE_DATAJOB: {
+        const ncmp_buf *body = &l->jobs[(size_t)l->sent % l->njobs];
+        snprintf(url, sizeof(url), "%s/do-not-use/dataJobs/bench-%ld-%ld/write", o->url,
+                 (long)getpid(), l->sent + 1);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body->data);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body->len);
+        break;
+    }
     case MODE_BATCH:
         snprintf(url, sizeof(url), "%s/ncmp/v1/data?topic=%s", o->url, o->topic);
         batch_body(l);
@@ -191,8 +259,17 @@ static void start_one(load *l)
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER,
                      o->mode == MODE_PROVMNS && write ? l->patch_headers : l->headers);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+    if (l->jobs) {
+        /* the answer is checked (finish) */
+        ncmp_buf *answer = ncmp_xcalloc(1, sizeof(*answer));
+        curl_easy_setopt(e, CURLOPT_PRIVATE, answer);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, keep);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, answer);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, 600L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+    }
     curl_multi_add_handle(l->multi, e);
     l->sent++;
     l->inflight++;
@@ -208,6 +285,18 @@ static void finish(load *l, CURL *e)
     curl_easy_getinfo(e, CURLINFO_CONNECT_TIME_T, &connect);
     l->done++;
     l->inflight--;
+    if (l->jobs) {
+        ncmp_buf *answer = NULL;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&answer);
+        if (status != 200 || !job_answer_ok(answer)) {
+            if (l->done - l->ok <= 5)
+                fprintf(stderr, "ncmp-bench-data: data job: HTTP %ld: %.300s\n", status,
+                        answer->data ? answer->data : "");
+            status = 0; /* not counted */
+        }
+        ncmp_buf_free(answer);
+        free(answer);
+    }
     if (status >= 200 && status < 300) {
         l->ok++;
         if (l->nlat == l->caplat) {
@@ -215,7 +304,7 @@ static void finish(load *l, CURL *e)
             l->lat = realloc(l->lat, l->caplat * sizeof(*l->lat));
         }
         l->lat[l->nlat++] = (double)(total - connect) / 1000.0 - (double)l->o->delay_ms;
-    } else if (l->done - l->ok <= 5) {
+    } else if (!l->jobs && l->done - l->ok <= 5) {
         fprintf(stderr, "ncmp-bench-data: HTTP %ld\n", status);
     }
     curl_multi_remove_handle(l->multi, e);
@@ -272,6 +361,11 @@ static void load_init(load *l, const opts *o)
     curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1000L);
     l->headers = curl_slist_append(NULL, "Content-Type: application/json");
     l->patch_headers = curl_slist_append(NULL, "Content-Type: application/json-patch+json");
+    if (o->mode == MODE_DATAJOB) {
+        /* as k6: no "Expect: 100-continue" before a large body */
+        l->headers = curl_slist_append(l->headers, "Expect:");
+        make_jobs(l);
+    }
 }
 
 static void load_free(load *l)
@@ -280,6 +374,9 @@ static void load_free(load *l)
     curl_slist_free_all(l->patch_headers);
     curl_multi_cleanup(l->multi);
     free(l->lat);
+    for (size_t i = 0; i < l->njobs; i++)
+        ncmp_buf_free(&l->jobs[i]);
+    free(l->jobs);
 }
 
 static int cmd_pt(const opts *o)
@@ -291,13 +388,21 @@ static int cmd_pt(const opts *o)
     t0 = now_s();
     run_load(&l);
     secs = now_s() - t0;
-    qsort(l.lat, l.nlat, sizeof(double), cmp_double);
+    if (l.nlat) /* no answer at all: no array */
+        qsort(l.lat, l.nlat, sizeof(double), cmp_double);
     for (size_t i = 0; i < l.nlat; i++)
         sum += l.lat[i];
-    printf("%s %ld ok %ld rps %.1f avg %.3f p50 %.3f p99 %.3f max %.3f\n", mode_names[o->mode],
-           l.done, l.ok, (double)l.ok / secs, l.nlat ? sum / (double)l.nlat : 0,
+    if (l.jobs)
+        printf("datajob %ld ok %ld jobs_per_s %.3f ops_per_s %.0f", l.done, l.ok,
+               (double)l.ok / secs, (double)l.ok * (double)(o->ops / 2 * 2) / secs);
+    else
+        printf("%s %ld ok %ld rps %.1f", mode_names[o->mode], l.done, l.ok, (double)l.ok / secs);
+    printf(" avg %.3f p50 %.3f p99 %.3f max %.3f", l.nlat ? sum / (double)l.nlat : 0,
            l.nlat ? l.lat[l.nlat / 2] : 0, l.nlat ? l.lat[(size_t)((double)l.nlat * 0.99)] : 0,
            l.nlat ? l.lat[l.nlat - 1] : 0);
+    if (l.jobs)
+        printf(" body_bytes %.0f", l.job_bytes);
+    printf("\n");
     load_free(&l);
     return l.ok == l.done && l.done > 0 ? 0 : 1;
 }
@@ -380,7 +485,12 @@ static int cmd_batch(const opts *o)
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){.method = "GET", .handles = 1000, .concurrency = 1, .seconds = 10};
+    *o = (opts){.method = "GET",
+                .handles = 1000,
+                .concurrency = 1,
+                .seconds = 10,
+                .ops = 100,
+                .variants = 1};
     if (argc < 2)
         return -1;
     for (size_t m = 0;; m++) {
@@ -411,10 +521,17 @@ static int parse(int argc, char **argv, opts *o)
             o->delay_ms = atol(v);
         else if (strcmp(k, "--rate") == 0)
             o->rate = atof(v);
+        else if (strcmp(k, "--every") == 0)
+            o->rate = atof(v) > 0 ? 1.0 / atof(v) : -1;
+        else if (strcmp(k, "--ops") == 0)
+            o->ops = atol(v);
+        else if (strcmp(k, "--variants") == 0)
+            o->variants = atol(v);
         else
             return -1;
     }
-    if (!o->url || o->handles < 1 || o->seconds < 1 || o->concurrency < 1)
+    if (!o->url || o->handles < 1 || o->seconds < 1 || o->concurrency < 1 || o->rate < 0 ||
+        o->ops < 2 || o->variants < 1)
         return -1;
     if (o->mode == MODE_PT && strcmp(o->method, "GET") != 0 && strcmp(o->method, "POST") != 0)
         return -1;
@@ -429,8 +546,8 @@ int main(int argc, char **argv)
     int rc;
 
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch --url BASE [options] (see "
-                        "the source)\n");
+        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch|datajob --url BASE "
+                        "[options] (see the source)\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_ALL);

@@ -23,6 +23,14 @@
  *   ncmp-bench-raw copy-handles -d DBURL -n N
  *       COPY the N handles of the reference registration workload (the same
  *       columns and values ncmpd stores) into an empty copy of cm_handle
+ *   ncmp-bench-raw datajob-parse -n OPS [-H HANDLES] [-r RUNS]
+ *       parse the body of NCMP's write data job of OPS operations on the
+ *       first HANDLES alternate ids (50,000 by default; bench_datajob.h,
+ *       the same bytes as the load client's first body) with json-c in
+ *       one call, RUNS times (5 by default); the median, freeing the
+ *       tree not timed. Prints `datajob-parse <ops> <seconds> <ops/s>
+ *       bytes <body bytes> cpu <seconds>`, the last the median of the
+ *       thread's CPU time (what a busy machine does not add to)
  *
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
@@ -34,6 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "bench_datajob.h"
 #include "ncmp_buf.h"
 #include "ncmp_cloudevent.h"
 #include "ncmp_config.h"
@@ -423,22 +434,74 @@ static int bench_copy_handles(const char *url, long n)
     return rc;
 }
 
+/* The calling thread's CPU time, seconds. */
+static double cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The raw limit of reading a data job: json-c over the whole body. */
+static int bench_datajob_parse(long ops, long handles, int runs)
+{
+    unsigned long long seed = BENCH_DATAJOB_SEED;
+    ncmp_buf body = NCMP_BUF_INIT;
+    double *secs = ncmp_xcalloc((size_t)runs, sizeof(*secs));
+    double *cpu = ncmp_xcalloc((size_t)runs, sizeof(*cpu));
+    int rc = 0;
+
+    bench_datajob_body(&body, ops, handles, &seed);
+    for (int i = 0; i < runs && rc == 0; i++) {
+        json_tokener *tok = json_tokener_new();
+        json_object *doc;
+        double t0 = now_s(), c0 = cpu_s();
+        doc = json_tokener_parse_ex(tok, body.data, (int)body.len);
+        secs[i] = now_s() - t0;
+        cpu[i] = cpu_s() - c0;
+        if (!doc || json_tokener_get_error(tok) != json_tokener_success) {
+            fprintf(stderr, "ncmp-bench-raw: json-c refused the body: %s\n",
+                    json_tokener_error_desc(json_tokener_get_error(tok)));
+            rc = 1;
+        }
+        json_object_put(doc);
+        json_tokener_free(tok);
+    }
+    if (rc == 0) {
+        qsort(secs, (size_t)runs, sizeof(*secs), cmp_double);
+        qsort(cpu, (size_t)runs, sizeof(*cpu), cmp_double);
+        printf("datajob-parse %ld %.4f %.0f bytes %zu cpu %.4f\n", ops / 2 * 2, secs[runs / 2],
+               (double)(ops / 2 * 2) / secs[runs / 2], body.len, cpu[runs / 2]);
+    }
+    free(secs);
+    free(cpu);
+    ncmp_buf_free(&body);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *brokers = "127.0.0.1:9092", *topic = NULL, *group = NULL, *url = NULL, *out = NULL,
                *file = NULL;
-    long n = 0;
-    int c, print = 0;
+    long n = 0, handles = 50000;
+    int c, print = 0, runs = 5;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
-                        "copy-handles [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] [-f FILE] "
-                        "[-d DBURL] -n N\n");
+        fprintf(stderr,
+                "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
+                "copy-handles|datajob-parse [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
+                "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] -n N\n");
         return 2;
     }
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
-    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:p")) != -1) {
+    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:p")) != -1) {
         switch (c) {
         case 'b':
             brokers = optarg;
@@ -464,6 +527,12 @@ int main(int argc, char **argv)
         case 'p':
             print = 1;
             break;
+        case 'H':
+            handles = strtol(optarg, NULL, 10);
+            break;
+        case 'r':
+            runs = (int)strtol(optarg, NULL, 10);
+            break;
         default:
             return 2;
         }
@@ -480,6 +549,8 @@ int main(int argc, char **argv)
         return bench_copy(url, n);
     if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)
         return bench_copy_handles(url, n);
+    if (strcmp(argv[1], "datajob-parse") == 0 && n > 1 && handles > 0 && runs > 0)
+        return bench_datajob_parse(n, handles, runs);
     fprintf(stderr, "ncmp-bench-raw: bad arguments\n");
     return 2;
 }

@@ -87,6 +87,21 @@ provmns_rows_targets_and_stub_alone() {
         grep -qF "The 1-minute load average, other work on the machine included, was 1.5 at the start and 2.25 at the end (2 cores)." "$f"
 }
 
+datajobs_rows_against_ncmp_and_targets() {
+    local f="$scratch/full/performance.md"
+    # NCMP's expected ms over ncmpd's; the large job against the raw parse
+    # of the same run; memory as the growth against the body
+    grep -qF "then each alone for 20 s. A job's time is the client's, as k6's. The machine's load average (1 minute) was 1.5 before the jobs and 2.25 after them." "$f" ||
+        { echo "the datajobs intro lacks the load average"; return 1; }
+    has "$f" "| small (100 operations, 21.5 KB), with the large | 1.50 (p50 1.20, p99 4.00) | 500 | 20 | 13× | ≤ 2 | yes |" &&
+        has "$f" "| large (100,000 operations, 22.0 MB), with the small | 800 (p50 780, p99 850) | 30,000 | 4,200 | 5.3× | ≤ 400 | **no** |" &&
+        has "$f" "| large job with the small, avg ms | 800 | json-c parsing the same body: 500 | 1.60 | ≤ 2 × the parse | yes |" &&
+        has "$f" "| the same in CPU time: ncmpd's per large job alone (less its idle), ms | 1,000 | json-c's for the parse: 400 | 2.50 | ≤ 2 × the parse | **no** |" &&
+        has "$f" "| ncmpd's peak RSS with the large job alone, MB | 171 (120 before the first job: +50.5) | the body: 21.0 | growth 2.41 | growth ≤ 2 × the body | **no** |" &&
+        has "$f" "| small | 10 | 4,000 of 4,000 | 200 | 20,000 | 50.0 | 45.0 | 120 |" &&
+        has "$f" "| large | 1 | 38 of 38 | 1.25 | 125,000 | 800 | 790 | 900 |"
+}
+
 missing_and_failed_scenarios_said() {
     local f="$scratch/full/performance.md"
     has "$f" "_Not measured in this run (\`./run bench data\`)._" &&
@@ -168,6 +183,7 @@ check "avc and ingest rows" avc_and_ingest_rows
 check "cps rows, targets and raw limits" cps_rows_targets_and_limits
 check "data-sync rows against its targets" data_sync_rows_and_targets
 check "provmns rows: targets, the stub alone, NCMP's figures" provmns_rows_targets_and_stub_alone
+check "datajobs rows against NCMP's figures and the targets" datajobs_rows_against_ncmp_and_targets
 check "a missing and a failed scenario are said" missing_and_failed_scenarios_said
 check "scaling rows sorted by size, with the linearity sentence" scaling_rows_sorted_with_linearity
 check "machine and commands" machine_and_commands
