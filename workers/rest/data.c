@@ -267,7 +267,7 @@ static void pt_call_free(pt_call *c)
 
 /* 502 DmiErrorMessage: the DMI's status (408 for a timeout, 503 when it
  * could not be reached) and its body as a JSON string. */
-static void answer_dmi_error(ncmp_http_request *req, const ncmp_dmi_response *r)
+void data_answer_dmi_error(ncmp_http_request *req, const ncmp_dmi_response *r)
 {
     ncmp_buf b = NCMP_BUF_INIT;
     ncmp_err err;
@@ -304,7 +304,7 @@ static void pt_done(ncmp_dmi_response *r, void *opaque)
     } else if (r->failure == NCMP_DMI_FAIL_CANCELLED) {
         ncmp_http_respond_error(c->req, 503, "Service stopping", NULL);
     } else if (!ok) {
-        answer_dmi_error(c->req, r);
+        data_answer_dmi_error(c->req, r);
     } else if (c->with_body && r->body.len) {
         ncmp_http_respond(c->req, c->status, r->content_type ? r->content_type : "application/json",
                           r->body.data, r->body.len);

@@ -91,6 +91,11 @@ typedef void (*data_policy_cb)(const policy_decision *dec, void *opaque);
 int data_policy_ask(data *d, const policy_op *op, const char *auth, data_policy_cb done,
                     void *opaque, ncmp_err *err);
 
+/* Answer a failed DMI call as NCMP does: 502 DmiErrorMessage, the DMI's
+ * status (408 for a timeout, 503 when it could not be reached) and its
+ * body as a JSON string under "dmi-response". */
+void data_answer_dmi_error(ncmp_http_request *req, const ncmp_dmi_response *r);
+
 const ncmp_config *data_config(const data *d);
 
 /* The handle map (never NULL once started). */

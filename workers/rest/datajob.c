@@ -999,17 +999,7 @@ static void fwd_done(ncmp_dmi_response *r, void *opaque)
         ncmp_http_respond(req, 200, r->content_type ? r->content_type : "application/json",
                           r->body.data ? r->body.data : "", r->body.len);
     } else {
-        ncmp_buf b = NCMP_BUF_INIT;
-        ncmp_err e;
-        long code = r->status ? r->status : r->failure == NCMP_DMI_FAIL_TIMEOUT ? 408 : 503;
-        ncmp_dmi_response_check(r, &e);
-        ncmp_buf_append_str(&b, "{\"message\":");
-        ncmp_buf_append_json_string(&b, e.msg);
-        ncmp_buf_appendf(&b, ",\"dmi-response\":{\"http-code\":%ld,\"body\":", code);
-        ncmp_buf_append_json_string(&b, r->body.data ? r->body.data : "");
-        ncmp_buf_append_str(&b, "}}");
-        ncmp_http_respond_json(req, 502, &b);
-        ncmp_buf_free(&b);
+        data_answer_dmi_error(req, r);
     }
     ncmp_dmi_response_destroy(r);
 }
