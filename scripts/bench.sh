@@ -14,8 +14,8 @@ bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]} $
 
 # bench_ports: the benchmark instance's ports (PostgreSQL, broker, controller).
 bench_ports() {
-    printf '%s %s %s' "${NCMP_BENCH_PG_PORT:-55932}" "${NCMP_BENCH_BROKER_PORT:-59592}" \
-        "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-59593}"
+    printf '%s %s %s' "${NCMP_BENCH_PG_PORT:-25932}" "${NCMP_BENCH_BROKER_PORT:-29592}" \
+        "${NCMP_BENCH_BROKER_CONTROLLER_PORT:-29593}"
 }
 
 # bench_fresh: a fresh benchmark instance (.local/bench), nothing running.
@@ -470,7 +470,7 @@ JSON
 # patched each) to dmi-cm-events and times them until the avc-apply
 # group's offsets, committed with the writes, cover them all.
 bench_avc_apply() {
-    local handles=1000 events=100000 workers=2 json="" port=${NCMP_BENCH_HTTP_PORT:-58884} rc
+    local handles=1000 events=100000 workers=2 json="" port=${NCMP_BENCH_HTTP_PORT:-28884} rc
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -481,7 +481,7 @@ bench_avc_apply() {
         esac
     done
     services_up
-    port_in_use "$port" && die "bench avc-apply: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    port_in_use "$port" && die "bench avc-apply: $(port_taken "$port") (set NCMP_BENCH_HTTP_PORT)"
     ncmpd_start --roles=cps,avc-apply --http.host=127.0.0.1 --http.port="$port" \
         --avc-apply.workers="$workers"
     info "avc-apply: $handles caches, $events AVC events (ncmpd's log: $NCMP_INSTANCE_DIR/ncmpd.log)"
@@ -503,7 +503,7 @@ bench_avc_apply() {
 # each answer holding every handle; the median of R runs each, timed by the
 # client; and, in the same run, PostgreSQL returning the same rows.
 bench_search() {
-    local handles=50000 runs=11 json="" gen dmi port=${NCMP_BENCH_HTTP_PORT:-58983} i n
+    local handles=50000 runs=11 json="" gen dmi port=${NCMP_BENCH_HTTP_PORT:-28983} i n
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -514,7 +514,7 @@ bench_search() {
     done
     services_up
     gen="$NCMP_BIN/producers/ncmp-loadgen"
-    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28992}
     export NCMP_DMISTUB_PORT
     dmi=$(dmistub_start) || exit 1
     ncmpd_start --roles=registration,module-sync,lcm-relay,rest --http.port="$port"
@@ -589,9 +589,9 @@ bench_data() {
     "$NCMP_BIN/workers/ncmpd" --ingest.topic=legacy_batch_topic create-topics \
         >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "creating the client topic failed"
     _data_stub 300 670
-    _data_url="http://127.0.0.1:${NCMP_BENCH_HTTP_PORT:-58883}"
+    _data_url="http://127.0.0.1:${NCMP_BENCH_HTTP_PORT:-28883}"
     ncmpd_start --roles=registration,module-sync,lcm-relay,rest,async-forward \
-        --http.host=127.0.0.1 --http.port="${NCMP_BENCH_HTTP_PORT:-58883}"
+        --http.host=127.0.0.1 --http.port="${NCMP_BENCH_HTTP_PORT:-28883}"
     ncmpd_wait_assigned registration
     info "registering $handles handles (the reference workload) and waiting until READY"
     "$NCMP_BIN/producers/ncmp-loadgen" register -b "$bs" --handles "$handles" \
@@ -764,7 +764,7 @@ _pm_probe() {
 # the rounds' medians on minus off; beside it, a permission request
 # straight to the policy stub.
 bench_provmns() {
-    local json="" port=${NCMP_BENCH_HTTP_PORT:-58883} port2 stub bs t0 j load0 load1
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-28883} port2 stub bs t0 j load0 load1
     _pm_handles=50000 _pm_secs=30
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -776,11 +776,11 @@ bench_provmns() {
     done
     [ "$_pm_secs" -ge 2 ] 2>/dev/null || die "bench provmns: --seconds must be 2 or more"
     port2=${NCMP_BENCH_POLICY_HTTP_PORT:-$((port + 1))}
-    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28992}
     export NCMP_DMISTUB_PORT
     local p
     for p in "$port" "$port2"; do
-        port_in_use "$p" && die "bench provmns: port $p is taken (NCMP_BENCH_HTTP_PORT, NCMP_BENCH_POLICY_HTTP_PORT)"
+        port_in_use "$p" && die "bench provmns: $(port_taken "$p") (NCMP_BENCH_HTTP_PORT, NCMP_BENCH_POLICY_HTTP_PORT)"
     done
     services_up
     bs=$(kafka_bootstrap)
@@ -891,7 +891,7 @@ bench_provmns() {
 # on against off (bench_notify.c).
 bench_data_sync() {
     local handles=50000 json="" bs dmi data="$NCMP_ROOT/tests/data/openroadm"
-    local port=${NCMP_BENCH_HTTP_PORT:-58884}
+    local port=${NCMP_BENCH_HTTP_PORT:-28884}
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -905,7 +905,7 @@ bench_data_sync() {
         --module-resources-delay-ms 20 --threads 2 --data-model "$data/model.zip" \
         --data-tree "$data/device.json" \
         --data-root openroadm-devices-inventory-v2:openroadm-devices/openroadm-device) || exit 1
-    port_in_use "$port" && die "bench data-sync: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    port_in_use "$port" && die "bench data-sync: $(port_taken "$port") (set NCMP_BENCH_HTTP_PORT)"
     ncmpd_start --roles=registration,module-sync,lcm-relay,data-sync,cps,cps-relay,avc-apply \
         --http.host=127.0.0.1 --http.port="$port"
     ncmpd_wait_assigned registration
@@ -931,7 +931,7 @@ bench_data_sync() {
 # 100 devices per anchor, small seed and streams (a smoke run).
 # --delta-only: the setup and the Delta scenarios (DeltaPerfTest) alone.
 bench_cps() {
-    local json="" port=${NCMP_BENCH_HTTP_PORT:-58884} args=() pid rc
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-28884} args=() pid rc
     while [ $# -gt 0 ]; do
         case "$1" in
         --quick) args+=(--devices 100 --delete-devices 100 --seed-devices 300 --seed-anchors 2
@@ -943,7 +943,7 @@ bench_cps() {
         esac
     done
     services_up
-    port_in_use "$port" && die "bench cps: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    port_in_use "$port" && die "bench cps: $(port_taken "$port") (set NCMP_BENCH_HTTP_PORT)"
     # a 3,000-device document of CPS's sample is 32 MB
     ncmpd_start --roles=cps --http.host=127.0.0.1 --http.port="$port" --http.max-body-bytes=67108864
     pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
@@ -1040,7 +1040,7 @@ _dj_json() {
 # carry others' load); and the DMI stub's count of operations
 # received against the operations of the jobs answered ok.
 bench_datajobs() {
-    local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-58885}
+    local handles=50000 minutes=3 sat=20 json="" port=${NCMP_BENCH_HTTP_PORT:-28885}
     local dmi t0 pid secs every=60 small_ops=100 large_ops=100000 raw raw_ms raw_bytes
     local rss0 mixed_hwm large_rss large_hwm reset=true stub_ops want_ops failed=() name
     local raw_cpu_ms cpu0 small_cpu large_cpu load0 load1 idle
@@ -1058,9 +1058,9 @@ bench_datajobs() {
         die "bench datajobs: --handles and --saturation-seconds want positive integers, --minutes a positive number"
     secs=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60 + 0.5); print (s < 1 ? 1 : s) }')
     services_up
-    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-58992}
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28992}
     export NCMP_DMISTUB_PORT
-    port_in_use "$port" && die "bench datajobs: port $port is taken (set NCMP_BENCH_HTTP_PORT)"
+    port_in_use "$port" && die "bench datajobs: $(port_taken "$port") (set NCMP_BENCH_HTTP_PORT)"
     dmi=$(dmistub_start --module-references-delay-ms 10 --module-resources-delay-ms 20) || exit 1
     ncmpd_start --roles=registration,module-sync,lcm-relay
     ncmpd_wait_assigned registration

@@ -10,9 +10,9 @@
 NCMP_ROOT=${NCMP_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 NCMP_LOCAL=${NCMP_LOCAL:-$NCMP_ROOT/.local}
 NCMP_INSTANCE_DIR=${NCMP_INSTANCE_DIR:-$NCMP_LOCAL/up}
-NCMP_PG_PORT=${NCMP_PG_PORT:-55432}
-NCMP_BROKER_PORT=${NCMP_BROKER_PORT:-59092}
-NCMP_BROKER_CONTROLLER_PORT=${NCMP_BROKER_CONTROLLER_PORT:-59093}
+NCMP_PG_PORT=${NCMP_PG_PORT:-25432}
+NCMP_BROKER_PORT=${NCMP_BROKER_PORT:-29092}
+NCMP_BROKER_CONTROLLER_PORT=${NCMP_BROKER_CONTROLLER_PORT:-29093}
 NCMP_HTTP_PORT=${NCMP_HTTP_PORT:-8883}
 NCMP_BUILD_DIR=${NCMP_BUILD_DIR:-$NCMP_ROOT/build}
 
@@ -36,6 +36,28 @@ die() {
 # port_in_use PORT: true when something listens on 127.0.0.1:PORT.
 port_in_use() {
     (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# port_taken PORT: "port N is taken", with the process holding it when
+# ss can tell (it can for processes of this user, or for all as root).
+port_taken() {
+    local who
+    who=$(ss -Hltnp "sport = :$1" 2>/dev/null |
+        sed -n 's/.*users:(("\([^"]*\)",pid=\([0-9]*\).*/\1, pid \2/p' | head -n 1)
+    printf 'port %s is taken%s' "$1" "${who:+ by $who}"
+}
+
+# port_check_range PORT...: a warning for each PORT inside the kernel's
+# ephemeral range, where this machine's own outgoing connections (Kafka
+# clients open many) may hold it at any moment. The defaults lie below it.
+port_check_range() {
+    local lo hi p
+    read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || return 0
+    for p in "$@"; do
+        if [ "$p" -ge "$lo" ] && [ "$p" -le "$hi" ]; then
+            say "warning: port $p lies in the ephemeral range $lo-$hi; an outgoing connection may take it"
+        fi
+    done
 }
 
 # wait_port PORT SECONDS PIDFILE: wait until PORT accepts connections, or

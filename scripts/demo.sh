@@ -5,18 +5,18 @@
 
 demo_main() {
     local handles=${NCMP_DEMO_HANDLES:-50000} t0 t1 t2 secs secs_ready events cpid bad_ce outcome
-    local http_port=${NCMP_DEMO_HTTP_PORT:-58883} dmi ready found
+    local http_port=${NCMP_DEMO_HTTP_PORT:-28883} dmi ready found
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
         *) die "demo: unknown option '$1' (options: --handles N)" ;;
         esac
     done
-    instance_fresh demo "${NCMP_DEMO_PG_PORT:-55832}" "${NCMP_DEMO_BROKER_PORT:-59492}" \
-        "${NCMP_DEMO_BROKER_CONTROLLER_PORT:-59493}"
+    instance_fresh demo "${NCMP_DEMO_PG_PORT:-25832}" "${NCMP_DEMO_BROKER_PORT:-29492}" \
+        "${NCMP_DEMO_BROKER_CONTROLLER_PORT:-29493}"
 
     services_up
-    NCMP_DMISTUB_PORT=${NCMP_DEMO_DMISTUB_PORT:-58092}
+    NCMP_DMISTUB_PORT=${NCMP_DEMO_DMISTUB_PORT:-28092}
     export NCMP_DMISTUB_PORT
     dmi=$(dmistub_start) || exit 1
     info "DMI stub at $dmi (NCMP's reference delays: module references 100 ms, resources 1,000 ms)"

@@ -41,8 +41,9 @@ kafka_start() {
     fi
     _kafka_java
     for p in "$NCMP_BROKER_PORT" "$NCMP_BROKER_CONTROLLER_PORT"; do
-        port_in_use "$p" && die "Kafka cannot start: port $p is taken (set NCMP_BROKER_PORT / NCMP_BROKER_CONTROLLER_PORT)"
+        port_in_use "$p" && die "Kafka cannot start: $(port_taken "$p") (set NCMP_BROKER_PORT / NCMP_BROKER_CONTROLLER_PORT)"
     done
+    port_check_range "$NCMP_BROKER_PORT" "$NCMP_BROKER_CONTROLLER_PORT"
     kafka_fetch
     mkdir -p "$dir"
     cat >"$dir/server.properties" <<PROPS
@@ -112,4 +113,10 @@ PROPS
 
 kafka_stop() {
     stop_pidfile "$NCMP_INSTANCE_DIR/kafka.pid" Kafka 60
+}
+
+# kafka_purge: remove the broker's data (stopped first); its log stays.
+kafka_purge() {
+    kafka_stop
+    rm -rf "$NCMP_INSTANCE_DIR/kafka/data"
 }

@@ -9,6 +9,8 @@
 # holds a symlink to it.
 
 PG_USER_DB=ncmpd
+# clusters that cannot live in their instance folder (see _pg_home)
+PG_OUTSIDE_PREFIX=${PG_OUTSIDE_PREFIX:-/var/tmp/ncmpd-pg-}
 
 pg_bindir() {
     local d
@@ -56,12 +58,50 @@ _pg_home() {
         fi
         rmdir "$link" 2>/dev/null
     fi
-    real=/var/tmp/ncmpd-pg-$(printf '%s' "$NCMP_INSTANCE_DIR" | sha256sum | cut -c1-12)
+    real=$PG_OUTSIDE_PREFIX$(printf '%s' "$NCMP_INSTANCE_DIR" | sha256sum | cut -c1-12)
     mkdir -p "$real"
     chown postgres: "$real"
     chmod 700 "$real"
     ln -sfn "$real" "$link"
+    # whose it is (written after the link): pg_sweep removes it once that
+    # instance no longer links to it
+    printf '%s\n' "$NCMP_INSTANCE_DIR" >"$real/instance"
     printf '%s\n' "$real"
+}
+
+# pg_home_of DIR: where the cluster of instance folder DIR keeps its data
+# (nothing when it has none).
+pg_home_of() {
+    [ -e "$1/pg" ] && readlink -f "$1/pg"
+}
+
+# pg_purge: remove the instance's cluster (stopped first), wherever its data
+# lives; its server log is kept in the instance folder as pg.log.
+pg_purge() {
+    local home
+    home=$(pg_home_of "$NCMP_INSTANCE_DIR") || return 0
+    pg_stop
+    if [ "$home" != "$NCMP_INSTANCE_DIR/pg" ] && [ -f "$home/pg.log" ]; then
+        cp "$home/pg.log" "$NCMP_INSTANCE_DIR/pg.log" 2>/dev/null
+    fi
+    rm -rf "$home" "$NCMP_INSTANCE_DIR/pg"
+}
+
+# pg_sweep: remove clusters left outside their instance folders by
+# instances that no longer exist (a deleted clone, a run killed with -9
+# whose folder was then removed). A cluster whose instance folder still
+# links to it is kept, running or not.
+pg_sweep() {
+    local d inst
+    for d in "$PG_OUTSIDE_PREFIX"*; do
+        [ -f "$d/instance" ] || continue
+        inst=$(cat "$d/instance")
+        [ "$(pg_home_of "$inst" 2>/dev/null)" = "$d" ] && continue
+        if [ -f "$d/data/postmaster.pid" ] && kill -0 "$(head -n 1 "$d/data/postmaster.pid")" 2>/dev/null; then
+            continue
+        fi
+        rm -rf "$d"
+    done
 }
 
 pg_start() {
@@ -72,7 +112,8 @@ pg_start() {
         return 0
     fi
     port_in_use "$NCMP_PG_PORT" &&
-        die "PostgreSQL cannot start: port $NCMP_PG_PORT is taken (set NCMP_PG_PORT to another port)"
+        die "PostgreSQL cannot start: $(port_taken "$NCMP_PG_PORT") (set NCMP_PG_PORT to another port)"
+    port_check_range "$NCMP_PG_PORT"
     if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
         die "PostgreSQL cannot start: running as root and Debian's 'postgres' user does not exist"
     fi

@@ -28,14 +28,30 @@ services_up() {
 # instance_fresh NAME PG_PORT BROKER_PORT CONTROLLER_PORT: use a fresh
 # instance folder .local/NAME on those ports (stopping what a killed run of
 # it may have left), and stop its services whatever way this shell exits.
+# When it stops, also after a failure, ^C or SIGTERM, the databases'
+# and the broker's data go (NCMP_KEEP_DATA=1 keeps them); logs stay in
+# the folder. Clusters of instances that no longer exist are swept first.
 instance_fresh() {
     export NCMP_INSTANCE_DIR="$NCMP_LOCAL/$1"
     export NCMP_PG_PORT=$2 NCMP_BROKER_PORT=$3 NCMP_BROKER_CONTROLLER_PORT=$4
     services_down 2>/dev/null
-    rm -rf "$NCMP_INSTANCE_DIR" "$(readlink -f "$NCMP_INSTANCE_DIR/pg" 2>/dev/null || true)"
+    rm -rf "$NCMP_INSTANCE_DIR" "$(pg_home_of "$NCMP_INSTANCE_DIR" 2>/dev/null || true)"
+    pg_sweep
     mkdir -p "$NCMP_INSTANCE_DIR"
-    trap 'services_down 2>/dev/null' EXIT
+    trap 'instance_end' EXIT
     trap 'exit 130' INT TERM
+}
+
+instance_end() {
+    services_down 2>/dev/null
+    [ "${NCMP_KEEP_DATA:-0}" = 1 ] && return
+    instance_purge
+}
+
+# instance_purge: the instance's services stopped and their data removed.
+instance_purge() {
+    pg_purge 2>/dev/null
+    kafka_purge 2>/dev/null
 }
 
 services_down() {
@@ -72,7 +88,7 @@ ncmpd_start() {
 dmistub_start() {
     local pidfile="$NCMP_INSTANCE_DIR/dmistub.pid" log="$NCMP_INSTANCE_DIR/dmistub.log"
     local port=${NCMP_DMISTUB_PORT:-8092}
-    port_in_use "$port" && die "DMI stub: port $port is taken (set NCMP_DMISTUB_PORT)"
+    port_in_use "$port" && die "DMI stub: $(port_taken "$port") (set NCMP_DMISTUB_PORT)"
     setsid "$NCMP_BIN/dmistub/ncmp-dmi-stub" --port "$port" --kafka "$(kafka_bootstrap)" "$@" \
         >>"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"
@@ -98,6 +114,7 @@ ncmpd_wait_assigned() {
 }
 
 system_up() {
+    pg_sweep
     services_up
     if pid_alive "$NCMP_INSTANCE_DIR/ncmpd.pid"; then
         info "ncmpd already running (pid $(cat "$NCMP_INSTANCE_DIR/ncmpd.pid"))"
@@ -122,9 +139,26 @@ Stop with:  ./run down
 ENDPOINTS
 }
 
+# system_down [--purge]: stop what `up` started; the data stays for the
+# next `up` unless --purge.
 system_down() {
+    local home
+    case "${1:-}" in
+    "") ;;
+    --purge) ;;
+    *) die "down: unknown option '$1' (options: --purge)" ;;
+    esac
     services_down
+    if [ "${1:-}" = --purge ]; then
+        instance_purge
+        info "stopped; data removed"
+        return
+    fi
     info "stopped"
+    home=$(pg_home_of "$NCMP_INSTANCE_DIR")
+    if [ -n "$home" ] || [ -d "$NCMP_INSTANCE_DIR/kafka/data" ]; then
+        info "data kept for the next 'up': ${home:+PostgreSQL in $home}${home:+, }Kafka in $NCMP_INSTANCE_DIR/kafka/data ('./run down --purge' removes it)"
+    fi
 }
 
 system_status() {

@@ -44,8 +44,8 @@ test_main() {
         esac
     done
     deps_ensure build services lint
-    instance_fresh test "${NCMP_TEST_PG_PORT:-55532}" "${NCMP_TEST_BROKER_PORT:-59192}" \
-        "${NCMP_TEST_BROKER_CONTROLLER_PORT:-59193}"
+    instance_fresh test "${NCMP_TEST_PG_PORT:-25532}" "${NCMP_TEST_BROKER_PORT:-29192}" \
+        "${NCMP_TEST_BROKER_CONTROLLER_PORT:-29193}"
     mkdir -p "$NCMP_INSTANCE_DIR/logs"
 
     info "building (warnings are errors)"

@@ -144,15 +144,13 @@ system_up_runs_examples() {
     done
     examples_answer rest || rc=1
     examples_answer cps || rc=1
-    "$RUN" down >/dev/null 2>&1 || { echo "./run down failed"; rc=1; }
+    "$RUN" down --purge >/dev/null 2>&1 || { echo "./run down --purge failed"; rc=1; }
     for p in $pids; do
         kill -0 "$p" 2>/dev/null && { echo "pid $p still running"; rc=1; }
     done
     for p in $pg $broker $ctl $http $dmi; do
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { echo "port $p still open"; rc=1; }
     done
-    # the postgres data may live under /var/tmp when run as root
-    rm -rf "$(readlink -f "$dir/pg")"
     return $rc
 }
 

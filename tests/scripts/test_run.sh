@@ -66,9 +66,85 @@ up_then_down_leaves_nothing() {
         (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && { echo "port $p still open"; return 1; }
     done
     ls "$dir"/*.pid >/dev/null 2>&1 && { echo "pid files left"; return 1; }
-    # the postgres data may live under /var/tmp when run as root
-    rm -rf "$(readlink -f "$dir/pg")"
     return 0
+}
+
+# down keeps the data of up (and says where), down --purge removes it
+down_purge_removes_the_data() {
+    local dir="$scratch/updown" home out
+    home=$(readlink -f "$dir/pg") && [ -d "$home/data" ] || { echo "no data after down: $home"; return 1; }
+    [ -d "$dir/kafka/data" ] || { echo "no broker data after down"; return 1; }
+    out=$(NCMP_INSTANCE_DIR=$dir "$RUN" down 2>&1)
+    grep -qF "data kept for the next 'up': PostgreSQL in $home" <<<"$out" || { echo "$out"; return 1; }
+    NCMP_INSTANCE_DIR=$dir "$RUN" down --purge >/dev/null 2>&1 || return 1
+    [ ! -e "$home" ] && [ ! -e "$dir/pg" ] && [ ! -e "$dir/kafka/data" ] ||
+        { echo "data left: $(ls -d "$home" "$dir/pg" "$dir/kafka/data" 2>/dev/null)"; return 1; }
+    out=$("$RUN" down --frobnicate 2>&1) && return 1
+    grep -q "unknown option '--frobnicate'" <<<"$out"
+}
+
+# probe_instance NAME HOW: an instance made as test, bench and demo make
+# theirs (instance_fresh, then PostgreSQL), in a folder Debian's postgres
+# user cannot reach (so that, as root, the cluster lives in /var/tmp), and
+# ended HOW: exit, die (a failure) or term (SIGTERM from outside, as a
+# stopped CI job). Writes the cluster's home into $scratch/home-NAME.
+probe_instance() {
+    local name=$1 how=$2 port pid i
+    port=$(free_port) || return 1
+    rm -f "$scratch/home-$name"
+    NCMP_LOCAL="$scratch/private" bash -c '
+        . "$1/scripts/common.sh"; . "$1/scripts/pg.sh"; . "$1/scripts/kafka.sh"; . "$1/scripts/system.sh"
+        instance_fresh "$2" "$3" 1 1
+        pg_start >/dev/null 2>&1 || exit 3
+        pg_home_of "$NCMP_INSTANCE_DIR" >"$4.tmp" && mv "$4.tmp" "$4"
+        case "$5" in
+        exit) exit 0 ;;
+        die) die "failing on purpose" 2>/dev/null ;;
+        term) sleep 60 & wait $! ;;
+        esac' probe "$ROOT" "$name" "$port" "$scratch/home-$name" "$how" &
+    pid=$!
+    if [ "$how" = term ]; then
+        for ((i = 0; i < 600; i++)); do
+            [ -s "$scratch/home-$name" ] && break
+            sleep 0.1
+        done
+        kill -TERM "$pid"
+    fi
+    wait "$pid"
+    [ -s "$scratch/home-$name" ] || { echo "$name: PostgreSQL did not start"; return 1; }
+}
+
+# the data of a finished instance is gone, its logs are not
+instance_leaves_no_data() {
+    local how home
+    mkdir -p -m 700 "$scratch/private"
+    for how in exit die term; do
+        probe_instance "$how" "$how" || return 1
+        home=$(cat "$scratch/home-$how")
+        [ ! -e "$home" ] || { echo "$how: $home left behind"; return 1; }
+        [ ! -e "$scratch/private/$how/pg" ] || { echo "$how: the pg link left behind"; return 1; }
+        [ -s "$scratch/private/$how/pg.log" ] || { echo "$how: PostgreSQL's log not kept"; return 1; }
+    done
+}
+
+# a cluster outside its instance folder whose instance is gone (a deleted
+# clone) is removed by the next instance; one still linked is kept
+orphan_clusters_are_swept() {
+    local kept orphan
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "(not root: clusters live in their instance folders; nothing to sweep)"
+        return 0
+    fi
+    NCMP_KEEP_DATA=1 probe_instance kept exit || return 1
+    NCMP_KEEP_DATA=1 probe_instance orphan exit || return 1
+    kept=$(cat "$scratch/home-kept") orphan=$(cat "$scratch/home-orphan")
+    case "$orphan" in /var/tmp/ncmpd-pg-*) ;; *) echo "cluster not in /var/tmp: $orphan"; return 1 ;; esac
+    [ -d "$orphan/data" ] || { echo "NCMP_KEEP_DATA=1 did not keep $orphan"; return 1; }
+    rm -rf "$scratch/private/orphan"
+    probe_instance next exit || return 1
+    [ ! -e "$orphan" ] || { echo "orphan $orphan not swept"; return 1; }
+    [ -d "$kept/data" ] || { echo "$kept swept although its instance links to it"; return 1; }
+    rm -rf "$kept"
 }
 
 check "help lists the commands" help_lists_commands
@@ -76,4 +152,7 @@ check "unknown command fails" unknown_command_fails
 check "unknown benchmark fails" unknown_bench_fails
 check "taken port gives one clear line" taken_port_is_one_clear_line
 check "up then down leaves no process and no port" up_then_down_leaves_nothing
+check "down keeps the data and says where; down --purge removes it" down_purge_removes_the_data
+check "test, bench and demo instances leave no data (exit, failure, SIGTERM)" instance_leaves_no_data
+check "clusters of instances that are gone are swept" orphan_clusters_are_swept
 check_summary "scripts"
