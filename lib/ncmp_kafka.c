@@ -165,9 +165,9 @@ const char *ncmp_producer_profile_name(ncmp_producer_profile profile)
     return (size_t)profile < NPROFILES ? profiles[profile].name : "?";
 }
 
-int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
-                            ncmp_producer_profile profile, const char *client_id,
-                            const ncmp_kafka_hooks *hooks, ncmp_err *err)
+static int producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, ncmp_producer_profile profile,
+                        const char *client_id, const char *transactional_id,
+                        const ncmp_kafka_hooks *hooks, ncmp_err *err)
 {
     rd_kafka_conf_t *conf;
 
@@ -179,11 +179,46 @@ int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
     /* order within a partition across retries, and no duplicates from
      * them; idempotence needs acks=all, said here for whoever reads it */
     if (conf_set(conf, "enable.idempotence", "true", err) != 0 ||
-        conf_set(conf, "acks", "all", err) != 0) {
+        conf_set(conf, "acks", "all", err) != 0 ||
+        (transactional_id && conf_set(conf, "transactional.id", transactional_id, err) != 0)) {
         rd_kafka_conf_destroy(conf);
         return -1;
     }
     return client_new(rk, RD_KAFKA_PRODUCER, conf, "producer", err);
+}
+
+int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
+                            ncmp_producer_profile profile, const char *client_id,
+                            const ncmp_kafka_hooks *hooks, ncmp_err *err)
+{
+    return producer_new(rk, opts, profile, client_id, NULL, hooks, err);
+}
+
+int ncmp_kafka_txn_error(rd_kafka_error_t *e, const char *what, ncmp_err *err)
+{
+    ncmp_err_class cls = rd_kafka_error_is_fatal(e) ? NCMP_ERR_FATAL : NCMP_ERR_RETRY;
+
+    ncmp_err_set(err, cls, "%s: %s", what, rd_kafka_error_string(e));
+    rd_kafka_error_destroy(e);
+    return -1;
+}
+
+int ncmp_kafka_txn_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
+                                ncmp_producer_profile profile, const char *client_id,
+                                const char *transactional_id, int timeout_ms,
+                                const ncmp_kafka_hooks *hooks, ncmp_err *err)
+{
+    rd_kafka_error_t *e;
+
+    if (producer_new(rk, opts, profile, client_id, transactional_id, hooks, err) != 0)
+        return -1;
+    e = rd_kafka_init_transactions(*rk, timeout_ms);
+    if (e) {
+        rd_kafka_destroy(*rk);
+        *rk = NULL;
+        return ncmp_kafka_txn_error(e, "initialising transactions", err);
+    }
+    return 0;
 }
 
 void ncmp_delivery_init(ncmp_delivery *d)

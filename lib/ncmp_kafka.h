@@ -128,6 +128,21 @@ int ncmp_kafka_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
                             ncmp_producer_profile profile, const char *client_id,
                             const ncmp_kafka_hooks *hooks, ncmp_err *err);
 
+/* The same, transactional: with `transactional_id`, and its transactions
+ * initialised (up to `timeout_ms`). Initialising fences every earlier
+ * producer of that id: the broker aborts its open transaction and refuses
+ * whatever of it still arrives (a killed process's requests in flight).
+ * Fails with RETRY when the broker does not answer in time, FATAL when it
+ * refuses transactions. */
+int ncmp_kafka_txn_producer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts,
+                                ncmp_producer_profile profile, const char *client_id,
+                                const char *transactional_id, int timeout_ms,
+                                const ncmp_kafka_hooks *hooks, ncmp_err *err);
+
+/* `e` (a transactional call's error, destroyed here) as a RETRY error, or
+ * FATAL when librdkafka says so; prefixed with `what`. Returns -1. */
+int ncmp_kafka_txn_error(rd_kafka_error_t *e, const char *what, ncmp_err *err);
+
 /* --- group consumer ------------------------------------------------------ */
 
 typedef struct ncmp_consumer ncmp_consumer;

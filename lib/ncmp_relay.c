@@ -21,12 +21,15 @@
 
 #define MAX_PARTITIONS 1024
 #define SEQ_HEADER     "ncmp_outbox_seq"
+/* the longest wait for the broker's transaction coordinator */
+#define TXN_TIMEOUT_MS 30000
 
 typedef struct ncmp_relay {
     const ncmp_config *cfg;
     ncmp_relay_spec spec;
     char sql_read[256], sql_delete[128], sql_listen[96];
     char fault_published[96], fault_committed[96];
+    char txn_id[320];
     ncmp_db *db; /* the runner's connection, during a callback */
     rd_kafka_t *rk;
     /* delivery reports of the current round (served on the relay thread) */
@@ -51,6 +54,9 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
         r->next_offset[m->partition] = m->offset + 1;
 }
 
+/* The relay's transactional producer, made anew by every leader: making
+ * it fences the last leader's, so that nothing that producer still had in
+ * flight can land after the recovery scan (see ncmp_relay.h). */
 static int producer_new(ncmp_relay *r, ncmp_err *err)
 {
     const ncmp_kafka_hooks hooks = {.opaque = r, .dr_msg_cb = dr_cb};
@@ -58,10 +64,15 @@ static int producer_new(ncmp_relay *r, ncmp_err *err)
 
     char client[96];
 
+    if (r->rk) {
+        rd_kafka_destroy(r->rk);
+        r->rk = NULL;
+    }
     /* keyed: an entity's events land where NCMP's Java producer puts them */
     snprintf(client, sizeof(client), "ncmpd-%s", r->spec.component);
     ncmp_kafka_opts_from_config(&kopts, r->cfg);
-    if (ncmp_kafka_producer_new(&r->rk, &kopts, NCMP_PRODUCER_KEYED, client, &hooks, err) != 0)
+    if (ncmp_kafka_txn_producer_new(&r->rk, &kopts, NCMP_PRODUCER_KEYED, client, r->txn_id,
+                                    TXN_TIMEOUT_MS, &hooks, err) != 0)
         return ncmp_err_prefix(err, "%s producer", r->spec.component);
     return 0;
 }
@@ -198,6 +209,16 @@ static void wait_notify(ncmp_relay *r, int timeout_ms)
         PQfreemem(n);
 }
 
+/* A failed transactional call: the round fails with RETRY, whatever
+ * librdkafka's class (a fenced or broken producer included): the runner
+ * starts over with `lead`, which makes a new producer and scans. */
+static int relay_txn_error(rd_kafka_error_t *e, const char *what, ncmp_err *err)
+{
+    ncmp_kafka_txn_error(e, what, err);
+    err->cls = NCMP_ERR_RETRY;
+    return -1;
+}
+
 /* One round: publish up to a batch, then forget it. Returns the number of
  * events published, or -1. */
 static long publish_round(ncmp_relay *r, ncmp_err *err)
@@ -222,6 +243,13 @@ static long publish_round(ncmp_relay *r, ncmp_err *err)
     for (int p = 0; p < MAX_PARTITIONS; p++)
         r->next_offset[p] = -1;
     r->failed_records = 0;
+    {
+        rd_kafka_error_t *te = rd_kafka_begin_transaction(r->rk);
+        if (te) {
+            PQclear(res);
+            return relay_txn_error(te, "beginning a transaction", err);
+        }
+    }
     ncmp_pgarray_begin(&seqs);
     for (long i = 0; i < n; i++) {
         const char *seq = PQgetvalue(res, (int)i, 0);
@@ -263,6 +291,15 @@ static long publish_round(ncmp_relay *r, ncmp_err *err)
         n = -1;
         goto done;
     }
+    {
+        /* the round is visible to read_committed consumers from here */
+        rd_kafka_error_t *te = rd_kafka_commit_transaction(r->rk, TXN_TIMEOUT_MS);
+        if (te) {
+            relay_txn_error(te, "committing the transaction", err);
+            n = -1;
+            goto done;
+        }
+    }
     ncmp_fault_point(r->fault_published);
     ncmp_pgarray_end(&seqs);
     ncmp_pgarray_begin(&parts);
@@ -297,7 +334,8 @@ static int relay_lead(void *arg, ncmp_db *db, ncmp_err *err)
     ncmp_relay *r = arg;
 
     r->db = db;
-    if (ncmp_db_exec(db, r->sql_listen, err) != 0 || recover(r, err) != 0)
+    if (ncmp_db_exec(db, r->sql_listen, err) != 0 || producer_new(r, err) != 0 ||
+        recover(r, err) != 0)
         return -1;
     log_info(r->spec.component, "relaying %s to %s", r->spec.what, r->spec.topic);
     return 0;
@@ -339,10 +377,9 @@ int ncmp_relay_task(const ncmp_config *cfg, const ncmp_relay_spec *spec, ncmp_si
     snprintf(r->sql_listen, sizeof(r->sql_listen), "LISTEN %s", spec->channel);
     snprintf(r->fault_published, sizeof(r->fault_published), "%s.after-publish", spec->component);
     snprintf(r->fault_committed, sizeof(r->fault_committed), "%s.after-commit", spec->component);
-    if (producer_new(r, err) != 0) {
-        free(r);
-        return -1;
-    }
+    /* one id per outbox topic: every ncmpd relaying it fences the last */
+    snprintf(r->txn_id, sizeof(r->txn_id), "ncmpd-%s-%s", spec->component, spec->topic);
+    (void)err;
     /* 200 ms: the longest wait for a NOTIFY, and how often a process that
      * does not relay asks whether the one that does is still there */
     *task = (ncmp_singleton_task){.component = spec->component,

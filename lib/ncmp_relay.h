@@ -20,6 +20,17 @@
  * reads each partition from its checkpoint to its end, and deletes the
  * outbox rows whose seq it finds there: those events are out already.
  *
+ * That scan is only sound if nothing of the last leader can still land
+ * after it, and a killed process's produce requests may reach a busy
+ * broker a second later. So each round is one Kafka transaction of a
+ * producer whose transactional.id belongs to the outbox's topic, and a new
+ * leader first makes its own producer of that id: the broker then aborts
+ * the last leader's open transaction and refuses the rest of it. The scan
+ * reads committed records only. Consumers that read committed records
+ * (isolation.level=read_committed, librdkafka's default) see every event
+ * exactly once; one that reads uncommitted records may also see the
+ * aborted records of a round a crash cut short.
+ *
  * Order: rows are read in seq order, and seq is taken when the row is
  * written. Events of one key are in commit order when their writers take
  * turns on a lock of that key (a handle's row, an anchor's row), which

@@ -1572,3 +1572,88 @@ Test(registration, replay_in_smaller_batches_applies_nothing_twice, .timeout = 1
     it_records_free(lcm, nlcm);
     case_fini(c);
 }
+
+/* A relay's produce requests may reach a busy broker after the relay was
+ * killed, later than the next relay's recovery scan. Here the predecessor
+ * is a producer of the relay's transactional id that has published copies
+ * of five outbox rows in an open transaction and never committed: the
+ * relay that takes over must fence it (its commit then fails) and
+ * publish every event once, none of the predecessor's visible. */
+Test(registration, relay_fences_a_predecessor_still_in_flight, .timeout = 180)
+{
+    reg_case *c = case_init("it-reg-fence");
+    const char *const no_relay[] = {"--roles=registration", NULL};
+    char body[2048], txn_id[256], seq[32];
+    size_t off = 0, nlcm;
+    it_record *lcm = NULL;
+    rd_kafka_t *zombie = NULL;
+    rd_kafka_error_t *e;
+    ncmp_kafka_opts kopts;
+    PGresult *res = NULL;
+    ncmp_err err;
+    const char **got;
+
+    off += (size_t)snprintf(body + off, sizeof(body) - off,
+                            "{'dmiPlugin':'" DMI "','createdCmHandles':[");
+    for (int i = 0; i < 20; i++)
+        off += (size_t)snprintf(body + off, sizeof(body) - off, "%s{'cmHandle':'fz-%02d'}",
+                                i ? "," : "", i);
+    snprintf(body + off, sizeof(body) - off, "]}");
+    send_request(c, "req-1", DMI, body);
+    /* the events wait in the outbox: no relay runs */
+    case_start(c, no_relay);
+    cr_assert_eq(it_wait_long(c->db, "SELECT count(*) FROM lcm_outbox", NULL, 20, WAIT_MS), 20,
+                 "20 events in the outbox; log %s", c->log);
+    case_stop(c);
+
+    it_kafka_opts(&kopts);
+    snprintf(txn_id, sizeof(txn_id), "ncmpd-lcm-relay-%s", c->lcm_topic);
+    cr_assert_eq(ncmp_kafka_txn_producer_new(&zombie, &kopts, NCMP_PRODUCER_KEYED, "it-zombie",
+                                             txn_id, 30000, NULL, &err),
+                 0, "%s", err.msg);
+    e = rd_kafka_begin_transaction(zombie);
+    cr_assert_null(e, "begin: %s", e ? rd_kafka_error_string(e) : "");
+    cr_assert_eq(ncmp_db_query(c->db, "SELECT seq, handle_id FROM lcm_outbox ORDER BY seq LIMIT 5",
+                               0, NULL, &res, &err),
+                 0, "%s", err.msg);
+    for (int i = 0; i < PQntuples(res); i++) {
+        rd_kafka_headers_t *h = rd_kafka_headers_new(1);
+        const char *key = PQgetvalue(res, i, 1);
+        snprintf(seq, sizeof(seq), "%s", PQgetvalue(res, i, 0));
+        rd_kafka_header_add(h, "ncmp_outbox_seq", -1, seq, -1);
+        cr_assert_eq(rd_kafka_producev(zombie, RD_KAFKA_V_TOPIC(c->lcm_topic),
+                                       RD_KAFKA_V_KEY(key, strlen(key)),
+                                       RD_KAFKA_V_VALUE("not the event", 13),
+                                       RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                       RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END),
+                     RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    PQclear(res);
+    /* on the broker, in the open transaction */
+    cr_assert_eq(rd_kafka_flush(zombie, 30000), RD_KAFKA_RESP_ERR_NO_ERROR);
+
+    case_start(c, NULL);
+    settle(c);
+    e = rd_kafka_commit_transaction(zombie, 30000);
+    cr_assert_not_null(e, "the predecessor's transaction was fenced, its commit must fail");
+    rd_kafka_error_destroy(e);
+    rd_kafka_destroy(zombie);
+
+    /* read committed: each handle's create once, none of the copies */
+    nlcm = read_lcm(c, 20, &lcm);
+    cr_assert_eq(nlcm, 20, "%zu lifecycle events for 20 handles", nlcm);
+    got = calloc(nlcm, sizeof(*got));
+    cr_assert_not_null(got);
+    for (size_t i = 0; i < nlcm; i++) {
+        json_object *ev = lcm_checked(c, &lcm[i]);
+        cr_assert_str_eq(lcm_kind(ev), "create");
+        json_object_put(ev);
+        got[i] = lcm[i].key;
+    }
+    qsort(got, nlcm, sizeof(*got), cmp_str);
+    for (size_t i = 1; i < nlcm; i++)
+        cr_assert_str_neq(got[i - 1], got[i], "two create events of %s", got[i]);
+    free(got);
+    it_records_free(lcm, nlcm);
+    case_fini(c);
+}
