@@ -149,6 +149,20 @@ static void transitions(front_case *c, size_t at_least, ncmp_buf *out)
     it_records_free(recs, n);
 }
 
+/* Every handle READY, no lock reason left. */
+static void wait_all_ready(front_case *c)
+{
+    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
+               4);
+}
+
+/* The answer for every handle. */
+#define ALL_BY_TAG                                                                                 \
+    "{\"cmHandlesByModuleSetTag\":["                                                               \
+    "{\"moduleSetTag\":\"\",\"cmHandles\":[\"ch-4\"]},"                                            \
+    "{\"moduleSetTag\":\"refresh-a\",\"cmHandles\":[\"ALT-1\",\"ch-2\"]},"                         \
+    "{\"moduleSetTag\":\"refresh-b\",\"cmHandles\":[\"ALT-3\"]}]}"
+
 #define SYNCED(ID) ID ": >ADVISED ADVISED>READY"
 #define REFRESHED  " READY>LOCKED LOCKED>READY"
 
@@ -171,16 +185,10 @@ Test(module_refresh, answer_groups_matched_handles_by_tag, .timeout = 180)
     refresh(c, BY_TAG("refresh-b"),
             "{\"cmHandlesByModuleSetTag\":[{\"moduleSetTag\":\"refresh-b\",\"cmHandles\":"
             "[\"ALT-3\"]}]}");
-    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
-               4);
+    wait_all_ready(c);
     by_dmi(c, c->dmi[0], &body);
-    refresh(c, body.data,
-            "{\"cmHandlesByModuleSetTag\":["
-            "{\"moduleSetTag\":\"\",\"cmHandles\":[\"ch-4\"]},"
-            "{\"moduleSetTag\":\"refresh-a\",\"cmHandles\":[\"ALT-1\",\"ch-2\"]},"
-            "{\"moduleSetTag\":\"refresh-b\",\"cmHandles\":[\"ALT-3\"]}]}");
-    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
-               4);
+    refresh(c, body.data, ALL_BY_TAG);
+    wait_all_ready(c);
     /* one sample per tag: the first READY handle by id */
     transitions(c, 16, &ev);
     cr_assert_str_eq(ev.data, SYNCED("ch-1") REFRESHED "; " SYNCED("ch-2") "; " SYNCED("ch-3")
@@ -222,8 +230,7 @@ Test(module_refresh, changed_modules_update_the_set_in_place, .timeout = 180)
                "SELECT count(*) FROM module_set_member m JOIN yang_resource y"
                " ON y.checksum = m.checksum WHERE y.source LIKE '%generation 1 %'",
                30);
-    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
-               4);
+    wait_all_ready(c);
     /* in place: the same set, its handles still on it, ten members */
     cr_assert_eq(query(c, "SELECT id FROM module_set WHERE tag = 'refresh-a'"), set_a);
     cr_assert_eq(query(c, "SELECT count(*) FROM cm_handle WHERE module_set_tag = 'refresh-a'"
@@ -288,13 +295,8 @@ Test(module_refresh, unchanged_modules_change_nothing, .timeout = 180)
     sources = query(c, "SELECT count(*) FROM yang_resource");
     refs = stub_default(c, "moduleReferences");
     by_dmi(c, c->dmi[0], &body);
-    refresh(c, body.data,
-            "{\"cmHandlesByModuleSetTag\":["
-            "{\"moduleSetTag\":\"\",\"cmHandles\":[\"ch-4\"]},"
-            "{\"moduleSetTag\":\"refresh-a\",\"cmHandles\":[\"ALT-1\",\"ch-2\"]},"
-            "{\"moduleSetTag\":\"refresh-b\",\"cmHandles\":[\"ALT-3\"]}]}");
-    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
-               4);
+    refresh(c, body.data, ALL_BY_TAG);
+    wait_all_ready(c);
     cr_assert_eq(stub_default(c, "moduleReferences"), refs + 3, "one read per tag");
     params[0] = before;
     cr_assert_eq(it_query_long(c->db, fingerprint, 1, params), 1, "the sets are as they were");
@@ -345,8 +347,7 @@ Test(module_refresh, dmi_failure_locks_with_module_refresh_failed, .timeout = 18
     refresh(c, BY_TAG("refresh-b"), answer);
     cr_assert_eq(query(c, "SELECT count(*) FROM cm_handle WHERE state = 'LOCKED'"), 1);
     stub_models(c, "{'moduleSetTag':'refresh-b','failing':false}");
-    wait_count(c, "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND lock_reason IS NULL",
-               4);
+    wait_all_ready(c);
     cr_assert_eq(query(c, "SELECT count(*) FROM cm_handle WHERE sync_attempts <> 0"), 0);
     /* LOCKED once (the failures keep it LOCKED), READY once */
     transitions(c, 10, &ev);

@@ -661,33 +661,10 @@ static void event_ready(ms_worker *w, const ms_handle *h)
     ncmp_outbox_add(&w->outbox, &ev);
 }
 
-/* LOCKED (MODULE_REFRESH) -> READY: the state alone changes. */
-static void event_refreshed(ms_worker *w, const ms_handle *h)
+/* The state alone changes: LOCKED, or READY again after a refresh. */
+static void event_state(ms_worker *w, const ms_handle *h, ncmp_handle_state state)
 {
-    ncmp_lcm_event ev = {0};
-    ev.cm_handle_id = h->id;
-    ev.alternate_id = h->alt;
-    ev.module_set_tag = h->tag;
-    ev.data_producer_identifier = h->dpi;
-    ev.old_values.state = h->old_state;
-    ev.old_values.data_sync_enabled = -1;
-    ev.new_values.state = NCMP_STATE_READY;
-    ev.new_values.data_sync_enabled = -1;
-    ncmp_outbox_add(&w->outbox, &ev);
-}
-
-static void event_locked(ms_worker *w, const ms_handle *h)
-{
-    ncmp_lcm_event ev = {0};
-    ev.cm_handle_id = h->id;
-    ev.alternate_id = h->alt;
-    ev.module_set_tag = h->tag;
-    ev.data_producer_identifier = h->dpi;
-    ev.old_values.state = h->old_state;
-    ev.old_values.data_sync_enabled = -1;
-    ev.new_values.state = NCMP_STATE_LOCKED;
-    ev.new_values.data_sync_enabled = -1;
-    ncmp_outbox_add(&w->outbox, &ev);
+    ncmp_outbox_add_state(&w->outbox, h->id, h->alt, h->tag, h->dpi, h->old_state, state);
 }
 
 static long long backoff_ms(const ncmp_config *cfg, int attempts)
@@ -711,7 +688,7 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
         if (*hs[i].group->error || !hs[i].refresh)
             continue;
         ncmp_pgarray_add_text(&w->a[0], hs[i].id);
-        event_refreshed(w, &hs[i]);
+        event_state(w, &hs[i], NCMP_STATE_READY);
         nrefreshed++;
     }
     ncmp_pgarray_end(&w->a[0]);
@@ -759,7 +736,7 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
         ncmp_pgarray_add_text(&w->a[2], details);
         ncmp_pgarray_add_text(&w->a[3], num);
         if (h->old_state != NCMP_STATE_LOCKED)
-            event_locked(w, h);
+            event_state(w, h, NCMP_STATE_LOCKED);
         nlocked++;
     }
     for (int i = 0; i < 4; i++) {

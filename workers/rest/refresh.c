@@ -91,19 +91,11 @@ static int lock_and_hand_over(ncmp_db *db, ncmp_producer *producer, const ncmp_c
     if (ncmp_db_query(db, SQL_LOCK, 1, params, &res, err) != 0)
         goto done;
     for (int i = 0; i < PQntuples(res); i++) {
-        ncmp_lcm_event ev = {0};
-        ev.cm_handle_id = PQgetvalue(res, i, 0);
-        ev.alternate_id = PQgetvalue(res, i, 1);
-        ev.module_set_tag = PQgetvalue(res, i, 2);
-        ev.data_producer_identifier = PQgetvalue(res, i, 3);
-        ev.old_values.state = NCMP_STATE_READY;
-        ev.old_values.data_sync_enabled = -1;
-        ev.new_values.state = NCMP_STATE_LOCKED;
-        ev.new_values.data_sync_enabled = -1;
-        ncmp_outbox_add(&ob, &ev);
-        modsync_queue_add(&q, ev.module_set_tag, ev.cm_handle_id);
-        log_info("rest", "module refresh: %s locked as the sample of ModuleSetTag '%s'",
-                 ev.cm_handle_id, ev.module_set_tag);
+        const char *id = PQgetvalue(res, i, 0), *tag = PQgetvalue(res, i, 2);
+        ncmp_outbox_add_state(&ob, id, PQgetvalue(res, i, 1), tag, PQgetvalue(res, i, 3),
+                              NCMP_STATE_READY, NCMP_STATE_LOCKED);
+        modsync_queue_add(&q, tag, id);
+        log_info("rest", "module refresh: %s locked as the sample of ModuleSetTag '%s'", id, tag);
     }
     if (!q.n) {
         rc = 0;
