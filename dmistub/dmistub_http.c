@@ -55,6 +55,13 @@ typedef struct busy_tag {
     double first_ms;
 } busy_tag;
 
+/* What POST /stub/modules set for a tag. */
+typedef struct tag_models {
+    char *tag;
+    int generation; /* > 0: sources of that generation */
+    int failing;    /* /modules and /moduleResources answer 500 */
+} tag_models;
+
 struct dmistub_server {
     const dmistub_opts *opts;
     struct MHD_Daemon *daemon;
@@ -73,6 +80,8 @@ struct dmistub_server {
     pthread_mutex_t busy_lock;
     busy_tag *busy;
     size_t nbusy, capbusy;
+    tag_models *models_set; /* under busy_lock */
+    size_t nmodels_set;
     stub_stats stats;
 };
 
@@ -243,6 +252,69 @@ static int tag_busy(dmistub_server *srv, const char *tag, long *left_ms)
 
 /* --- module endpoints ------------------------------------------------------ */
 
+/* What POST /stub/modules set for `tag` (NULL is ""). */
+static tag_models models_of(dmistub_server *srv, const char *tag)
+{
+    tag_models t = {NULL, 0, 0};
+
+    pthread_mutex_lock(&srv->busy_lock);
+    for (size_t i = 0; i < srv->nmodels_set; i++)
+        if (strcmp(srv->models_set[i].tag, tag ? tag : "") == 0)
+            t = srv->models_set[i];
+    pthread_mutex_unlock(&srv->busy_lock);
+    return t;
+}
+
+static void models_set_clear(dmistub_server *srv)
+{
+    pthread_mutex_lock(&srv->busy_lock);
+    for (size_t i = 0; i < srv->nmodels_set; i++)
+        free(srv->models_set[i].tag);
+    free(srv->models_set);
+    srv->models_set = NULL;
+    srv->nmodels_set = 0;
+    pthread_mutex_unlock(&srv->busy_lock);
+}
+
+/* POST /stub/modules {"moduleSetTag","generation","failing"}: from now on
+ * the tag's sources are of that generation (0: the reference's), or its
+ * module requests fail with 500. */
+static void h_set_models(dmistub_server *srv, stub_req *r, const char *method)
+{
+    json_object *doc, *v;
+    const char *tag = NULL;
+    tag_models t = {NULL, 0, 0};
+    size_t i;
+    ncmp_err err;
+
+    if (!require_method(srv, r, method, "POST") || !(doc = body_object(srv, r)))
+        return;
+    if (ncmp_json_string_field(doc, "moduleSetTag", &tag, &err) != 0 || !tag) {
+        bad_request(srv, r, 400, "expected {\"moduleSetTag\",\"generation\",\"failing\"}");
+        json_object_put(doc);
+        return;
+    }
+    if (json_object_object_get_ex(doc, "generation", &v))
+        t.generation = json_object_get_int(v);
+    if (json_object_object_get_ex(doc, "failing", &v))
+        t.failing = json_object_get_boolean(v);
+    pthread_mutex_lock(&srv->busy_lock);
+    for (i = 0; i < srv->nmodels_set && strcmp(srv->models_set[i].tag, tag) != 0; i++)
+        ;
+    if (i == srv->nmodels_set) {
+        srv->models_set =
+            ncmp_xrealloc(srv->models_set, (srv->nmodels_set + 1) * sizeof(*srv->models_set));
+        srv->models_set[srv->nmodels_set++].tag = ncmp_xstrdup(tag);
+    }
+    srv->models_set[i].generation = t.generation;
+    srv->models_set[i].failing = t.failing;
+    pthread_mutex_unlock(&srv->busy_lock);
+    log_info("stub", "module set tag '%s': generation %d%s", tag, t.generation,
+             t.failing ? ", failing" : "");
+    reply_json(r, 200, "{\"status\":\"set\"}");
+    json_object_put(doc);
+}
+
 /* Does module set `tag` get the --data-model? (Every tag when no
  * --data-tag is given.) */
 static int data_tag(const dmistub_server *srv, const char *tag)
@@ -275,8 +347,8 @@ static void module_resources(dmistub_server *srv, stub_req *r, json_object *doc,
         rc = data_tag(srv, tag)
                  ? dmistub_data_resources(srv->data, modules, &r->out, &err)
                  : dmistub_models_resources(srv->models, t, modules,
-                                            dmistub_opts_tag_in(o->bad_yang_tags, tag), &r->out,
-                                            &err);
+                                            dmistub_opts_tag_in(o->bad_yang_tags, tag),
+                                            models_of(srv, tag).generation, &r->out, &err);
         if (rc != 0) {
             bad_request(srv, r, 400, err.msg);
             return;
@@ -314,6 +386,9 @@ static void h_modules(dmistub_server *srv, stub_req *r, const char *method, int 
     } else if (tag && strcmp(tag, "errorTag") == 0) {
         atomic_fetch_add(&srv->stats.error_tag, 1);
         reply_error(r, 400, "module set tag errorTag is refused (simulated error)");
+    } else if (models_of(srv, tag).failing) {
+        reply_error(r, 500, "simulated failure of module set tag %s (POST /stub/modules)",
+                    tag ? tag : "");
     } else if (tag_busy(srv, tag, &left_ms)) {
         atomic_fetch_add(&srv->stats.busy, 1);
         reply_error(r, 503, "initial processing of module set tag %s: busy for another %ld ms", tag,
@@ -942,6 +1017,7 @@ static void h_reset(dmistub_server *srv, stub_req *r, const char *method)
     if (!require_method(srv, r, method, "POST"))
         return;
     stats_zero(&srv->stats);
+    models_set_clear(srv);
     dmistub_provmns_forget(srv->provmns);
     dmistub_datajob_forget(srv->datajob);
     if (srv->events)
@@ -1045,6 +1121,8 @@ static void route(dmistub_server *srv, struct MHD_Connection *conn, stub_req *r,
         h_reset(srv, r, method);
     } else if (strcmp(url, "/stub/health") == 0) {
         h_set_health(srv, r, method);
+    } else if (strcmp(url, "/stub/modules") == 0) {
+        h_set_models(srv, r, method);
     } else {
         bad_request(srv, r, 404, "no such endpoint");
     }
@@ -1324,6 +1402,7 @@ void dmistub_server_stop(dmistub_server *srv)
     for (size_t i = 0; i < srv->nbusy; i++)
         free(srv->busy[i].tag);
     free(srv->busy);
+    models_set_clear(srv);
     pthread_mutex_destroy(&srv->busy_lock);
     free(srv->auth_token);
     free(srv->default_base);

@@ -155,11 +155,14 @@ int dmistub_tag_module_count(int index)
     return index == DMISTUB_TAG_DEFAULT ? 10 : 200;
 }
 
-void dmistub_yang_source(ncmp_buf *out, const char *name, const char *revision, int invalid)
+void dmistub_yang_source(ncmp_buf *out, const char *name, const char *revision, int invalid,
+                         int generation)
 {
     size_t start = out->len, fixed, pad;
 
     ncmp_buf_appendf(out, yang_head, name, name, revision);
+    if (generation > 0) /* other content, same name, revision and length */
+        ncmp_buf_appendf(out, "generation %d ", generation);
     fixed = out->len - start + sizeof(yang_tail) - 1;
     pad = fixed < DMISTUB_YANG_SOURCE_LEN ? DMISTUB_YANG_SOURCE_LEN - fixed : 0;
     ncmp_buf_reserve(out, pad + sizeof(yang_tail));
@@ -186,11 +189,12 @@ static void set_build_references(module_set *s, int tag)
 }
 
 /* Append {"moduleName":..,"revision":..,"yangSource":..}. */
-static void append_resource(ncmp_buf *out, const char *name, const char *revision, int invalid)
+static void append_resource(ncmp_buf *out, const char *name, const char *revision, int invalid,
+                            int generation)
 {
     ncmp_buf src = NCMP_BUF_INIT;
 
-    dmistub_yang_source(&src, name, revision, invalid);
+    dmistub_yang_source(&src, name, revision, invalid, generation);
     ncmp_buf_append_str(out, "{\"moduleName\":");
     ncmp_buf_append_json_string(out, name);
     ncmp_buf_append_str(out, ",\"revision\":");
@@ -211,7 +215,7 @@ static void set_build_resources(module_set *s, int tag)
         ncmp_buf b = NCMP_BUF_INIT;
         char name[32];
         snprintf(name, sizeof(name), "module%d", i);
-        append_resource(&b, name, tag_revisions[tag], 0);
+        append_resource(&b, name, tag_revisions[tag], 0, 0);
         s->resources[i] = b.data;
         s->resources_len[i] = b.len;
     }
@@ -289,7 +293,7 @@ static int module_index(const char *name, int n)
 
 /* Append one requested module, if the set holds it. */
 static int append_requested(module_set *s, int tag, json_object *entry, size_t at, int invalid,
-                            int *first, ncmp_buf *out, ncmp_err *err)
+                            int generation, int *first, ncmp_buf *out, ncmp_err *err)
 {
     json_object *name = NULL, *rev = NULL;
     int i;
@@ -308,29 +312,29 @@ static int append_requested(module_set *s, int tag, json_object *entry, size_t a
     if (!*first)
         ncmp_buf_append_char(out, ',');
     *first = 0;
-    if (invalid)
-        append_resource(out, json_object_get_string(name), tag_revisions[tag], 1);
+    if (invalid || generation)
+        append_resource(out, json_object_get_string(name), tag_revisions[tag], invalid, generation);
     else
         ncmp_buf_append(out, s->resources[i], s->resources_len[i]);
     return 0;
 }
 
-static void append_all(module_set *s, int tag, int invalid, ncmp_buf *out)
+static void append_all(module_set *s, int tag, int invalid, int generation, ncmp_buf *out)
 {
     for (int i = 0; i < dmistub_tag_module_count(tag); i++) {
         char name[32];
         if (i)
             ncmp_buf_append_char(out, ',');
         snprintf(name, sizeof(name), "module%d", i);
-        if (invalid)
-            append_resource(out, name, tag_revisions[tag], 1);
+        if (invalid || generation)
+            append_resource(out, name, tag_revisions[tag], invalid, generation);
         else
             ncmp_buf_append(out, s->resources[i], s->resources_len[i]);
     }
 }
 
 int dmistub_models_resources(dmistub_models *m, int tag, json_object *modules, int invalid_yang,
-                             ncmp_buf *out, ncmp_err *err)
+                             int generation, ncmp_buf *out, ncmp_err *err)
 {
     module_set *s = set_with_resources(m, tag);
     int first = 1;
@@ -339,10 +343,10 @@ int dmistub_models_resources(dmistub_models *m, int tag, json_object *modules, i
         return ncmp_err_set(err, NCMP_ERR_REJECT, "data.modules: not an array");
     ncmp_buf_append_char(out, '[');
     if (!modules)
-        append_all(s, tag, invalid_yang, out);
+        append_all(s, tag, invalid_yang, generation, out);
     for (size_t i = 0; modules && i < json_object_array_length(modules); i++)
-        if (append_requested(s, tag, json_object_array_get_idx(modules, i), i, invalid_yang, &first,
-                             out, err) != 0)
+        if (append_requested(s, tag, json_object_array_get_idx(modules, i), i, invalid_yang,
+                             generation, &first, out, err) != 0)
             return -1;
     ncmp_buf_append_char(out, ']');
     return 0;

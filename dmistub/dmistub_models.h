@@ -45,8 +45,12 @@ int dmistub_tag_module_count(int index);
 
 /* Append the YANG source of module `name` at `revision`: exactly
  * DMISTUB_YANG_SOURCE_LEN characters. With `invalid`, the same text with
- * its last closing brace missing: the length stays, libyang rejects it. */
-void dmistub_yang_source(ncmp_buf *out, const char *name, const char *revision, int invalid);
+ * its last closing brace missing: the length stays, libyang rejects it.
+ * A `generation` > 0 writes "generation <n>" into the description: other
+ * content (and checksum) under the same name and revision, as a DMI
+ * plugin that regenerated its models answers. */
+void dmistub_yang_source(ncmp_buf *out, const char *name, const char *revision, int invalid,
+                         int generation);
 
 typedef struct dmistub_models dmistub_models;
 
@@ -64,10 +68,11 @@ const char *dmistub_models_references(dmistub_models *m, int tag, size_t *len);
  * JSON array of {"name","revision"} objects, borrowed; NULL means every
  * module of the set). Requested modules that the set does not hold (other
  * name, other revision) are left out; a request without a revision takes
- * the set's. With `invalid_yang` every source is invalid YANG. A malformed
+ * the set's. With `invalid_yang` every source is invalid YANG; with a
+ * `generation` > 0 every source is of that generation. A malformed
  * `modules` is a REJECT naming the entry (out is then unspecified). */
 int dmistub_models_resources(dmistub_models *m, int tag, json_object *modules, int invalid_yang,
-                             ncmp_buf *out, ncmp_err *err);
+                             int generation, ncmp_buf *out, ncmp_err *err);
 
 /* Append the pass-through sample with `network_id` as its network-id,
  * pretty-printed (about 1.9 KB). */

@@ -85,6 +85,12 @@
  *        "authorization"}]; 404 when none
  *   GET  /actuator/health                  {"status":"UP"} (503 DOWN after
  *        --health-down or POST /stub/health {"status":"DOWN"})
+ *   POST /stub/modules                     {"moduleSetTag":"t","generation":n,
+ *        "failing":false}: from now on tag t's YANG sources are of
+ *        generation n (other content, same names, revisions and lengths;
+ *        0 is the reference's), or with "failing":true its /modules and
+ *        /moduleResources answer 500 at once. For testing a module
+ *        refresh. /stub/reset forgets these.
  *   GET  /stub/stats, POST /stub/reset     counters: module references and
  *        resources answered per tag, 503s of the busy window, pass-through
  *        reads and writes, batch requests and handles, events queued,

@@ -37,6 +37,8 @@ typedef struct ms_handle {
     const char *id, *tag, *alt, *dpi, *dmi, *props, *lock_reason;
     const char *target; /* the tag to sync to */
     int upgrade;        /* syncing to an upgrade's target tag */
+    int refresh;        /* reading its stored set again (MODULE_REFRESH) */
+    long long set_id;   /* the set it points at; 0 when none */
     int attempts;       /* failed attempts so far */
     ncmp_handle_state old_state;
     struct ms_group *group;
@@ -47,6 +49,7 @@ typedef struct ms_group {
     const char *tag;              /* "" for an untagged handle's own set */
     ms_handle *first;             /* its DMI is asked for the modules */
     long long set_id;             /* the stored set; 0 while unknown */
+    int refresh;                  /* read set_id again, change it where it differs */
     char error[NCMP_ERR_MSG_MAX]; /* why the sync failed; "" when it did not */
     int busy;                     /* the DMI answered 503: try again soon, no back-off */
     ncmp_dmi_module_list refs;
@@ -70,7 +73,7 @@ static const char SQL_READ[] =
     " CASE WHEN dmi_model_service_name <> '' THEN dmi_model_service_name"
     " ELSE dmi_service_name END,"
     " additional_properties::text, sync_attempts, COALESCE(alternate_id, ''),"
-    " data_producer_identifier "
+    " data_producer_identifier, COALESCE(module_set_id, 0) "
     "FROM cm_handle WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 
 static const char SQL_SETS[] = "SELECT tag, id FROM module_set WHERE tag = ANY($1::text[])";
@@ -119,6 +122,24 @@ static const char SQL_READY[] =
     "FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, set_id, tag) "
     "WHERE h.id = v.id";
 
+/* A refresh leaves the handle's set and data sync as they are. */
+static const char SQL_REFRESHED[] =
+    "UPDATE cm_handle SET state = 'READY', lock_reason = NULL, lock_details = NULL,"
+    " sync_attempts = 0, next_sync_at = NULL, last_update_time = now() "
+    "WHERE id = ANY($1::text[])";
+
+/* What a set holds now, for a refresh to compare. */
+static const char SQL_SET_MEMBERS[] =
+    "SELECT module_name, revision, checksum FROM module_set_member WHERE module_set_id = $1";
+
+static const char SQL_CLEAR_MEMBERS[] = "DELETE FROM module_set_member WHERE module_set_id = $1";
+
+/* A module whose source changed under the same name and revision changed
+ * in every set that holds it (as NCMP's shared yang_resource row does). */
+static const char SQL_REPLACE_SOURCES[] =
+    "UPDATE module_set_member m SET checksum = x.new "
+    "FROM unnest($1::text[], $2::text[]) AS x(old, new) WHERE m.checksum = x.old";
+
 static const char SQL_LOCKED[] =
     "UPDATE cm_handle h SET state = 'LOCKED', lock_reason = v.reason, lock_details = v.details,"
     " sync_attempts = h.sync_attempts + 1,"
@@ -155,14 +176,18 @@ static void ms_fini(void *state)
     free(w);
 }
 
-/* Sort key of a handle's group: its tag, or (untagged) its own id. */
+/* Sort key of a handle's group: its tag, then a sync before a refresh
+ * (the tags' locks are taken in this order), or (untagged) its own id. */
 static int cmp_group(const void *a, const void *b)
 {
     const ms_handle *x = a, *y = b;
-    int ux = !*x->target, uy = !*y->target;
+    int ux = !*x->target, uy = !*y->target, c;
     if (ux != uy)
         return ux - uy;
-    return ux ? strcmp(x->id, y->id) : strcmp(x->target, y->target);
+    if (ux)
+        return strcmp(x->id, y->id);
+    c = strcmp(x->target, y->target);
+    return c ? c : x->refresh - y->refresh;
 }
 
 /* Does the handle in this row need a sync, and to which tag? */
@@ -182,6 +207,13 @@ static int wants_sync(ms_handle *h, const char *state, const char *upgrade_tag, 
     }
     if (retry && strcmp(h->lock_reason, "MODULE_SYNC_FAILED") == 0) {
         h->target = h->tag;
+        return 1;
+    }
+    if (strcmp(h->lock_reason, "MODULE_REFRESH") == 0 ||
+        (retry && strcmp(h->lock_reason, "MODULE_REFRESH_FAILED") == 0)) {
+        /* a handle without a set (none should be) is simply synced */
+        h->target = h->tag;
+        h->refresh = h->set_id != 0;
         return 1;
     }
     return 0;
@@ -366,6 +398,88 @@ static char *load_stored(const char *name, const char *revision, void *arg)
     return src;
 }
 
+/* The checksum of the group's reference k: stored before (sums[k]) or
+ * one of the new sources. */
+static const char *ref_checksum(const ms_group *g, char **sums, const ncmp_yang_source *src,
+                                char (*hex)[65], size_t nsrc, size_t k)
+{
+    const char *sum = sums[k];
+    for (size_t s = 0; s < nsrc && !sum; s++)
+        if (strcmp(src[s].name, g->refs.items[k].name) == 0 &&
+            strcmp(src[s].revision, g->refs.items[k].revision) == 0)
+            sum = hex[s];
+    return sum;
+}
+
+/* A refresh: compare what the DMI answered (every source read again:
+ * sums[] are all NULL) with the stored set. Sets
+ * *changed; the sources replaced under the same name and revision go to
+ * w->a[3] (old checksums) and w->a[4] (new), counted in *nreplaced.
+ * Every difference is logged with the handle and the tag. */
+static int refresh_compare(ms_worker *w, ms_group *g, char **sums, const ncmp_yang_source *src,
+                           char (*hex)[65], size_t nsrc, int *changed, size_t *nreplaced,
+                           ncmp_err *err)
+{
+    PGresult *res = NULL;
+    char id[32];
+    const char *params[1] = {id};
+    const char *who = g->first->id, *alt = g->first->alt, *tag = *g->tag ? g->tag : "(none)";
+    int nold;
+
+    snprintf(id, sizeof(id), "%lld", g->set_id);
+    if (ncmp_db_run(w->db, "ms_set_members", 1, params, &res, err) != 0)
+        return -1;
+    nold = PQntuples(res);
+    *changed = (size_t)nold != g->refs.len;
+    *nreplaced = 0;
+    ncmp_pgarray_begin(&w->a[3]);
+    ncmp_pgarray_begin(&w->a[4]);
+    for (size_t k = 0; k < g->refs.len; k++) {
+        const char *sum = ref_checksum(g, sums, src, hex, nsrc, k);
+        int row = -1;
+        for (int r = 0; r < nold && row < 0; r++)
+            if (strcmp(PQgetvalue(res, r, 0), g->refs.items[k].name) == 0 &&
+                strcmp(PQgetvalue(res, r, 1), g->refs.items[k].revision) == 0)
+                row = r;
+        if (row < 0) {
+            *changed = 1;
+            log_info("module-sync",
+                     "module refresh of %s (alternate id '%s'), ModuleSetTag %s: module %s"
+                     " revision %s added",
+                     who, alt, tag, g->refs.items[k].name, g->refs.items[k].revision);
+        } else if (strcmp(PQgetvalue(res, row, 2), sum) != 0) {
+            *changed = 1;
+            ncmp_pgarray_add_text(&w->a[3], PQgetvalue(res, row, 2));
+            ncmp_pgarray_add_text(&w->a[4], sum);
+            (*nreplaced)++;
+            log_info("module-sync",
+                     "module refresh of %s (alternate id '%s'), ModuleSetTag %s: module %s"
+                     " revision %s changed content",
+                     who, alt, tag, g->refs.items[k].name, g->refs.items[k].revision);
+        }
+    }
+    for (int r = 0; r < nold; r++) {
+        int found = 0;
+        for (size_t k = 0; k < g->refs.len && !found; k++)
+            found = strcmp(PQgetvalue(res, r, 0), g->refs.items[k].name) == 0 &&
+                    strcmp(PQgetvalue(res, r, 1), g->refs.items[k].revision) == 0;
+        if (!found)
+            log_info("module-sync",
+                     "module refresh of %s (alternate id '%s'), ModuleSetTag %s: module %s"
+                     " revision %s removed",
+                     who, alt, tag, PQgetvalue(res, r, 0), PQgetvalue(res, r, 1));
+    }
+    ncmp_pgarray_end(&w->a[3]);
+    ncmp_pgarray_end(&w->a[4]);
+    if (!*changed)
+        log_info("module-sync",
+                 "module refresh of %s (alternate id '%s'), ModuleSetTag %s: no change in %zu"
+                 " modules",
+                 who, alt, tag, g->refs.len);
+    PQclear(res);
+    return 0;
+}
+
 /* Check the new sources of a group and store them and its set. A bad
  * source fails the group (its handles get LOCKED); a database error fails
  * the batch. */
@@ -376,8 +490,10 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
     const char *params[5];
     size_t nsrc = g->sources.len;
     char(*hex)[65];
+    char id[32];
     ncmp_err yerr;
     double t0, t1;
+    size_t nreplaced = 0;
     int rc = -1;
 
     /* the DMI must answer every reference it was asked for */
@@ -411,6 +527,15 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
         size_t len = strlen(src[s].source);
         ncmp_sha256_hex(src[s].source, len, hex[s]);
     }
+    if (g->refresh) {
+        int changed;
+        if (refresh_compare(w, g, sums, src, hex, nsrc, &changed, &nreplaced, err) != 0)
+            goto done;
+        if (!changed) {
+            rc = 0;
+            goto done;
+        }
+    }
     if (nsrc) {
         ncmp_buf_reset(&w->body);
         for (size_t s = 0; s < nsrc; s++) {
@@ -432,40 +557,43 @@ static int store_group(ms_worker *w, ms_group *g, char **sums, ncmp_err *err)
     }
     log_debug("module-sync", "set %s: %zu new sources checked in %.0f ms, stored in %.0f ms",
               *g->tag ? g->tag : g->first->id, nsrc, t1 - t0, ncmp_now_ms() - t1);
-    params[0] = *g->tag ? g->tag : g->first->id;
-    if (ncmp_db_run(w->db, *g->tag ? "ms_new_tag_set" : "ms_new_handle_set", 1, params, &res,
-                    err) != 0)
-        goto done;
-    g->set_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
-    res = NULL;
+    if (g->refresh) {
+        /* the same set, its members as the DMI answers now */
+        snprintf(id, sizeof(id), "%lld", g->set_id);
+        params[0] = id;
+        params[1] = w->a[3].data;
+        params[2] = w->a[4].data;
+        if (ncmp_db_run(w->db, "ms_clear_members", 1, params, NULL, err) != 0 ||
+            (nreplaced && ncmp_db_run(w->db, "ms_replace_sources", 2, params + 1, NULL, err) != 0))
+            goto done;
+    } else {
+        params[0] = *g->tag ? g->tag : g->first->id;
+        if (ncmp_db_run(w->db, *g->tag ? "ms_new_tag_set" : "ms_new_handle_set", 1, params, &res,
+                        err) != 0)
+            goto done;
+        g->set_id = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+        PQclear(res);
+        res = NULL;
+    }
     /* members: every reference, stored before or now */
     ncmp_pgarray_begin(&w->a[0]);
     ncmp_pgarray_begin(&w->a[1]);
     ncmp_pgarray_begin(&w->a[2]);
     for (size_t k = 0; k < g->refs.len; k++) {
-        const char *sum = sums[k];
-        for (size_t s = 0; s < nsrc && !sum; s++)
-            if (strcmp(src[s].name, g->refs.items[k].name) == 0 &&
-                strcmp(src[s].revision, g->refs.items[k].revision) == 0)
-                sum = hex[s];
-        ncmp_pgarray_add_text(&w->a[0], sum);
+        ncmp_pgarray_add_text(&w->a[0], ref_checksum(g, sums, src, hex, nsrc, k));
         ncmp_pgarray_add_text(&w->a[1], g->refs.items[k].name);
         ncmp_pgarray_add_text(&w->a[2], g->refs.items[k].revision);
     }
     ncmp_pgarray_end(&w->a[0]);
     ncmp_pgarray_end(&w->a[1]);
     ncmp_pgarray_end(&w->a[2]);
-    {
-        char id[32];
-        snprintf(id, sizeof(id), "%lld", g->set_id);
-        params[0] = id;
-        params[1] = w->a[0].data;
-        params[2] = w->a[1].data;
-        params[3] = w->a[2].data;
-        if (ncmp_db_run(w->db, "ms_members", 4, params, NULL, err) != 0)
-            goto done;
-    }
+    snprintf(id, sizeof(id), "%lld", g->set_id);
+    params[0] = id;
+    params[1] = w->a[0].data;
+    params[2] = w->a[1].data;
+    params[3] = w->a[2].data;
+    if (ncmp_db_run(w->db, "ms_members", 4, params, NULL, err) != 0)
+        goto done;
     rc = 0;
 done:
     PQclear(res);
@@ -492,13 +620,14 @@ static int sync_groups(ms_worker *w, ms_group **gs, size_t n, ncmp_err *err)
     fetch_references(w, gs, n);
     t1 = ncmp_now_ms();
     sums = ncmp_xcalloc(n, sizeof(*sums));
+    /* a refresh reads every source again */
     for (size_t i = 0; i < n && rc == 0; i++)
-        if (!*gs[i]->error)
+        if (!*gs[i]->error && !gs[i]->refresh)
             rc = known_checksums(w, &gs[i]->refs, &sums[i], err);
     if (rc == 0) {
         for (size_t i = 0; i < n; i++)
-            if (!sums[i])
-                sums[i] = ncmp_xcalloc(1, sizeof(**sums));
+            if (!sums[i]) /* none known: all asked for */
+                sums[i] = ncmp_xcalloc(gs[i]->refs.len + 1, sizeof(**sums));
         t2 = ncmp_now_ms();
         fetch_sources(w, gs, n, sums);
         t3 = ncmp_now_ms();
@@ -532,18 +661,10 @@ static void event_ready(ms_worker *w, const ms_handle *h)
     ncmp_outbox_add(&w->outbox, &ev);
 }
 
-static void event_locked(ms_worker *w, const ms_handle *h)
+/* The state alone changes: LOCKED, or READY again after a refresh. */
+static void event_state(ms_worker *w, const ms_handle *h, ncmp_handle_state state)
 {
-    ncmp_lcm_event ev = {0};
-    ev.cm_handle_id = h->id;
-    ev.alternate_id = h->alt;
-    ev.module_set_tag = h->tag;
-    ev.data_producer_identifier = h->dpi;
-    ev.old_values.state = h->old_state;
-    ev.old_values.data_sync_enabled = -1;
-    ev.new_values.state = NCMP_STATE_LOCKED;
-    ev.new_values.data_sync_enabled = -1;
-    ncmp_outbox_add(&w->outbox, &ev);
+    ncmp_outbox_add_state(&w->outbox, h->id, h->alt, h->tag, h->dpi, h->old_state, state);
 }
 
 static long long backoff_ms(const ncmp_config *cfg, int attempts)
@@ -558,13 +679,26 @@ static long long backoff_ms(const ncmp_config *cfg, int attempts)
 static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
 {
     const char *params[4];
-    size_t nready = 0, nlocked = 0;
+    size_t nready = 0, nrefreshed = 0, nlocked = 0;
     char num[32], details[NCMP_ERR_MSG_MAX + 128];
 
+    /* a refresh: READY again on the same set, data sync unchanged */
+    ncmp_pgarray_begin(&w->a[0]);
+    for (size_t i = 0; i < n; i++) {
+        if (*hs[i].group->error || !hs[i].refresh)
+            continue;
+        ncmp_pgarray_add_text(&w->a[0], hs[i].id);
+        event_state(w, &hs[i], NCMP_STATE_READY);
+        nrefreshed++;
+    }
+    ncmp_pgarray_end(&w->a[0]);
+    params[0] = w->a[0].data;
+    if (nrefreshed && ncmp_db_run(w->db, "ms_refreshed", 1, params, NULL, err) != 0)
+        return -1;
     for (int i = 0; i < 4; i++)
         ncmp_pgarray_begin(&w->a[i]);
     for (size_t i = 0; i < n; i++) {
-        if (*hs[i].group->error)
+        if (*hs[i].group->error || hs[i].refresh)
             continue;
         snprintf(num, sizeof(num), "%lld", hs[i].group->set_id);
         ncmp_pgarray_add_text(&w->a[0], hs[i].id);
@@ -596,12 +730,13 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
                  h->group->busy ? (long long)w->cfg->module_sync_retry_initial_ms
                                 : backoff_ms(w->cfg, h->attempts));
         ncmp_pgarray_add_text(&w->a[0], h->id);
-        ncmp_pgarray_add_text(&w->a[1],
-                              h->upgrade ? "MODULE_UPGRADE_FAILED" : "MODULE_SYNC_FAILED");
+        ncmp_pgarray_add_text(&w->a[1], h->upgrade   ? "MODULE_UPGRADE_FAILED"
+                                        : h->refresh ? "MODULE_REFRESH_FAILED"
+                                                     : "MODULE_SYNC_FAILED");
         ncmp_pgarray_add_text(&w->a[2], details);
         ncmp_pgarray_add_text(&w->a[3], num);
         if (h->old_state != NCMP_STATE_LOCKED)
-            event_locked(w, h);
+            event_state(w, h, NCMP_STATE_LOCKED);
         nlocked++;
     }
     for (int i = 0; i < 4; i++) {
@@ -610,8 +745,9 @@ static int write_outcome(ms_worker *w, ms_handle *hs, size_t n, ncmp_err *err)
     }
     if (nlocked && ncmp_db_run(w->db, "ms_locked", 4, params, NULL, err) != 0)
         return -1;
-    if (nready || nlocked)
-        log_debug("module-sync", "%zu handles READY, %zu LOCKED", nready, nlocked);
+    if (nready || nrefreshed || nlocked)
+        log_debug("module-sync", "%zu handles READY, %zu refreshed, %zu LOCKED", nready, nrefreshed,
+                  nlocked);
     return 0;
 }
 
@@ -633,24 +769,26 @@ static int resolve_groups(ms_worker *w, ms_group *groups, size_t ngroups, ncmp_e
                 ntags++;
             }
         ncmp_pgarray_end(&w->a[0]);
-        if (!ntags)
-            break;
-        params[0] = w->a[0].data;
-        if (ncmp_db_run(w->db, "ms_sets", 1, params, &res, err) != 0)
-            goto done;
-        for (int r = 0; r < PQntuples(res); r++)
-            for (size_t i = 0; i < ngroups; i++)
-                if (*groups[i].tag && strcmp(groups[i].tag, PQgetvalue(res, r, 0)) == 0)
-                    groups[i].set_id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
-        PQclear(res);
-        res = NULL;
+        if (ntags) {
+            params[0] = w->a[0].data;
+            if (ncmp_db_run(w->db, "ms_sets", 1, params, &res, err) != 0)
+                goto done;
+            for (int r = 0; r < PQntuples(res); r++)
+                for (size_t i = 0; i < ngroups; i++)
+                    if (*groups[i].tag && !groups[i].refresh &&
+                        strcmp(groups[i].tag, PQgetvalue(res, r, 0)) == 0)
+                        groups[i].set_id = strtoll(PQgetvalue(res, r, 1), NULL, 10);
+            PQclear(res);
+            res = NULL;
+        }
         if (pass == 1)
             break;
         /* one fetch per tag across workers and processes: take the tags'
          * locks (groups are sorted by tag, so always in the same order),
-         * then look again: a set stored meanwhile needs no fetch */
+         * then look again: a set stored meanwhile needs no fetch. A
+         * refresh changes its tag's set under the same lock. */
         for (size_t i = 0; i < ngroups; i++) {
-            if (!*groups[i].tag || groups[i].set_id)
+            if (!*groups[i].tag || (groups[i].set_id && !groups[i].refresh))
                 continue;
             params[0] = groups[i].tag;
             if (ncmp_db_run(w->db, "ms_tag_lock", 1, params, NULL, err) != 0)
@@ -658,7 +796,7 @@ static int resolve_groups(ms_worker *w, ms_group *groups, size_t ngroups, ncmp_e
         }
     }
     for (size_t i = 0; i < ngroups; i++)
-        if (!groups[i].set_id)
+        if (!groups[i].set_id || groups[i].refresh)
             fetch[nfetch++] = &groups[i];
     rc = sync_groups(w, fetch, nfetch, err);
 done:
@@ -740,6 +878,7 @@ static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs,
         h->alt = PQgetvalue(res, r, 8);
         h->dpi = PQgetvalue(res, r, 9);
         h->old_state = ncmp_state_parse(PQgetvalue(res, r, 1));
+        h->set_id = strtoll(PQgetvalue(res, r, 10), NULL, 10);
         if (wants_sync(h, PQgetvalue(res, r, 1), PQgetvalue(res, r, 4), retry))
             nh++;
     }
@@ -753,6 +892,8 @@ static int ms_apply(void *state, ncmp_stage_ctx *ctx, rd_kafka_message_t **msgs,
         if (!ngroups || cmp_group(&hs[i], groups[ngroups - 1].first) != 0) {
             groups[ngroups].tag = hs[i].target;
             groups[ngroups].first = &hs[i];
+            groups[ngroups].refresh = hs[i].refresh;
+            groups[ngroups].set_id = hs[i].refresh ? hs[i].set_id : 0;
             ngroups++;
         }
         hs[i].group = &groups[ngroups - 1];
@@ -791,6 +932,10 @@ static const ncmp_db_stmt ms_statements[] = {{"ms_read", SQL_READ},
                                              {"ms_members", SQL_MEMBERS},
                                              {"ms_ready", SQL_READY},
                                              {"ms_locked", SQL_LOCKED},
+                                             {"ms_refreshed", SQL_REFRESHED},
+                                             {"ms_set_members", SQL_SET_MEMBERS},
+                                             {"ms_clear_members", SQL_CLEAR_MEMBERS},
+                                             {"ms_replace_sources", SQL_REPLACE_SOURCES},
                                              {NULL, NULL}};
 
 const ncmp_stage_ops modsync_stage = {ms_statements, ms_init, ms_apply, ms_fini};
@@ -804,15 +949,17 @@ struct modsync_sweep {
 };
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
- * left ADVISED or MODULE_UPGRADE past the grace period (missed). */
+ * left ADVISED, MODULE_UPGRADE or MODULE_REFRESH past the grace period
+ * (missed). */
 static const char SQL_DUE[] =
     "SELECT CASE WHEN lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"
     " THEN COALESCE(upgrade_module_set_tag, '') ELSE module_set_tag END, id,"
-    " state = 'LOCKED' AND lock_reason <> 'MODULE_UPGRADE' "
+    " state = 'LOCKED' AND lock_reason NOT IN ('MODULE_UPGRADE', 'MODULE_REFRESH') "
     "FROM cm_handle "
-    "WHERE (state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED')"
-    "       AND next_sync_at <= now())"
-    "   OR ((state = 'ADVISED' OR (state = 'LOCKED' AND lock_reason = 'MODULE_UPGRADE'))"
+    "WHERE (state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED',"
+    "       'MODULE_REFRESH_FAILED') AND next_sync_at <= now())"
+    "   OR ((state = 'ADVISED' OR (state = 'LOCKED' AND lock_reason IN ('MODULE_UPGRADE',"
+    "       'MODULE_REFRESH')))"
     "       AND last_update_time < now() - $1::bigint * interval '1 millisecond') "
     "ORDER BY 1, 2 LIMIT 50000";
 

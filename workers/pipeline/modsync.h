@@ -22,9 +22,21 @@
  *   "Attempt #n failed: <reason>", retried after an exponential back-off
  *   every transition writes its lifecycle event to the outbox
  *
+ * A module refresh (POST /ncmpInventory/v1/ch/module/refresh, see
+ * workers/rest/refresh.h) locks one READY sample handle per module-set
+ * tag with MODULE_REFRESH and hands it over the same way. Module sync
+ * then reads that handle's module references and every source again
+ * (under the tag's lock), compares them with the stored set and, only
+ * where they differ, changes the set in place: same set id, members as
+ * the DMI answers now, and a source changed under the same name and
+ * revision replaced in every set that holds it. The handle goes back to
+ * READY (set and data sync unchanged); a failed read leaves it LOCKED
+ * with MODULE_REFRESH_FAILED, retried like a failed sync.
+ *
  * A sweep (one process at a time, by advisory lock) hands back what is due:
- * failed handles whose back-off expired, and handles left ADVISED or
- * MODULE_UPGRADE longer than module-sync.advised-grace-ms (a lost record,
+ * failed handles whose back-off expired, and handles left ADVISED,
+ * MODULE_UPGRADE or MODULE_REFRESH longer than
+ * module-sync.advised-grace-ms (a lost record,
  * a crash). It also deletes, every module-sync.cleanup-interval-s, module
  * sets that no handle uses and the sources no set uses.
  */

@@ -38,6 +38,23 @@ void ncmp_outbox_add(ncmp_outbox *ob, const ncmp_lcm_event *ev)
     ob->count++;
 }
 
+void ncmp_outbox_add_state(ncmp_outbox *ob, const char *id, const char *alternate_id,
+                           const char *module_set_tag, const char *data_producer_identifier,
+                           ncmp_handle_state old_state, ncmp_handle_state new_state)
+{
+    ncmp_lcm_event ev = {0};
+
+    ev.cm_handle_id = id;
+    ev.alternate_id = alternate_id;
+    ev.module_set_tag = module_set_tag;
+    ev.data_producer_identifier = data_producer_identifier;
+    ev.old_values.state = old_state;
+    ev.old_values.data_sync_enabled = -1;
+    ev.new_values.state = new_state;
+    ev.new_values.data_sync_enabled = -1;
+    ncmp_outbox_add(ob, &ev);
+}
+
 int ncmp_outbox_flush(ncmp_outbox *ob, ncmp_err *err)
 {
     if (!ob->count)

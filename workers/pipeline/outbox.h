@@ -29,6 +29,12 @@ void ncmp_outbox_reset(ncmp_outbox *ob);
 /* Encode `ev` (a fresh event id, the time now) and keep it for the flush. */
 void ncmp_outbox_add(ncmp_outbox *ob, const ncmp_lcm_event *ev);
 
+/* ncmp_outbox_add of a change of one handle's state alone (dataSyncEnabled
+ * left out: unchanged). */
+void ncmp_outbox_add_state(ncmp_outbox *ob, const char *id, const char *alternate_id,
+                           const char *module_set_tag, const char *data_producer_identifier,
+                           ncmp_handle_state old_state, ncmp_handle_state new_state);
+
 /* Write the kept events in the order they were added. */
 int ncmp_outbox_flush(ncmp_outbox *ob, ncmp_err *err);
 

@@ -588,17 +588,10 @@ static int apply_upgraded(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, nc
         if (ncmp_db_run(ctx->db, "reg_lock_upgrade", 3, params, &res, err) != 0)
             goto done;
         for (int i = 0; i < PQntuples(res); i++) {
-            ncmp_lcm_event ev = {0};
-            ev.cm_handle_id = PQgetvalue(res, i, 0);
-            ev.alternate_id = PQgetvalue(res, i, 1);
-            ev.module_set_tag = PQgetvalue(res, i, 2);
-            ev.data_producer_identifier = PQgetvalue(res, i, 3);
-            ev.old_values.state = NCMP_STATE_READY;
-            ev.old_values.data_sync_enabled = -1;
-            ev.new_values.state = NCMP_STATE_LOCKED;
-            ev.new_values.data_sync_enabled = -1;
-            ncmp_outbox_add(&w->outbox, &ev);
-            modsync_queue_add(&w->handoff, r->upgrade_tag, ev.cm_handle_id);
+            ncmp_outbox_add_state(&w->outbox, PQgetvalue(res, i, 0), PQgetvalue(res, i, 1),
+                                  PQgetvalue(res, i, 2), PQgetvalue(res, i, 3), NCMP_STATE_READY,
+                                  NCMP_STATE_LOCKED);
+            modsync_queue_add(&w->handoff, r->upgrade_tag, PQgetvalue(res, i, 0));
         }
     }
     rc = 0;

@@ -11,6 +11,7 @@
 #include "handle_cache.h"
 #include "health.h"
 #include "operational.h"
+#include "refresh.h"
 #include "ncmp_log.h"
 #include "rest_db.h"
 #include "rest_json.h"
@@ -28,9 +29,10 @@ struct rest {
     ncmp_http_server *server;
     health *health;
     data *data;
-    cps_api *cps;  /* CPS's API: its routes when the cps role is selected; its
-                    * reads serve the operational datastore in any case */
-    ncmp_jwt *jwt; /* bearer-token checks of the server (jwt mode), or NULL */
+    cps_api *cps;            /* CPS's API: its routes when the cps role is selected; its
+                              * reads serve the operational datastore in any case */
+    ncmp_jwt *jwt;           /* bearer-token checks of the server (jwt mode), or NULL */
+    ncmp_producer *producer; /* the process's: module refresh hands over with it */
     int stopped;
 };
 
@@ -314,6 +316,13 @@ static void h_data_sync(ncmp_http_request *req, void *arg)
     operational_data_sync(req, r->pool);
 }
 
+/* POST /ncmpInventory/v1/ch/module/refresh */
+static void h_module_refresh(ncmp_http_request *req, void *arg)
+{
+    rest *r = arg;
+    refresh_modules(req, r->pool, r->producer, r->cfg);
+}
+
 /* --- the role ------------------------------------------------------------ */
 
 static void routes_add(rest *r)
@@ -334,6 +343,7 @@ static void routes_add(rest *r)
     ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/searchCmHandles", h_inventory_search_handles,
                     r);
     ncmp_http_route(s, "GET", "/ncmpInventory/v1/ch/cmHandles", h_inventory_dmi_handles, r);
+    ncmp_http_route(s, "POST", "/ncmpInventory/v1/ch/module/refresh", h_module_refresh, r);
     ncmp_http_route(s, "POST", "/ncmp/v2/ch/searches", h_v2_searches, r);
     ncmp_http_route(s, "GET", "/ncmp/v2/ch/{ref}", h_v2_handle, r);
     ncmp_http_route(s, "POST", "/ncmpInventory/v2/ch/searches", h_inventory_v2_searches, r);
@@ -383,6 +393,7 @@ int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
     ncmp_http_options o;
 
     r->cfg = cfg;
+    r->producer = svc->producer;
     if (rest_http_options(&o, cfg, &r->jwt, err) != 0 || rest_pool_new(&r->pool, cfg, err) != 0 ||
         rest_registration_start(&r->registration, cfg, err) != 0 ||
         ncmp_http_server_new(&r->server, &o, err) != 0 ||
