@@ -472,7 +472,7 @@ int ncmp_http_query_bool(const ncmp_http_request *req, const char *name, int def
 
 const char *ncmp_http_header(const ncmp_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+    return req->conn ? MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name) : NULL;
 }
 
 const char *ncmp_http_body(const ncmp_http_request *req, size_t *len)
@@ -747,17 +747,24 @@ static int auth_ok(ncmp_http_request *req, ncmp_buf *challenge)
 
 /* --- the MHD callbacks --------------------------------------------------- */
 
-static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+/* A request for `uri` (path?query as sent), its path and query parsed. */
+static ncmp_http_request *request_new(ncmp_http_server *srv, struct MHD_Connection *conn,
+                                      const char *uri)
 {
     ncmp_http_request *req = ncmp_xcalloc(1, sizeof(*req));
 
-    req->srv = cls;
+    req->srv = srv;
     req->conn = conn;
     req->uri = ncmp_xstrdup(uri ? uri : "/");
     req->t_start = ncmp_now_ms();
     pthread_mutex_init(&req->lock, NULL);
     uri_parse(req);
     return req;
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+    return request_new(cls, conn, uri);
 }
 
 /* Is the request for a sink route? Then it keeps its route from now on,
@@ -945,6 +952,23 @@ static void request_free(ncmp_http_request *req)
     free(req->path);
     free(req->uri);
     free(req);
+}
+
+int ncmp_http_resolve(ncmp_http_server *srv, const char *method, const char *uri,
+                      void (*fn)(void *arg, const ncmp_http_request *req), void *arg)
+{
+    ncmp_http_request *req = request_new(srv, NULL, uri);
+    int other_method = 0, status = 0;
+
+    req->method = ncmp_xstrdup(method);
+    if (req->bad_path || route_find(req, &other_method) != 0)
+        status = 400;
+    else if (!req->route)
+        status = other_method ? 405 : 404;
+    else if (fn)
+        fn(arg, req);
+    request_free(req);
+    return status;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

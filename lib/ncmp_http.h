@@ -192,6 +192,16 @@ void ncmp_http_suspend(ncmp_http_request *req);
 
 /* --- helpers ------------------------------------------------------------- */
 
+/* Route `method` `uri` (the request target as sent, path?query) the way
+ * the server does, without a connection, authentication or body: 0 when a
+ * route matched, after calling fn(arg, req) (may be NULL) with the parsed
+ * request (method, path, route pattern, path and query parameters; no
+ * headers, no body; valid during the call only), or the status the
+ * framework itself answers: 400 (the path or query does not decode), 404,
+ * 405. For tests and the fuzz targets. */
+int ncmp_http_resolve(ncmp_http_server *srv, const char *method, const char *uri,
+                      void (*fn)(void *arg, const ncmp_http_request *req), void *arg);
+
 /* Spring's name of a status: "NOT_FOUND", "BAD_REQUEST", ...; "UNKNOWN"
  * for one it does not know. */
 const char *ncmp_http_status_name(int status);

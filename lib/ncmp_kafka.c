@@ -746,12 +746,20 @@ const char *ncmp_kafka_header(const rd_kafka_message_t *m, const char *name, cha
                               size_t buflen)
 {
     rd_kafka_headers_t *hdrs = NULL;
+
+    if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return NULL;
+    return ncmp_kafka_headers_value(hdrs, name, buf, buflen);
+}
+
+const char *ncmp_kafka_headers_value(const rd_kafka_headers_t *hdrs, const char *name, char *buf,
+                                     size_t buflen)
+{
     const void *val = NULL;
     size_t size = 0;
 
-    if (!buflen || rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR)
-        return NULL;
-    if (rd_kafka_header_get_last(hdrs, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR)
+    if (!buflen || !hdrs ||
+        rd_kafka_header_get_last(hdrs, name, &val, &size) != RD_KAFKA_RESP_ERR_NO_ERROR)
         return NULL;
     if (!val)
         size = 0;

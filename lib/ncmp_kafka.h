@@ -248,6 +248,10 @@ int ncmp_kafka_create_topics(const ncmp_kafka_opts *opts, const char *const *top
 const char *ncmp_kafka_header(const rd_kafka_message_t *m, const char *name, char *buf,
                               size_t buflen);
 
+/* The same from a list of headers (NULL: none). */
+const char *ncmp_kafka_headers_value(const rd_kafka_headers_t *hdrs, const char *name, char *buf,
+                                     size_t buflen);
+
 /* The number of partitions of `topic`, waiting up to timeout_ms for it to
  * exist (a topic created by its first produce appears a moment later).
  * Fails with RETRY when it did not appear in time. */

@@ -1,20 +1,25 @@
 # shellcheck shell=bash
 # Configure and build with CMake (Ninja when present).
 
-# build_project release|asan: build into build/ or build-asan/ and set
+# build_project release|asan|fuzz: build into build/, build-asan/ or build-fuzz/ and set
 # NCMP_BIN to the folder of the programs.
 build_project() {
-    local kind=$1 dir gen=() opts=(-DNCMP_WERROR=ON)
+    local kind=$1 dir gen=() opts=(-DNCMP_WERROR=ON) cc=${CC:-}
     mkdir -p "$NCMP_LOCAL"
     if [ "$kind" = asan ]; then
         dir="$NCMP_ROOT/build-asan"
         opts+=(-DNCMP_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+    elif [ "$kind" = fuzz ]; then
+        # libFuzzer: clang, coverage everywhere, ASan+UBSan (./run fuzz)
+        dir="$NCMP_ROOT/build-fuzz"
+        opts+=(-DNCMP_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+        cc=clang
     else
         dir="$NCMP_BUILD_DIR"
     fi
     command -v ninja >/dev/null && gen=(-G Ninja)
     if [ ! -f "$dir/CMakeCache.txt" ]; then
-        cmake -S "$NCMP_ROOT" -B "$dir" "${gen[@]}" "${opts[@]}" >"$NCMP_LOCAL/cmake-$kind.log" 2>&1 ||
+        ${cc:+env CC=$cc} cmake -S "$NCMP_ROOT" -B "$dir" "${gen[@]}" "${opts[@]}" >"$NCMP_LOCAL/cmake-$kind.log" 2>&1 ||
             { mkdir -p "$NCMP_LOCAL"; cat "$NCMP_LOCAL/cmake-$kind.log" >&2; die "cmake configure failed"; }
     fi
     cmake --build "$dir" -j "$(nproc)" >"$NCMP_LOCAL/build-$kind.log" 2>&1 ||

@@ -60,11 +60,9 @@ test_main() {
     test_suite format format_sources --check
     test_suite unit "$bin_release/tests/unit/ncmp-unit-tests" --jobs 2
     test_suite conformance "$bin_release/tests/conformance/ncmp-conformance-tests" --jobs 2
-    # the seed corpus and random mutations of it: well under a second
-    test_suite fuzz-cpspath "$bin_release/tests/fuzz/ncmp-fuzz-cpspath" \
-        "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 100000
-    test_suite fuzz-cps-query "$bin_release/tests/fuzz/ncmp-fuzz-cps-query" \
-        "$NCMP_ROOT/tests/fuzz/corpus/cps_query" 100000
+    # every fuzz target: its seed corpus and random mutations of it (a few
+    # seconds for all of them)
+    fuzz_replay "$bin_release" "" 50000
 
     pg_start
     kafka_start
@@ -77,10 +75,7 @@ test_main() {
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
         test_suite conformance-asan "$bin_asan/tests/conformance/ncmp-conformance-tests" --jobs 2
-        test_suite fuzz-cpspath-asan "$bin_asan/tests/fuzz/ncmp-fuzz-cpspath" \
-            "$NCMP_ROOT/tests/fuzz/corpus/cpspath" 50000
-        test_suite fuzz-cps-query-asan "$bin_asan/tests/fuzz/ncmp-fuzz-cps-query" \
-            "$NCMP_ROOT/tests/fuzz/corpus/cps_query" 50000
+        fuzz_replay "$bin_asan" -asan 20000
         # one job: with two, Criterion's runner itself leaks a few bytes
         # under LeakSanitizer, which would fail the suite for nothing of ours
         test_suite integration-asan "$bin_asan/tests/integration/ncmp-it-tests" --jobs 1

@@ -2,13 +2,65 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz_common.h"
+#include "fuzz_sql.h"
 
-void fuzz_fail(const char *what, const char *path, const char *detail)
-{
-    fprintf(stderr, "fuzz: %s\n  path: %s\n  %s\n", what, path, detail);
-    abort();
-}
+/* Pieces of the grammar, so that mutations reach past the tokenizer. */
+static const char *const cpspath_tokens[] = {
+    "/",
+    "//",
+    "[",
+    "]",
+    "@",
+    "'",
+    "\"",
+    "''",
+    "=",
+    "!=",
+    "<",
+    ">=",
+    " and ",
+    " or ",
+    "(",
+    ")",
+    ",",
+    "::",
+    "text()",
+    "contains(",
+    "ancestor::",
+    "-",
+    "1",
+    "-2.5",
+    "cm-handles",
+    "state",
+    "@id",
+    "public-properties",
+    "@name",
+    "@value",
+    "lock-reason",
+    "additional-properties",
+    "dmi-registry",
+    "\xc3\xa9",
+    "\xff",
+    "operational",
+    "sync-state",
+    "/@id",
+    /* the CPS store's paths over any model */
+    "bookstore",
+    "categories[@code='1']",
+    "book",
+    "@title",
+    "@price",
+    "label[text()=",
+    "/ancestor::",
+    "bs:",
+    ":",
+    "/@",
+    "openroadm-device",
+    "[@device-id='D1']",
+};
+
+const fuzz_dict fuzz_cpspath_dict = {cpspath_tokens,
+                                     sizeof(cpspath_tokens) / sizeof(cpspath_tokens[0])};
 
 void fuzz_check_placeholders(const char *path, const char *sql, int first, size_t n, int extra)
 {

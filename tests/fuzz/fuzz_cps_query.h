@@ -9,7 +9,7 @@
 #define FUZZ_CPS_QUERY_H
 
 #include "cps_query.h"
-#include "fuzz_common.h"
+#include "fuzz_sql.h"
 
 /* Translate `data` (cut at its first NUL) with the anchors as
  * $anchors_param and values from first_param, and check the result: on

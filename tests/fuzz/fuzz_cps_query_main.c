@@ -3,6 +3,11 @@
 
 const char fuzz_target_name[] = "cps_query";
 
+const fuzz_dict *fuzz_target_tokens(void)
+{
+    return &fuzz_cpspath_dict;
+}
+
 /* The anchors' parameter first, or after values of the caller's own. */
 static int fuzz_check(const uint8_t *data, size_t size, unsigned long choice)
 {

@@ -9,7 +9,7 @@
 #ifndef FUZZ_CPSPATH_H
 #define FUZZ_CPSPATH_H
 
-#include "fuzz_common.h"
+#include "fuzz_sql.h"
 
 /* Translate `data` (cut at its first NUL) with parameters numbered from
  * first_param and check the result: on success every parameter

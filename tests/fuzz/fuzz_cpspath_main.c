@@ -3,6 +3,11 @@
 
 const char fuzz_target_name[] = "cpspath";
 
+const fuzz_dict *fuzz_target_tokens(void)
+{
+    return &fuzz_cpspath_dict;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ncmp_buf sql = NCMP_BUF_INIT;

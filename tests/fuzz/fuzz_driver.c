@@ -22,13 +22,25 @@ static int fuzz_run(const fuzz_corpus *corpus, unsigned long runs, uint64_t seed
     unsigned long accepted = 0;
     fuzz_rng rng;
 
-    for (size_t i = 0; i < corpus->n; i++)
-        LLVMFuzzerTestOneInput(corpus->inputs[i].data, corpus->inputs[i].len);
+    for (size_t i = 0; i < corpus->n; i++) {
+        uint8_t *in = malloc(corpus->inputs[i].len ? corpus->inputs[i].len : 1);
+        if (!in)
+            abort();
+        memcpy(in, corpus->inputs[i].data, corpus->inputs[i].len);
+        LLVMFuzzerTestOneInput(in, corpus->inputs[i].len);
+        free(in);
+    }
     fuzz_rng_seed(&rng, seed);
     for (unsigned long r = 0; r < runs; r++) {
-        size_t len = fuzz_mutate(&rng, corpus, buf, sizeof(buf));
+        size_t len = fuzz_mutate(&rng, corpus, fuzz_target_tokens(), buf, sizeof(buf));
+        /* a copy of the exact size, so that ASan sees a read past the end */
+        uint8_t *in = malloc(len ? len : 1);
 
-        accepted += (unsigned long)fuzz_target_run(buf, len, r);
+        if (!in)
+            abort();
+        memcpy(in, buf, len);
+        accepted += (unsigned long)fuzz_target_run(in, len, r);
+        free(in);
     }
     printf("fuzz %s: %zu seeds, %lu mutations (seed %llu), %lu accepted\n", fuzz_target_name,
            corpus->n, runs, (unsigned long long)seed, accepted);

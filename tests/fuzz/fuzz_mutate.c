@@ -6,61 +6,30 @@
 #include <sys/stat.h>
 
 #include "fuzz_common.h"
+#include "ncmp_buf.h"
 
-/* Pieces of the grammar, so that mutations reach past the tokenizer. */
-static const char *const fuzz_tokens[] = {
-    "/",
-    "//",
-    "[",
-    "]",
-    "@",
-    "'",
-    "\"",
-    "''",
-    "=",
-    "!=",
-    "<",
-    ">=",
-    " and ",
-    " or ",
-    "(",
-    ")",
-    ",",
-    "::",
-    "text()",
-    "contains(",
-    "ancestor::",
-    "-",
-    "1",
-    "-2.5",
-    "cm-handles",
-    "state",
-    "@id",
-    "public-properties",
-    "@name",
-    "@value",
-    "lock-reason",
-    "additional-properties",
-    "dmi-registry",
-    "\xc3\xa9",
-    "\xff",
-    "operational",
-    "sync-state",
-    "/@id",
-    /* the CPS store's paths over any model */
-    "bookstore",
-    "categories[@code='1']",
-    "book",
-    "@title",
-    "@price",
-    "label[text()=",
-    "/ancestor::",
-    "bs:",
-    ":",
-    "/@",
-    "openroadm-device",
-    "[@device-id='D1']",
-};
+void fuzz_fail(const char *what, const char *input, const char *detail)
+{
+    fprintf(stderr, "fuzz: %s\n  input: %s\n  %s\n", what, input, detail);
+    abort();
+}
+
+char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *s = ncmp_xmalloc(size + 1);
+
+    memcpy(s, data, size);
+    s[size] = '\0';
+    return s;
+}
+
+void fuzz_check_reject(const char *input, const ncmp_err *err)
+{
+    if (err->cls != NCMP_ERR_REJECT)
+        fuzz_fail("a refusal that is not REJECT", input, err->msg);
+    if (!err->msg[0])
+        fuzz_fail("a refusal without a message", input, "");
+}
 
 void fuzz_rng_seed(fuzz_rng *rng, uint64_t seed)
 {
@@ -95,8 +64,8 @@ static size_t fuzz_insert(uint8_t *buf, size_t len, size_t cap, size_t at, const
     return len + n;
 }
 
-static size_t fuzz_mutate_once(fuzz_rng *rng, const fuzz_corpus *corpus, uint8_t *buf, size_t len,
-                               size_t cap)
+static size_t fuzz_mutate_once(fuzz_rng *rng, const fuzz_corpus *corpus, const fuzz_dict *dict,
+                               uint8_t *buf, size_t len, size_t cap)
 {
     size_t at = fuzz_below(rng, len + 1);
     const char *tok;
@@ -111,9 +80,11 @@ static size_t fuzz_mutate_once(fuzz_rng *rng, const fuzz_corpus *corpus, uint8_t
         if (len)
             buf[fuzz_below(rng, len)] = (uint8_t)fuzz_rng_next(rng);
         return len;
-    case 2: /* a grammar token */
+    case 2: /* a token of the input's language */
     case 3:
-        tok = fuzz_tokens[fuzz_below(rng, sizeof(fuzz_tokens) / sizeof(fuzz_tokens[0]))];
+        if (!dict || dict->n == 0)
+            return len;
+        tok = dict->tokens[fuzz_below(rng, dict->n)];
         return fuzz_insert(buf, len, cap, at, tok, strlen(tok));
     case 4: /* delete a range */
         n = fuzz_below(rng, len - (at < len ? at : len) + 1);
@@ -142,7 +113,8 @@ static size_t fuzz_mutate_once(fuzz_rng *rng, const fuzz_corpus *corpus, uint8_t
     }
 }
 
-size_t fuzz_mutate(fuzz_rng *rng, const fuzz_corpus *corpus, uint8_t *out, size_t cap)
+size_t fuzz_mutate(fuzz_rng *rng, const fuzz_corpus *corpus, const fuzz_dict *dict, uint8_t *out,
+                   size_t cap)
 {
     const fuzz_input *seed;
     size_t len, rounds = 1 + fuzz_below(rng, 5);
@@ -153,7 +125,7 @@ size_t fuzz_mutate(fuzz_rng *rng, const fuzz_corpus *corpus, uint8_t *out, size_
     len = seed->len < cap ? seed->len : cap;
     memcpy(out, seed->data, len);
     while (rounds-- > 0)
-        len = fuzz_mutate_once(rng, corpus, out, len, cap);
+        len = fuzz_mutate_once(rng, corpus, dict, out, len, cap);
     return len;
 }
 

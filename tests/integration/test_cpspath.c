@@ -278,7 +278,7 @@ Test(cpspath_sql, accepted_fuzz_outputs_run_on_postgresql, .timeout = 120)
     cr_assert_gt(corpus.n, 0);
     fuzz_rng_seed(&rng, 20260128);
     for (int r = 0; r < RUNS; r++) {
-        size_t len = fuzz_mutate(&rng, &corpus, buf, sizeof(buf));
+        size_t len = fuzz_mutate(&rng, &corpus, &fuzz_cpspath_dict, buf, sizeof(buf));
         ncmp_buf sql = NCMP_BUF_INIT;
         ncmp_cpspath_params params = {0};
         ncmp_err err = {0};

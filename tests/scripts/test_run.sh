@@ -14,7 +14,7 @@ trap 'rm -rf "$scratch"' EXIT
 help_lists_commands() {
     local out
     out=$("$RUN" --help) || return 1
-    for c in demo test up down bench; do
+    for c in demo test up down bench fuzz; do
         grep -q "^  $c" <<<"$out" || { echo "help lacks $c"; return 1; }
     done
 }

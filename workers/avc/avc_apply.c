@@ -74,28 +74,32 @@ static void avc_fini(void *state)
 
 /* --- one record ----------------------------------------------------------- */
 
-/* Is the record's last ce_source ONAP-DMI-PLUGIN? The value may be plain
- * or, as NCMP's Java clients can send headers, a Java-serialized string
- * (AC ED 00 05 74, a 2-byte length, the text). */
-static int from_dmi_plugin(const rd_kafka_message_t *m)
+int avc_source_is_dmi_plugin(const void *value, size_t len)
 {
     static const unsigned char java[] = {0xac, 0xed, 0x00, 0x05, 0x74};
     static const char want[] = AVC_APPLY_SOURCE;
-    rd_kafka_headers_t *hdrs = NULL;
-    const void *value = NULL;
-    const unsigned char *v;
-    size_t len = 0;
+    const unsigned char *v = value;
 
-    if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-        rd_kafka_header_get_last(hdrs, "ce_source", &value, &len) != RD_KAFKA_RESP_ERR_NO_ERROR ||
-        !value)
+    if (!v)
         return 0;
-    v = value;
     if (len >= sizeof(java) + 2 && memcmp(v, java, sizeof(java)) == 0) {
         v += sizeof(java) + 2;
         len -= sizeof(java) + 2;
     }
     return len == sizeof(want) - 1 && memcmp(v, want, len) == 0;
+}
+
+/* Is the record's last ce_source ONAP-DMI-PLUGIN? */
+static int from_dmi_plugin(const rd_kafka_message_t *m)
+{
+    rd_kafka_headers_t *hdrs = NULL;
+    const void *value = NULL;
+    size_t len = 0;
+
+    if (rd_kafka_message_headers(m, &hdrs) != RD_KAFKA_RESP_ERR_NO_ERROR ||
+        rd_kafka_header_get_last(hdrs, "ce_source", &value, &len) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return 0;
+    return avc_source_is_dmi_plugin(value, len);
 }
 
 /* The record's key as a string (NULL: none, or one holding a NUL). */

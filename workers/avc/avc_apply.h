@@ -41,6 +41,8 @@
 #ifndef NCMPD_AVC_APPLY_H
 #define NCMPD_AVC_APPLY_H
 
+#include <stddef.h>
+
 #include "cps_store.h"
 #include "ncmp_stage.h"
 
@@ -48,6 +50,11 @@
 
 /* The CloudEvent source whose events NCMP applies to its cache. */
 #define AVC_APPLY_SOURCE "ONAP-DMI-PLUGIN"
+
+/* Is a ce_source header's value (len bytes; NULL: none) AVC_APPLY_SOURCE?
+ * The value may be plain or, as NCMP's Java clients can send headers, a
+ * Java-serialized string (AC ED 00 05 74, a 2-byte length, the text). */
+int avc_source_is_dmi_plugin(const void *value, size_t len);
 
 extern const ncmp_stage_ops avc_apply_stage;
 

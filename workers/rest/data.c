@@ -743,11 +743,6 @@ static void h_passthrough(ncmp_http_request *req, void *arg)
 
 /* --- batch read: validation ---------------------------------------------- */
 
-typedef struct batch_error {
-    int status;
-    char message[512];
-} batch_error;
-
 static int refuse(batch_error *e, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static int refuse(batch_error *e, int status, const char *fmt, ...)
@@ -809,9 +804,7 @@ static int check_operation(json_object *op, size_t i, batch_error *e)
     return 0;
 }
 
-/* Parse and check a DataOperationRequest; on success *root is owned by
- * the caller. */
-static int batch_parse(const char *body, size_t len, json_object **root, batch_error *e)
+int data_batch_parse(const char *body, size_t len, json_object **root, batch_error *e)
 {
     json_object *ops;
     ncmp_err err;
@@ -1114,7 +1107,7 @@ static void h_batch(ncmp_http_request *req, void *arg)
         ncmp_http_respond_error(req, 400, "Invalid topic name", topic);
         return;
     }
-    if (batch_parse(body, len, &root, &e) != 0) {
+    if (data_batch_parse(body, len, &root, &e) != 0) {
         ncmp_http_respond_error(req, e.status, e.message, NULL);
         return;
     }
@@ -1163,7 +1156,7 @@ static ncmp_pump_verdict request_record(void *arg, const rd_kafka_message_t *m,
     }
     if (!ncmp_kafka_header(m, "ce_id", request_id, sizeof(request_id)) || !*request_id)
         ncmp_uuid4(request_id);
-    if (batch_parse(m->payload, m->payload ? m->len : 0, &root, &e) != 0) {
+    if (data_batch_parse(m->payload, m->payload ? m->len : 0, &root, &e) != 0) {
         snprintf(r->reason, sizeof(r->reason), "%d: %s", e.status, e.message);
         return NCMP_PUMP_REJECT;
     }

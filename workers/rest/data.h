@@ -105,4 +105,15 @@ handle_cache *data_cache(data *d);
  * (^(?!\.{1,2}$)[a-zA-Z0-9._-]{1,249}$) that is not `async_m2m_topic`. */
 int data_topic_valid(const char *topic, const char *async_m2m_topic);
 
+/* Why a batch request was refused: the status (400, 413) and message. */
+typedef struct batch_error {
+    int status;
+    char message[512];
+} batch_error;
+
+/* Parse and check a DataOperationRequest body (POST /ncmp/v1/data, or a
+ * record of the request topic): 0 with *root owned by the caller, or -1
+ * with *e filled and *root NULL. */
+int data_batch_parse(const char *body, size_t len, json_object **root, batch_error *e);
+
 #endif

@@ -487,62 +487,89 @@ static int read_query(ncmp_http_request *req, ncmp_buf *out)
     return 0;
 }
 
-/* The items of a PATCH body: 0 with *items (owned by the caller), or -1
- * answered (400 malformed, 413 too many). */
-static int patch_items(ncmp_http_request *req, int max, json_object **items)
+/* Refuse a patch body: -1 with *e filled. */
+static int patch_refuse(provmns_patch_error *e, int status, int badop, const char *detail,
+                        const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static int patch_refuse(provmns_patch_error *e, int status, int badop, const char *detail,
+                        const char *fmt, ...)
+{
+    va_list ap;
+
+    e->status = status;
+    e->badop = badop;
+    va_start(ap, fmt);
+    vsnprintf(e->title, sizeof(e->title), fmt, ap);
+    va_end(ap);
+    snprintf(e->detail, sizeof(e->detail), "%s", detail ? detail : "");
+    return -1;
+}
+
+int provmns_patch_parse(const char *body, size_t len, int max, json_object **items,
+                        provmns_patch_error *e)
 {
     static const char *const ops[] = {"add", "remove", "replace", "move", "copy", "test"};
-    size_t len;
-    const char *body = ncmp_http_body(req, &len);
     ncmp_err err;
     size_t n;
+    int rc = 0;
 
     *items = NULL;
     if (ncmp_json_parse(body, len, items, &err) != 0 ||
         !json_object_is_type(*items, json_type_array)) {
-        pm_error(req, 400, "Malformed patch: a JSON array of patch items is expected",
-                 *items ? NULL : err.msg, NO_BADOP);
-        json_object_put(*items);
-        return -1;
+        rc = patch_refuse(e, 400, NO_BADOP, *items ? NULL : err.msg,
+                          "Malformed patch: a JSON array of patch items is expected");
+        goto out;
     }
     n = json_object_array_length(*items);
     if ((long)n > max) {
-        pm_errorf(req, 413, NO_BADOP, "%zu operations in request, this exceeds the maximum of %d",
-                  n, max);
-        json_object_put(*items);
-        return -1;
+        rc = patch_refuse(e, 413, NO_BADOP, NULL,
+                          "%zu operations in request, this exceeds the maximum of %d", n, max);
+        goto out;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && rc == 0; i++) {
         json_object *item = json_object_array_get_idx(*items, i), *v;
         const char *op = NULL;
         size_t k = 0;
         if (!json_object_is_type(item, json_type_object) ||
             !json_object_object_get_ex(item, "op", &v) ||
             !json_object_is_type(v, json_type_string)) {
-            pm_error(req, 400, "Malformed patch item: no op", NULL, (int)i);
-            json_object_put(*items);
-            return -1;
+            rc = patch_refuse(e, 400, (int)i, NULL, "Malformed patch item: no op");
+            break;
         }
         op = json_object_get_string(v);
         while (k < sizeof(ops) / sizeof(ops[0]) && strcmp(op, ops[k]) != 0)
             k++;
-        if (k == sizeof(ops) / sizeof(ops[0])) {
-            pm_errorf(req, 400, (int)i, "Malformed patch item: unknown op '%.100s'", op);
-        } else if (!json_object_object_get_ex(item, "path", &v) ||
-                   !json_object_is_type(v, json_type_string)) {
-            pm_error(req, 400, "Malformed patch item: no path", NULL, (int)i);
-        } else if ((k == 0 || k == 2 || k == 5) && !json_object_object_get_ex(item, "value", &v)) {
-            pm_errorf(req, 400, (int)i, "Malformed patch item: '%s' needs a value", op);
-        } else if ((k == 3 || k == 4) && (!json_object_object_get_ex(item, "from", &v) ||
-                                          !json_object_is_type(v, json_type_string))) {
-            pm_errorf(req, 400, (int)i, "Malformed patch item: '%s' needs from", op);
-        } else {
-            continue;
-        }
-        json_object_put(*items);
-        return -1;
+        if (k == sizeof(ops) / sizeof(ops[0]))
+            rc =
+                patch_refuse(e, 400, (int)i, NULL, "Malformed patch item: unknown op '%.100s'", op);
+        else if (!json_object_object_get_ex(item, "path", &v) ||
+                 !json_object_is_type(v, json_type_string))
+            rc = patch_refuse(e, 400, (int)i, NULL, "Malformed patch item: no path");
+        else if ((k == 0 || k == 2 || k == 5) && !json_object_object_get_ex(item, "value", &v))
+            rc = patch_refuse(e, 400, (int)i, NULL, "Malformed patch item: '%s' needs a value", op);
+        else if ((k == 3 || k == 4) && (!json_object_object_get_ex(item, "from", &v) ||
+                                        !json_object_is_type(v, json_type_string)))
+            rc = patch_refuse(e, 400, (int)i, NULL, "Malformed patch item: '%s' needs from", op);
     }
-    return 0;
+out:
+    if (rc != 0) {
+        json_object_put(*items);
+        *items = NULL;
+    }
+    return rc;
+}
+
+/* The items of a PATCH body: 0 with *items (owned by the caller), or -1
+ * answered (400 malformed, 413 too many). */
+static int patch_items(ncmp_http_request *req, int max, json_object **items)
+{
+    size_t len;
+    const char *body = ncmp_http_body(req, &len);
+    provmns_patch_error e;
+
+    if (provmns_patch_parse(body, len, max, items, &e) == 0)
+        return 0;
+    pm_error(req, e.status, e.title, e.detail, e.badop);
+    return -1;
 }
 
 /* The handle of `fdn`, checked as NCMP does: 0 with c->h filled, or -1

@@ -30,6 +30,9 @@
 #ifndef NCMPD_PROVMNS_H
 #define NCMPD_PROVMNS_H
 
+#include <json-c/json.h>
+
+#include "ncmp_err.h"
 #include "ncmp_http.h"
 
 typedef struct data data;
@@ -37,6 +40,22 @@ typedef struct data data;
 /* Add the routes to `srv` (not started yet); `d` is borrowed and must
  * outlive the server. */
 void provmns_routes_add(data *d, ncmp_http_server *srv);
+
+/* Why a PATCH body was refused: the status (400 malformed, 413 too many
+ * items), the title and detail of the answer, and the index of the bad
+ * item (badOp; -1 for the body as a whole). */
+typedef struct provmns_patch_error {
+    int status, badop;
+    char title[256];
+    char detail[NCMP_ERR_MSG_MAX];
+} provmns_patch_error;
+
+/* The items of a ProvMnS PATCH body (a JSON Patch array of at most `max`
+ * items, each with a known op, a path, and the value or from its op
+ * needs): 0 with *items owned by the caller, or -1 with *e filled and
+ * *items NULL. */
+int provmns_patch_parse(const char *body, size_t len, int max, json_object **items,
+                        provmns_patch_error *e);
 
 /* --- for tests ------------------------------------------------------------ */
 

@@ -1,0 +1,102 @@
+/* The bytes-job bodies: a write job scanned as it arrives (in pieces cut
+ * where the input says), and the read job's dataNodeSelector split into
+ * selectors and their FDN prefixes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "datajob.h"
+#include "fuzz_common.h"
+
+static const char *const tokens[] = {
+    FUZZ_JSON_TOKENS,
+    "\"dataJobMetadata\":{\"destination\":\"d\",\"dataAcceptType\":\"a\",\"dataContentType\":"
+    "\"c\"}",
+    "\"dataJobWriteRequest\":{\"data\":[",
+    "{\"path\":\"/SubNetwork=1/"
+    "ManagedElement=1\",\"op\":\"add\",\"operationId\":\"1\",\"value\":{}}",
+    "\"data\":[",
+    "\"path\":",
+    "\"readProperties\":{\"dataNodeSelector\":\"",
+    "/SubNetwork[id=\\\"1\\\"]/ManagedElement[id=\\\"2\\\"]",
+    "\\n",
+    " OR ",
+    "&&",
+    "[id=\"",
+    "\"]",
+    "//",
+};
+
+typedef struct seen {
+    size_t metadata, operations;
+} seen;
+
+static int on_metadata(void *arg, json_object *meta, ncmp_err *err)
+{
+    (void)meta;
+    (void)err;
+    ((seen *)arg)->metadata++;
+    return 0;
+}
+
+static int on_operation(void *arg, json_object *op, size_t index, ncmp_err *err)
+{
+    seen *s = arg;
+
+    (void)err;
+    if (!op || index != s->operations)
+        fuzz_fail("an operation out of order", "", "");
+    s->operations++;
+    return 0;
+}
+
+static int write_job(const uint8_t *bytes, size_t size)
+{
+    seen s = {0};
+    datajob_scan_cb cb = {on_metadata, on_operation, &s};
+    datajob_scan *scan = datajob_scan_new(&cb, 1024);
+    size_t step = 1 + (size % 7) * (size % 5), at = 0;
+    ncmp_err err = {0};
+    int rc = 0;
+
+    while (rc == 0 && at < size) {
+        size_t n = size - at < step ? size - at : step;
+        rc = datajob_scan_feed(scan, (const char *)bytes + at, n, &err);
+        at += n;
+    }
+    if (rc == 0)
+        rc = datajob_scan_end(scan, &err);
+    datajob_scan_free(scan);
+    if (rc != 0) {
+        char *in = fuzz_text(bytes, size);
+        fuzz_check_reject(in, &err);
+        free(in);
+    }
+    return rc == 0;
+}
+
+static void read_job(const uint8_t *bytes, size_t size)
+{
+    char *in = fuzz_text(bytes, size);
+    size_t n = 0;
+    char **sels = datajob_selectors(in, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        char *fdn;
+        if (!sels[i] || !sels[i][0])
+            fuzz_fail("an empty selector", in, "");
+        fdn = datajob_fdn_prefix(sels[i]);
+        if (!fdn)
+            fuzz_fail("no FDN prefix", in, sels[i]);
+        free(fdn);
+    }
+    datajob_strings_free(sels, n);
+    free(in);
+}
+
+static int one(const uint8_t *bytes, size_t size)
+{
+    read_job(bytes, size);
+    return write_job(bytes, size);
+}
+
+FUZZ_TARGET("datajob", one, tokens)
