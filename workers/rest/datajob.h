@@ -60,7 +60,8 @@ typedef struct datajob_scan datajob_scan;
 typedef struct datajob_scan_cb {
     /* the dataJobMetadata value (borrowed for the call); -1 stops the scan */
     int (*metadata)(void *arg, json_object *meta, ncmp_err *err);
-    /* one element of dataJobWriteRequest.data, with its index */
+    /* one element of dataJobWriteRequest.data, with its index (borrowed;
+     * NULL when the element is JSON null, as json-c parses it) */
     int (*operation)(void *arg, json_object *op, size_t index, ncmp_err *err);
     void *arg;
 } datajob_scan_cb;
