@@ -75,6 +75,7 @@ typedef struct ncmp_config {
     /* lifecycle events */
     char *lcm_topic;
     int lcm_java_serialized_headers;
+    char *lcm_event_schema_version;
     int lcm_relay_batch_size;
     int cps_data_updated_events;
     int cps_delta_notification;

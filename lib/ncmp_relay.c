@@ -254,9 +254,9 @@ static long publish_round(ncmp_relay *r, ncmp_err *err)
     for (long i = 0; i < n; i++) {
         const char *seq = PQgetvalue(res, (int)i, 0);
         const char *key = PQgetvalue(res, (int)i, 1);
-        rd_kafka_headers_t *h =
-            r->spec.headers(r->spec.headers_arg, key, PQgetvalue(res, (int)i, 4),
-                            PQgetvalue(res, (int)i, 2), PQgetvalue(res, (int)i, 3));
+        rd_kafka_headers_t *h = r->spec.headers(
+            r->spec.headers_arg, key, PQgetvalue(res, (int)i, 4), PQgetvalue(res, (int)i, 6),
+            PQgetvalue(res, (int)i, 2), PQgetvalue(res, (int)i, 3));
         rd_kafka_resp_err_t e;
         rd_kafka_header_add(h, SEQ_HEADER, -1, seq, -1);
         r->pending++;
@@ -369,9 +369,9 @@ int ncmp_relay_task(const ncmp_config *cfg, const ncmp_relay_spec *spec, ncmp_si
     r->cfg = cfg;
     r->spec = *spec;
     snprintf(r->sql_read, sizeof(r->sql_read),
-             "SELECT seq, %s, event_id, event_time, event_type, payload FROM %s"
+             "SELECT seq, %s, event_id, event_time, event_type, payload, %s FROM %s"
              " ORDER BY seq LIMIT $1::int",
-             spec->key_column, spec->table);
+             spec->key_column, spec->schema_column ? spec->schema_column : "''", spec->table);
     snprintf(r->sql_delete, sizeof(r->sql_delete), "DELETE FROM %s WHERE seq = ANY($1::bigint[])",
              spec->table);
     snprintf(r->sql_listen, sizeof(r->sql_listen), "LISTEN %s", spec->channel);

@@ -48,20 +48,23 @@
 #include "ncmp_err.h"
 #include "ncmp_singleton.h"
 
-/* The headers of one event from its row; the relay adds its seq header
- * and hands them to the produce call. */
+/* The headers of one event from its row (`schema`: its schema column, ""
+ * when the outbox has none); the relay adds its seq header and hands them
+ * to the produce call. */
 typedef rd_kafka_headers_t *(*ncmp_relay_headers_fn)(void *arg, const char *key, const char *type,
-                                                     const char *id, const char *time);
+                                                     const char *schema, const char *id,
+                                                     const char *time);
 
 /* What one relay publishes; the strings are constants or outlive the
  * task (a topic name of the configuration). */
 typedef struct ncmp_relay_spec {
-    const char *component;  /* log component, client id and crash points */
-    const char *what;       /* what the events are, for messages */
-    const char *leader_msg; /* logged when this process takes over */
-    const char *table;      /* the outbox */
-    const char *key_column; /* its column with the record key */
-    const char *channel;    /* the NOTIFY channel its writers use */
+    const char *component;     /* log component, client id and crash points */
+    const char *what;          /* what the events are, for messages */
+    const char *leader_msg;    /* logged when this process takes over */
+    const char *table;         /* the outbox */
+    const char *key_column;    /* its column with the record key */
+    const char *schema_column; /* its column with the value's schema, or NULL */
+    const char *channel;       /* the NOTIFY channel its writers use */
     const char *topic;
     long long lock_key; /* advisory lock: any constant, one per outbox */
     int batch_size;     /* most events per round */

@@ -414,7 +414,7 @@ void cps_events_routes_add(cps_api *api, ncmp_http_server *s)
 /* --- the relay ------------------------------------------------------------ */
 
 static rd_kafka_headers_t *event_headers(void *arg, const char *key, const char *type,
-                                         const char *id, const char *time)
+                                         const char *schema, const char *id, const char *time)
 {
     const ncmp_cloudevent ce = {.id = id,
                                 .source = "CPS",
@@ -424,6 +424,7 @@ static rd_kafka_headers_t *event_headers(void *arg, const char *key, const char 
                                 .correlation_id = key};
     (void)arg;
     (void)type;
+    (void)schema;
     return ncmp_cloudevent_headers(&ce);
 }
 

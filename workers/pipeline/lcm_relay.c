@@ -7,11 +7,13 @@
 /* Any constant will do, the same in every process. */
 #define RELAY_LOCK_KEY 7340217002LL
 
-static rd_kafka_headers_t *lcm_headers(void *arg, const char *key, const char *type, const char *id,
-                                       const char *time)
+/* eventSchema from the row: the format it was written in, whatever the
+ * setting is now */
+static rd_kafka_headers_t *lcm_headers(void *arg, const char *key, const char *type,
+                                       const char *schema, const char *id, const char *time)
 {
     const ncmp_config *cfg = arg;
-    return ncmp_lcm_headers(key, type, id, time, cfg->lcm_java_serialized_headers);
+    return ncmp_lcm_headers(key, type, schema, id, time, cfg->lcm_java_serialized_headers);
 }
 
 int lcm_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err)
@@ -21,6 +23,7 @@ int lcm_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err
                                   .leader_msg = "this process relays lifecycle events",
                                   .table = "lcm_outbox",
                                   .key_column = "handle_id",
+                                  .schema_column = "event_schema",
                                   .channel = NCMP_OUTBOX_CHANNEL,
                                   .topic = svc->cfg->lcm_topic,
                                   .lock_key = RELAY_LOCK_KEY,

@@ -157,7 +157,7 @@ static int ms_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     w->cfg = ctx->cfg;
     w->dmi = ((const ncmp_services *)arg)->dmi;
     w->db = ctx->db;
-    ncmp_outbox_init(&w->outbox, ctx->db);
+    ncmp_outbox_init(&w->outbox, ctx->db, ctx->cfg);
     *state = w;
     return 0;
 }
@@ -658,6 +658,7 @@ static void event_ready(ms_worker *w, const ms_handle *h)
     ev.old_values.data_sync_enabled = -1;
     ev.new_values.state = NCMP_STATE_READY;
     ev.new_values.data_sync_enabled = 0;
+    ev.old_module_set_tag = h->tag; /* an upgrade changes it: v2 names the change */
     ncmp_outbox_add(&w->outbox, &ev);
 }
 

@@ -10,19 +10,22 @@
 #define NCMPD_OUTBOX_H
 
 #include "ncmp_buf.h"
+#include "ncmp_config.h"
 #include "ncmp_db.h"
 #include "ncmp_err.h"
 #include "ncmp_lcm.h"
 
 typedef struct ncmp_outbox {
-    ncmp_db *db;    /* borrowed */
+    ncmp_db *db; /* borrowed */
+    ncmp_lcm_format format;
     ncmp_buf rows;  /* COPY text of the kept events */
     ncmp_buf event; /* scratch */
     size_t count;
 } ncmp_outbox;
 
-/* Start empty, writing to `db`. */
-void ncmp_outbox_init(ncmp_outbox *ob, ncmp_db *db);
+/* Start empty, writing to `db` events in the format `cfg` names
+ * (lcm.event-schema-version). */
+void ncmp_outbox_init(ncmp_outbox *ob, ncmp_db *db, const ncmp_config *cfg);
 void ncmp_outbox_free(ncmp_outbox *ob);
 void ncmp_outbox_reset(ncmp_outbox *ob);
 

@@ -140,7 +140,7 @@ static int reg_init(void *arg, ncmp_stage_ctx *ctx, void **state, ncmp_err *err)
     reg_worker *w = ncmp_xcalloc(1, sizeof(*w));
 
     w->cfg = ctx->cfg;
-    ncmp_outbox_init(&w->outbox, ctx->db);
+    ncmp_outbox_init(&w->outbox, ctx->db, ctx->cfg);
     *state = w;
     return 0;
 }
@@ -503,6 +503,7 @@ static int apply_updated(reg_worker *w, ncmp_stage_ctx *ctx, reg_request *r, ncm
             ev.alternate_id = set_alt ? set_alt : cur_alt;
             ev.module_set_tag = PQgetvalue(cur, row, 4);
             ev.data_producer_identifier = set_dpi;
+            ev.old_data_producer_identifier = cur_dpi; /* v2 names the change */
             ev.old_values.data_sync_enabled = -1;
             ev.new_values.data_sync_enabled = -1;
             ev.force_update = 1;

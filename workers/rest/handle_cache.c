@@ -482,7 +482,9 @@ static const char *json_str(json_object *o, const char *key)
 }
 
 /* Parse one event into *c (strings borrowed from *doc, owned by the
- * caller). -1 when it is not an LCM event. */
+ * caller). -1 when it is not an LCM event. Either format: v1 repeats
+ * moduleSetTag and dataProducerIdentifier in `event`, v2 gives them in
+ * newValues on a create and where they changed. */
 static int lcm_parse(const rd_kafka_message_t *m, json_object **doc, lcm_change *c)
 {
     json_object *ev, *nv;
@@ -497,11 +499,14 @@ static int lcm_parse(const rd_kafka_message_t *m, json_object **doc, lcm_change 
         !(c->id = json_str(ev, "cmHandleId")))
         return -1;
     c->kind = strstr(type, ".create") ? 'c' : strstr(type, ".delete") ? 'd' : 'u';
+    if (!json_object_object_get_ex(ev, "newValues", &nv))
+        nv = NULL;
     c->alt = json_str(ev, "alternateId");
-    c->tag = json_str(ev, "moduleSetTag");
-    c->dpi = json_str(ev, "dataProducerIdentifier");
-    c->state =
-        json_object_object_get_ex(ev, "newValues", &nv) ? json_str(nv, "cmHandleState") : NULL;
+    if (!(c->tag = json_str(ev, "moduleSetTag")))
+        c->tag = json_str(nv, "moduleSetTag");
+    if (!(c->dpi = json_str(ev, "dataProducerIdentifier")))
+        c->dpi = json_str(nv, "dataProducerIdentifier");
+    c->state = json_str(nv, "cmHandleState");
     return 0;
 }
 

@@ -55,7 +55,8 @@ static int sync_lock(ncmp_db *db, const char *id, sync_row *out, ncmp_err *err)
 }
 
 /* The change and its lifecycle event, in the caller's transaction. */
-static int sync_set(ncmp_db *db, const char *id, const sync_row *row, int enable, ncmp_err *err)
+static int sync_set(ncmp_db *db, const ncmp_config *cfg, const char *id, const sync_row *row,
+                    int enable, ncmp_err *err)
 {
     static const char sql[] =
         "UPDATE cm_handle SET data_sync_enabled = $2::boolean, operational_sync_state ="
@@ -76,14 +77,14 @@ static int sync_set(ncmp_db *db, const char *id, const sync_row *row, int enable
     ev.old_values.data_sync_enabled = row->enabled;
     ev.new_values.data_sync_enabled = enable;
     ev.force_update = 1; /* the states are not part of this change */
-    ncmp_outbox_init(&ob, db);
+    ncmp_outbox_init(&ob, db, cfg);
     ncmp_outbox_add(&ob, &ev);
     rc = ncmp_outbox_flush(&ob, err);
     ncmp_outbox_free(&ob);
     return rc;
 }
 
-void operational_data_sync(ncmp_http_request *req, rest_pool *pool)
+void operational_data_sync(ncmp_http_request *req, rest_pool *pool, const ncmp_config *cfg)
 {
     const char *id = ncmp_http_param(req, "ref");
     const char *value = ncmp_http_query(req, "dataSyncEnabled");
@@ -126,7 +127,7 @@ void operational_data_sync(ncmp_http_request *req, rest_pool *pool)
         ncmp_http_respond_error(req, 500, "State mismatch exception.", msg.data);
         goto cleanup;
     }
-    if (sync_set(db, id, &row, enable, &err) != 0 || ncmp_db_commit(db, &err) != 0)
+    if (sync_set(db, cfg, id, &row, enable, &err) != 0 || ncmp_db_commit(db, &err) != 0)
         goto fail;
     log_info("rest", "%s: data sync %s", id, enable ? "enabled" : "disabled");
     ncmp_http_respond(req, 200, NULL, "", 0);

@@ -36,7 +36,7 @@
 #include "rest_db.h"
 
 /* PUT /ncmp/v1/ch/{ref}/data-sync */
-void operational_data_sync(ncmp_http_request *req, rest_pool *pool);
+void operational_data_sync(ncmp_http_request *req, rest_pool *pool, const ncmp_config *cfg);
 
 /* The cache read of handle `handle_id` (resolved by the caller), with
  * the request's resourceIdentifier and include-descendants. */

@@ -87,7 +87,7 @@ static int lock_and_hand_over(ncmp_db *db, ncmp_producer *producer, const ncmp_c
     ncmp_buf slots = NCMP_BUF_INIT;
     int rc = -1;
 
-    ncmp_outbox_init(&ob, db);
+    ncmp_outbox_init(&ob, db, cfg);
     if (ncmp_db_query(db, SQL_LOCK, 1, params, &res, err) != 0)
         goto done;
     for (int i = 0; i < PQntuples(res); i++) {

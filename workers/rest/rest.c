@@ -313,7 +313,7 @@ static void h_inventory_dmi_handles(ncmp_http_request *req, void *arg)
 static void h_data_sync(ncmp_http_request *req, void *arg)
 {
     rest *r = arg;
-    operational_data_sync(req, r->pool);
+    operational_data_sync(req, r->pool, r->cfg);
 }
 
 /* POST /ncmpInventory/v1/ch/module/refresh */
