@@ -21,6 +21,7 @@
 #define LCM_TYPE_PREFIX          "org.onap.ncmp.cmhandle-lcm-event."
 #define LCM_EVENT_SOURCE         "org.onap.ncmp"
 #define LCM_EVENT_SCHEMA         "org.onap.ncmp:cmhandle-lcm-event"
+#define LCM_EVENT_SCHEMA_V2      "org.onap.ncmp:cmhandle-lcm-event.v2"
 #define LCM_EVENT_SCHEMA_VERSION "1.0"
 #define LCM_TIME_PATTERN         "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}\\+0000$"
 
@@ -44,6 +45,8 @@ static const event_schemas schemas[CONFORMANCE_EVENT_COUNT] = {
                                            NULL, NULL, NULL},
     [CONFORMANCE_LCM] = {"lcm-event-v1.json", NULL, CONFORMANCE_LCM_SCHEMA_FILE,
                          CONFORMANCE_LCM_PATCH_POINTER, CONFORMANCE_LCM_PATCH_SCHEMA},
+    [CONFORMANCE_LCM_V2] = {"lcm-event-v2.json", NULL, CONFORMANCE_LCM_V2_SCHEMA_FILE,
+                            CONFORMANCE_LCM_V2_PATCH_POINTER, CONFORMANCE_LCM_V2_PATCH_SCHEMA},
     [CONFORMANCE_DEVICE_HEARTBEAT] = {"device-heartbeat.json",
                                       "cloudevent-headers.json#/$defs/deviceHeartbeat",
                                       "device-trust-level-event-schema-1.0.0.json", NULL, NULL},
@@ -366,9 +369,21 @@ int conformance_check_headers(conformance_event event, const rd_kafka_headers_t 
     return rc;
 }
 
+/* v2 by its eventSchema; anything else is checked as v1 (and refused
+ * there when it is not v1's). */
+static int lcm_is_v2(json_object *event)
+{
+    json_object *v;
+
+    return json_object_object_get_ex(event, "eventSchema", &v) &&
+           json_object_is_type(v, json_type_string) &&
+           strcmp(json_object_get_string(v), LCM_EVENT_SCHEMA_V2) == 0;
+}
+
 int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen)
 {
-    return conformance_check_event(CONFORMANCE_LCM, event, err, errlen);
+    return conformance_check_event(lcm_is_v2(event) ? CONFORMANCE_LCM_V2 : CONFORMANCE_LCM, event,
+                                   err, errlen);
 }
 
 int conformance_check_lcm(const char *json_text, size_t len, char *err, size_t errlen)
@@ -476,6 +491,58 @@ static int check_update_values(json_object *old_values, json_object *new_values,
     return 0;
 }
 
+/* v2's keys of oldValues and newValues, all of them in a create's. */
+static const char *const v2_keys[] = {
+    "dataSyncEnabled", "cmHandleState",          "alternateId",
+    "moduleSetTag",    "dataProducerIdentifier", "cmHandleProperties"};
+
+/* v2's cmHandleProperties, where present: a map of strings, or null. */
+static int check_properties_v2(json_object *values, const char *where, char *err, size_t errlen)
+{
+    json_object *map;
+    struct json_object_iterator it, end;
+
+    if (!json_object_object_get_ex(values, "cmHandleProperties", &map) || !map)
+        return 0;
+    if (!json_object_is_type(map, json_type_object))
+        return fail(err, errlen, "/event/%s/cmHandleProperties: not a map (v2 has no list)", where);
+    end = json_object_iter_end(map);
+    for (it = json_object_iter_begin(map); !json_object_iter_equal(&it, &end);
+         json_object_iter_next(&it))
+        if (!json_object_is_type(json_object_iter_peek_value(&it), json_type_string))
+            return fail(err, errlen, "/event/%s/cmHandleProperties/%s: not a string", where,
+                        json_object_iter_peek_name(&it));
+    return 0;
+}
+
+/* v2's update: the same keys on both sides (null where a side has no
+ * value), none with the same value on both. */
+static int check_update_values_v2(json_object *old_values, json_object *new_values, char *err,
+                                  size_t errlen)
+{
+    const char *state = member_string(new_values, "cmHandleState");
+
+    if (state && strcmp(state, "DELETED") == 0)
+        return fail(err, errlen,
+                    "/event/newValues/cmHandleState: DELETED on an update (that is a delete)");
+    for (size_t i = 0; i < sizeof(v2_keys) / sizeof(v2_keys[0]); i++) {
+        json_object *o = NULL, *n = NULL;
+        int in_old = json_object_object_get_ex(old_values, v2_keys[i], &o);
+        int in_new = json_object_object_get_ex(new_values, v2_keys[i], &n);
+
+        if (in_old != in_new)
+            return fail(err, errlen, "/event: %s in %s only; v2 names a change on both sides",
+                        v2_keys[i], in_old ? "oldValues" : "newValues");
+        if (in_old && json_object_equal(o, n))
+            return fail(err, errlen,
+                        "/event: %s is %s in both oldValues and newValues; an update gives only "
+                        "what changed",
+                        v2_keys[i],
+                        n ? json_object_to_json_string_ext(n, JSON_C_TO_STRING_PLAIN) : "null");
+    }
+    return 0;
+}
+
 int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
 {
     static const char *const header_fields[] = {
@@ -484,8 +551,9 @@ int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
     static const char *const payload_fields[] = {"cmHandleId", "alternateId", "moduleSetTag",
                                                  "dataProducerIdentifier"};
     json_object *payload, *old_values = NULL, *new_values = NULL;
-    const char *type, *kind, *v;
-    int has_old, has_new;
+    const char *type, *kind, *v, *schema;
+    size_t npayload;
+    int has_old, has_new, v2 = lcm_is_v2(ev);
 
     if (!json_object_is_type(ev, json_type_object))
         return fail(err, errlen, "the event is not a JSON object");
@@ -495,15 +563,18 @@ int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
     if (!json_object_object_get_ex(ev, "event", &payload) ||
         !json_object_is_type(payload, json_type_object))
         return fail(err, errlen, "/event: missing or not an object");
-    for (size_t i = 0; i < sizeof(payload_fields) / sizeof(payload_fields[0]); i++)
+    /* v2 has the two ids alone beside the values */
+    npayload = v2 ? 2 : sizeof(payload_fields) / sizeof(payload_fields[0]);
+    for (size_t i = 0; i < npayload; i++)
         if (!member_string(payload, payload_fields[i]))
             return fail(err, errlen, "/event/%s: missing or not a string (NCMP sends \"\")",
                         payload_fields[i]);
 
     if (strcmp(v = member_string(ev, "eventSource"), LCM_EVENT_SOURCE) != 0)
         return fail(err, errlen, "/eventSource: \"%s\", not \"" LCM_EVENT_SOURCE "\"", v);
-    if (strcmp(v = member_string(ev, "eventSchema"), LCM_EVENT_SCHEMA) != 0)
-        return fail(err, errlen, "/eventSchema: \"%s\", not \"" LCM_EVENT_SCHEMA "\"", v);
+    schema = v2 ? LCM_EVENT_SCHEMA_V2 : LCM_EVENT_SCHEMA;
+    if (strcmp(v = member_string(ev, "eventSchema"), schema) != 0)
+        return fail(err, errlen, "/eventSchema: \"%s\", not \"%s\"", v, schema);
     if (strcmp(v = member_string(ev, "eventSchemaVersion"), LCM_EVENT_SCHEMA_VERSION) != 0)
         return fail(err, errlen,
                     "/eventSchemaVersion: \"%s\", not \"" LCM_EVENT_SCHEMA_VERSION "\"", v);
@@ -529,6 +600,12 @@ int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
             return fail(err, errlen, "/event/newValues: missing on a create");
         if (!member_string(new_values, "cmHandleState"))
             return fail(err, errlen, "/event/newValues/cmHandleState: missing on a create");
+        for (size_t i = 0; v2 && i < sizeof(v2_keys) / sizeof(v2_keys[0]); i++)
+            if (!json_object_object_get_ex(new_values, v2_keys[i], NULL))
+                return fail(err, errlen,
+                            "/event/newValues/%s: missing on a create (v2 gives every key, null "
+                            "where there is no value)",
+                            v2_keys[i]);
         if (!json_object_object_get_ex(new_values, "cmHandleProperties", NULL))
             return fail(err, errlen,
                         "/event/newValues/cmHandleProperties: missing on a create (NCMP sends "
@@ -541,11 +618,17 @@ int conformance_check_lcm_rules(json_object *ev, char *err, size_t errlen)
         if (has_old != has_new)
             return fail(err, errlen, "/event: %s without %s on an update",
                         has_old ? "oldValues" : "newValues", has_old ? "newValues" : "oldValues");
-        if (has_old && check_update_values(old_values, new_values, err, errlen) != 0)
+        if (has_old && (v2 ? check_update_values_v2(old_values, new_values, err, errlen)
+                           : check_update_values(old_values, new_values, err, errlen)) != 0)
             return -1;
     } else {
         return fail(err, errlen, "/eventType: \"%s\" is not create, update or delete", type);
     }
+    if (v2)
+        return (has_old && check_properties_v2(old_values, "oldValues", err, errlen) != 0) ||
+                       (has_new && check_properties_v2(new_values, "newValues", err, errlen) != 0)
+                   ? -1
+                   : 0;
     if (has_old && check_properties(old_values, "oldValues", err, errlen) != 0)
         return -1;
     if (has_new && check_properties(new_values, "newValues", err, errlen) != 0)

@@ -34,6 +34,17 @@
 #define CONFORMANCE_LCM_PATCH_POINTER "/$defs/Values/properties/cmHandleProperties"
 #define CONFORMANCE_LCM_PATCH_SCHEMA  "{\"type\":\"array\",\"items\":{\"type\":\"object\"}}"
 
+/* NCMP's v2 schema gives oldValues and newValues "additionalProperties":
+ * false and no properties, which only {} satisfies, while its Java type
+ * is a free Map<String,Object> and NCMP fills it: the payload's
+ * properties are patched to the same names and types with the two maps
+ * open (objects of any keys). */
+#define CONFORMANCE_LCM_V2_SCHEMA_FILE   "lcm-event-v2.json"
+#define CONFORMANCE_LCM_V2_PATCH_POINTER "/$defs/PayloadV2/properties"
+#define CONFORMANCE_LCM_V2_PATCH_SCHEMA                                                            \
+    "{\"cmHandleId\":{\"type\":\"string\"},\"alternateId\":{\"type\":\"string\"},"                 \
+    "\"oldValues\":{\"type\":\"object\"},\"newValues\":{\"type\":\"object\"}}"
+
 /* NCMP's DataOperationEvent schema gives `result` "additionalProperties":
  * false and no properties, which only {} satisfies; its "existingJavaType"
  * java.lang.Object is what NCMP and the DMI plugins use, so any object. */
@@ -66,6 +77,7 @@ typedef enum conformance_event {
     CONFORMANCE_REGISTRATION,           /* in: ncmp-dmi-registration */
     CONFORMANCE_REGISTRATION_RESPONSE,  /* out: ncmp-dmi-registration-response */
     CONFORMANCE_LCM,                    /* out: ncmp-events */
+    CONFORMANCE_LCM_V2,                 /* out: ncmp-events, lcm.event-schema-version=v2 */
     CONFORMANCE_DEVICE_HEARTBEAT,       /* in: dmi-device-heartbeat */
     CONFORMANCE_INVENTORY,              /* out: ncmp-inventory-events */
     CONFORMANCE_DATA_OPERATION,         /* in ncmp-async-m2m, out client topics */
@@ -133,11 +145,14 @@ int conformance_check_headers(conformance_event event, const rd_kafka_headers_t 
 
 /* Check one LCM event given as JSON text (a Kafka record's value): strict
  * JSON, conformance_check_lcm_schema, then conformance_check_lcm_rules.
- * Returns 0, or -1 with the first problem in err. */
+ * Its eventSchema says the format: v2's (...cmhandle-lcm-event.v2) is
+ * checked as v2, anything else as v1. Returns 0, or -1 with the first
+ * problem in err. */
 int conformance_check_lcm(const char *json_text, size_t len, char *err, size_t errlen);
 
 /* Only the schemas (ncmpd's, and NCMP's patched one when available), on a
- * parsed event (borrowed): conformance_check_event(CONFORMANCE_LCM). */
+ * parsed event (borrowed): conformance_check_event(CONFORMANCE_LCM, or
+ * CONFORMANCE_LCM_V2 for a v2 eventSchema). */
 int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen);
 
 /* Only the rules the schema cannot express, on a parsed event (borrowed):
@@ -148,7 +163,11 @@ int conformance_check_lcm_schema(json_object *event, char *err, size_t errlen);
  * present; create: newValues with cmHandleState and cmHandleProperties,
  * no oldValues; delete: no values; update: oldValues and newValues both
  * or neither, no value that is the same on both sides, no new state
- * DELETED; cmHandleProperties a list of one map of strings. */
+ * DELETED; cmHandleProperties a list of one map of strings.
+ * For v2: eventSchema ...cmhandle-lcm-event.v2, alternateId present;
+ * create: newValues with all six keys; update: the two maps with the
+ * same keys, none the same on both sides; cmHandleProperties a map of
+ * strings or null. */
 int conformance_check_lcm_rules(json_object *event, char *err, size_t errlen);
 
 /* The Kafka headers of an LCM record against its parsed value (both

@@ -77,6 +77,11 @@ static void check_example(const char *heading, const char *text, size_t len, int
                  "docs/events.md line %d (under %s): not JSON: %s", line, heading, err.msg);
     event = event_for(heading);
     if (event == CONFORMANCE_LCM) {
+        json_object *schema = NULL;
+        /* either format, by its eventSchema */
+        if (json_object_object_get_ex(doc, "eventSchema", &schema) &&
+            strcmp(json_object_get_string(schema), "org.onap.ncmp:cmhandle-lcm-event.v2") == 0)
+            event = CONFORMANCE_LCM_V2;
         json_object_put(doc);
         cr_assert_eq(conformance_check_lcm(text, len, msg, sizeof(msg)), 0,
                      "docs/events.md line %d: %s", line, msg);

@@ -72,7 +72,7 @@ static emitted emit(const ncmp_lcm_event *ev)
 
     ncmp_uuid4(out.id);
     ncmp_event_time_now(out.time);
-    ncmp_lcm_event_json(&text, ev, out.id, out.time);
+    ncmp_lcm_event_json(&text, ev, NCMP_LCM_V1, out.id, out.time);
     rc = conformance_check_lcm(text.data, text.len, err, sizeof(err));
     if (rc == 0 && ncmp_json_parse(text.data, text.len, &value, &perr) != 0)
         snprintf(err, sizeof(err), "not JSON: %s", perr.msg);
@@ -445,7 +445,7 @@ Test(ncmp_lcm_conformance, unchanged_state_on_both_sides_is_refused)
     char err[1024] = "";
     int rc;
 
-    ncmp_lcm_event_json(&text, &ev, "6f1c6a3e-1111-4222-8333-444455556666",
+    ncmp_lcm_event_json(&text, &ev, NCMP_LCM_V1, "6f1c6a3e-1111-4222-8333-444455556666",
                         "2025-06-01T12:00:05.123+0000");
     rc = conformance_check_lcm(text.data, text.len, err, sizeof(err));
     ncmp_buf_free(&text);
@@ -592,8 +592,8 @@ static const char *const header_names[7] = {
 /* The seven headers for `ev` with the value's id and time. */
 static rd_kafka_headers_t *headers_for(const ncmp_lcm_event *ev, const emitted *e, int java)
 {
-    held_headers =
-        ncmp_lcm_headers(ev->cm_handle_id, ncmp_lcm_event_type(ev), e->id, e->time, java);
+    held_headers = ncmp_lcm_headers(ev->cm_handle_id, ncmp_lcm_event_type(ev),
+                                    NCMP_LCM_EVENT_SCHEMA, e->id, e->time, java);
     cr_assert_not_null(held_headers);
     return held_headers;
 }
@@ -762,7 +762,7 @@ Test(ncmp_lcm_conformance, rules_refuse_what_ncmp_would_not_send)
         const char *message;
     } cases[] = {
         {"/eventSource", "\"org.onap.cps\"", "/eventSource"},
-        {"/eventSchema", "\"org.onap.ncmp:cmhandle-lcm-event.v2\"", "/eventSchema"},
+        {"/eventSchema", "\"org.onap.ncmp:cmhandle-lcm-event.v3\"", "/eventSchema"},
         {"/eventSchemaVersion", "\"2.0\"", "/eventSchemaVersion"},
         {"/eventId", "\"6f1c6a3e-1111-1222-8333-444455556666\"", "version 4 UUID"},
         {"/eventId", "\"6F1C6A3E-1111-4222-8333-444455556666\"", "version 4 UUID"},

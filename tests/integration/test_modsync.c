@@ -527,6 +527,94 @@ Test(module_sync, upgrade_moves_handles_to_the_target_tag, .timeout = 180)
     case_fini(c);
 }
 
+/* The values at `ptr` of the event of `id` number `k` (0-based, in
+ * publication order) equal the JSON text `want`. */
+static void expect_event_values(const it_record *recs, size_t n, const char *id, size_t k,
+                                const char *ptr, const char *want)
+{
+    for (size_t i = 0, seen = 0; i < n; i++) {
+        json_object *o, *v = NULL, *w;
+        int same;
+
+        if (strcmp(recs[i].key, id) != 0 || seen++ != k)
+            continue;
+        o = json_tokener_parse(recs[i].value);
+        w = json_tokener_parse(want);
+        cr_assert_not_null(o);
+        same = json_pointer_get(o, ptr, &v) == 0 && json_object_equal(v, w);
+        json_object_put(w);
+        json_object_put(o);
+        cr_assert(same, "%s event %zu %s: expected %s in %s", id, k, ptr, want, recs[i].value);
+        return;
+    }
+    cr_assert_fail("%s has no event %zu", id, k);
+}
+
+/* lcm.event-schema-version=v2 (NCMP's app.lcm.events.event-schema-version):
+ * every event of sync and upgrade in v2, as NCMP's PayloadFactory gives
+ * them: READY names dataSyncEnabled from null to false, the READY that
+ * ends an upgrade the new tag too. Every event passes the v2 schema and
+ * rules (conformance_check_lcm takes the format from eventSchema). */
+Test(module_sync, lcm_v2_events_of_sync_and_upgrade, .timeout = 180)
+{
+    static const char *const v2[] = {"--lcm.event-schema-version=v2", NULL};
+    ms_case *c = case_init("ms-lcm-v2");
+    it_record *recs = NULL;
+    char body[512];
+    size_t n;
+    lcm_counts k;
+
+    stub_start(c, 0, NULL);
+    c->pid = case_spawn(c, "a", v2, 1);
+    loadgen(c, "register", 10, 10, c->dmi);
+    wait_handles(c, "state = 'READY'", 10);
+    snprintf(body, sizeof(body),
+             "{'dmiPlugin':'%s','upgradedCmHandles':{'cmHandles':['ch-1'],"
+             "'moduleSetTag':'tagB'}}",
+             c->dmi);
+    send_request(c, body);
+    wait_handles(c, "id = 'ch-1' AND state = 'READY' AND module_set_tag = 'tagB'", 1);
+    wait_outbox(c);
+    k = read_lcm(c, 22, "ch-1", NULL);
+    cr_assert_eq(k.total, 4, "create, READY, LOCKED, READY; got %ld", k.total);
+    cr_assert_eq(k.ready, 2);
+    n = it_read_topic(c->lcm_topic, 22, WAIT_MS, &recs);
+    for (size_t i = 0; i < n; i++) {
+        char err[1024] = "";
+        json_object *o = json_tokener_parse(recs[i].value), *schema = NULL;
+        int v2_value, headers;
+
+        cr_assert_eq(conformance_check_lcm(recs[i].value, recs[i].len, err, sizeof(err)), 0,
+                     "%s: %s", err, recs[i].value);
+        v2_value =
+            json_object_object_get_ex(o, "eventSchema", &schema) &&
+            strcmp(json_object_get_string(schema), "org.onap.ncmp:cmhandle-lcm-event.v2") == 0;
+        /* the headers (Java-serialised by default) say what the value says */
+        headers = conformance_check_lcm_headers(recs[i].headers, o, 1, err, sizeof(err));
+        json_object_put(o);
+        cr_assert(v2_value, "not v2: %s", recs[i].value);
+        cr_assert_eq(headers, 0, "headers of %s: %s", recs[i].key, err);
+    }
+    expect_event_values(recs, n, "ch-1", 0, "/eventType",
+                        "\"org.onap.ncmp.cmhandle-lcm-event.create\"");
+    expect_event_values(recs, n, "ch-1", 0, "/event/newValues/dataSyncEnabled", "null");
+    expect_event_values(recs, n, "ch-1", 0, "/event/newValues/moduleSetTag", "\"tagA\"");
+    expect_event_values(recs, n, "ch-1", 1, "/event/oldValues",
+                        "{\"dataSyncEnabled\":null,\"cmHandleState\":\"ADVISED\"}");
+    expect_event_values(recs, n, "ch-1", 1, "/event/newValues",
+                        "{\"dataSyncEnabled\":false,\"cmHandleState\":\"READY\"}");
+    expect_event_values(recs, n, "ch-1", 2, "/event/oldValues", "{\"cmHandleState\":\"READY\"}");
+    expect_event_values(recs, n, "ch-1", 2, "/event/newValues", "{\"cmHandleState\":\"LOCKED\"}");
+    expect_event_values(recs, n, "ch-1", 3, "/event/oldValues",
+                        "{\"dataSyncEnabled\":null,\"cmHandleState\":\"LOCKED\","
+                        "\"moduleSetTag\":\"tagA\"}");
+    expect_event_values(recs, n, "ch-1", 3, "/event/newValues",
+                        "{\"dataSyncEnabled\":false,\"cmHandleState\":\"READY\","
+                        "\"moduleSetTag\":\"tagB\"}");
+    it_records_free(recs, n);
+    case_fini(c);
+}
+
 /* Two processes share the work: each tag fetched once, each handle
  * synced once. */
 Test(module_sync, two_processes_fetch_each_tag_once, .timeout = 240)

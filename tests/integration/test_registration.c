@@ -959,6 +959,87 @@ Test(registration, remove_announces_deleting_then_deleted_before_creates, .timeo
     case_fini(c);
 }
 
+/* lcm.event-schema-version=v2: the create with every key, a new producer
+ * as NCMP's CmHandleUpdateSpec has it; and an event keeps the format it
+ * was written in: written as v2 while no relay runs, it is published as
+ * v2 (value and eventSchema header) by a relay of a process set to v1,
+ * whose own events are v1. */
+Test(registration, lcm_v2_by_setting_and_each_event_keeps_its_format, .timeout = 120)
+{
+    static const char *const v2[] = {"--lcm.event-schema-version=v2", NULL};
+    static const char *const v2_no_relay[] = {"--lcm.event-schema-version=v2",
+                                              "--roles=registration", NULL};
+    static const char *const events_v2[] = {"create", "update", "update", "delete", NULL};
+    reg_case *c = case_init("it-reg-lcm-v2");
+    it_record *lcm = NULL;
+    json_object *evs[8];
+    size_t nlcm;
+
+    case_start(c, v2);
+    send_request(
+        c, "req-1", DMI,
+        "{'dmiPlugin':'" DMI "','createdCmHandles':["
+        "{'cmHandle':'v-1','alternateId':'fdn1','moduleSetTag':'tag1',"
+        "'dataProducerIdentifier':'prod1','publicCmHandleProperties':{'color':'green'}}]}");
+    settle(c);
+    send_request(c, "req-2", DMI,
+                 "{'dmiPlugin':'" DMI "','updatedCmHandles':["
+                 "{'cmHandle':'v-1','dataProducerIdentifier':'my-data-producer-id'}]}");
+    settle(c);
+    case_stop(c);
+
+    /* written as v2 and left in the outbox: no relay runs */
+    case_start(c, v2_no_relay);
+    send_request(c, "req-3", DMI, "{'dmiPlugin':'" DMI "','removedCmHandles':['v-1']}");
+    cr_assert_eq(it_wait_long(c->db, "SELECT count(*) FROM lcm_outbox", NULL, 2, WAIT_MS), 2,
+                 "DELETING and DELETED wait in the outbox; log %s", c->log);
+    cr_assert_eq(it_query_long(c->db,
+                               "SELECT count(*) FROM lcm_outbox WHERE event_schema = "
+                               "'org.onap.ncmp:cmhandle-lcm-event.v2'",
+                               0, NULL),
+                 2);
+    case_stop(c);
+    /* a v1 process relays them, then writes v1 */
+    case_start(c, NULL);
+    settle(c);
+    send_request(c, "req-4", DMI,
+                 "{'dmiPlugin':'" DMI
+                 "','createdCmHandles':[{'cmHandle':'v-1','moduleSetTag':'t'}]}");
+    settle(c);
+
+    nlcm = read_lcm(c, 5, &lcm);
+    cr_assert_eq(nlcm, 5, "create, producer, DELETING, DELETED, create; got %zu", nlcm);
+    /* lcm_checked: each against the schema of its eventSchema, its
+     * headers (eventSchema included) against its value */
+    cr_assert_eq(events_of(c, lcm, nlcm, "v-1", evs, 8), 5);
+    for (size_t i = 0; i < 4; i++) {
+        cr_assert_str_eq(lcm_kind(evs[i]), events_v2[i]);
+        expect_str(jstr(evs[i], "eventSchema"), "org.onap.ncmp:cmhandle-lcm-event.v2",
+                   "eventSchema");
+        cr_assert_null(jpath(evs[i], "event.moduleSetTag"), "v2 has no moduleSetTag there");
+        expect_str(jstr(evs[i], "event.alternateId"), "fdn1", "alternateId");
+    }
+    cr_assert_null(jpath(evs[0], "event.oldValues"));
+    expect_json(jpath(evs[0], "event.newValues"),
+                "{'dataSyncEnabled':null,'cmHandleState':'ADVISED','alternateId':'fdn1',"
+                "'moduleSetTag':'tag1','dataProducerIdentifier':'prod1',"
+                "'cmHandleProperties':{'color':'green'}}",
+                "v2 create");
+    expect_json(jpath(evs[1], "event.oldValues"), "{'dataProducerIdentifier':'prod1'}",
+                "v2 producer old");
+    expect_json(jpath(evs[1], "event.newValues"),
+                "{'dataProducerIdentifier':'my-data-producer-id'}", "v2 producer new");
+    expect_json(jpath(evs[2], "event.oldValues"), "{'cmHandleState':'ADVISED'}", "v2 DELETING old");
+    expect_json(jpath(evs[2], "event.newValues"), "{'cmHandleState':'DELETING'}", "v2 DELETING");
+    cr_assert(!jpath(evs[3], "event.oldValues") && !jpath(evs[3], "event.newValues"));
+    expect_str(jstr(evs[4], "eventSchema"), "org.onap.ncmp:cmhandle-lcm-event", "v1 again");
+    expect_json(jpath(evs[4], "event.newValues"),
+                "{'cmHandleState':'ADVISED','cmHandleProperties':[{}]}", "v1 create");
+    events_free(evs, 5);
+    it_records_free(lcm, nlcm);
+    case_fini(c);
+}
+
 Test(registration, upgrade_locks_ready_handles_for_module_upgrade, .timeout = 120)
 {
     reg_case *c = case_init("it-reg-upgrade");
