@@ -1243,6 +1243,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&srv->in_flight, 1);
 }
 
+/* MHD's printf-style log: the attribute lets clang check the vsnprintf */
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
+
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char msg[512];

@@ -4,7 +4,7 @@
 # build_project release|asan|fuzz: build into build/, build-asan/ or build-fuzz/ and set
 # NCMP_BIN to the folder of the programs.
 build_project() {
-    local kind=$1 dir gen=() opts=(-DNCMP_WERROR=ON) cc=${CC:-}
+    local kind=$1 dir gen=() opts=(-DNCMP_WERROR=ON) cc=${CC:-} target=()
     mkdir -p "$NCMP_LOCAL"
     if [ "$kind" = asan ]; then
         dir="$NCMP_ROOT/build-asan"
@@ -14,6 +14,7 @@ build_project() {
         dir="$NCMP_ROOT/build-fuzz"
         opts+=(-DNCMP_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
         cc=clang
+        target=(--target ncmp-fuzzers) # the libFuzzer programs alone
     else
         dir="$NCMP_BUILD_DIR"
     fi
@@ -22,7 +23,7 @@ build_project() {
         ${cc:+env CC=$cc} cmake -S "$NCMP_ROOT" -B "$dir" "${gen[@]}" "${opts[@]}" >"$NCMP_LOCAL/cmake-$kind.log" 2>&1 ||
             { mkdir -p "$NCMP_LOCAL"; cat "$NCMP_LOCAL/cmake-$kind.log" >&2; die "cmake configure failed"; }
     fi
-    cmake --build "$dir" -j "$(nproc)" >"$NCMP_LOCAL/build-$kind.log" 2>&1 ||
+    cmake --build "$dir" -j "$(nproc)" "${target[@]}" >"$NCMP_LOCAL/build-$kind.log" 2>&1 ||
         { grep -E 'error|warning' -A3 "$NCMP_LOCAL/build-$kind.log" | head -n 60 >&2; die "build failed (log: $NCMP_LOCAL/build-$kind.log)"; }
     NCMP_BIN="$dir"
 }

@@ -8,8 +8,8 @@
 
 static const char *const tokens[] = {
     FUZZ_JSON_TOKENS,
-    "{\"data\":{\"push-change-update\":{\"datastore-changes\":{\"ietf-yang-patch:yang-patch\":{"
-    "\"patch-id\":\"p\",\"edit\":[",
+    ("{\"data\":{\"push-change-update\":{\"datastore-changes\":{\"ietf-yang-patch:yang-patch\":{"
+     "\"patch-id\":\"p\",\"edit\":["),
     "{\"edit-id\":\"1\",\"operation\":\"replace\",\"target\":\"/bookstore\",\"value\":{}}",
     "\"operation\":\"create\"",
     "\"operation\":\"merge\"",

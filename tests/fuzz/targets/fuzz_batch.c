@@ -8,8 +8,8 @@
 static const char *const tokens[] = {
     FUZZ_JSON_TOKENS,
     "\"operations\":[",
-    "{\"operation\":\"read\",\"operationId\":\"1\",\"datastore\":\"ncmp-datastore:passthrough-"
-    "operational\",\"targetIds\":[\"ch-1\"]}",
+    ("{\"operation\":\"read\",\"operationId\":\"1\",\"datastore\":\"ncmp-datastore:passthrough-"
+     "operational\",\"targetIds\":[\"ch-1\"]}"),
     "\"operation\":\"read\"",
     "\"operation\":\"create\"",
     "\"operationId\":",
