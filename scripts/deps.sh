@@ -15,6 +15,8 @@ NCMP_DEBS_services=(postgresql-15 openjdk-17-jre-headless maven curl)
 NCMP_DEBS_lint=(clang-format docker-compose jq)
 # report: `./run bench all` and `./run report` (JSON, plots, the diagram)
 NCMP_DEBS_report=(jq gnuplot-nox graphviz)
+# chaos: `./run chaos` (its figures as JSON)
+NCMP_DEBS_chaos=(jq)
 # fuzz: `./run fuzz` (clang and its libFuzzer runtime; the plain fuzz drivers
 # of ./run test need neither)
 NCMP_DEBS_fuzz=(clang libclang-rt-dev)

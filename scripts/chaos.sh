@@ -1,0 +1,344 @@
+# shellcheck shell=bash
+# ./run chaos: the whole system under registration churn while its parts
+# fail, one fault at a time from a seeded schedule, then every invariant
+# checked (tests/chaos/ncmp_chaos_check.c) and printed as a figure.
+#
+# Two ncmpd processes (every role, one consumer group), the DMI stub,
+# PostgreSQL and Kafka on loopback, in the instance .local/chaos. The
+# churn registers blocks of handles from two DMI plugins and removes the
+# block before last, so the inventory keeps moving. A fault is applied,
+# held, and healed before the next one is drawn; the churn never stops
+# for it (a publish the broker did not acknowledge is sent again).
+
+_chaos_now() { date +%s; }
+
+# _chaos_mark WHAT [SECONDS]: a fault applied at the run's second now.
+_chaos_mark() {
+    printf '{"t":%d,"fault":"%s","secs":%s}\n' "$(($(_chaos_now) - _chaos_t0))" "$1" "${2:-0}" \
+        >>"$_chaos_dir/faults.jsonl"
+    info "chaos: t=$(($(_chaos_now) - _chaos_t0))s $1${2:+ for ${2}s}"
+}
+
+# _chaos_ncmpd NAME: start (or restart) ncmpd NAME (a or b) as ./run up
+# starts it, on its own HTTP port.
+_chaos_ncmpd() {
+    local port=$_chaos_http
+    [ "$1" = b ] && port=$((port + 1))
+    NCMPD_NAME=ncmpd-$1 ncmpd_start --http.host=127.0.0.1 --http.port="$port" \
+        --kafka.instance-id="chaos-$1" --module-sync.retry-max-ms=10000 \
+        --module-sync.advised-grace-ms=15000 >/dev/null
+    disown "$(cat "$NCMP_INSTANCE_DIR/ncmpd-$1.pid")" # killing it is the point: no job report
+}
+
+# _chaos_stub [ARGS...]: (re)start the DMI stub with the tests' delays.
+_chaos_stub() {
+    stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
+    dmistub_start --module-references-delay-ms 20 --module-resources-delay-ms 100 "$@" >/dev/null
+    disown "$(cat "$NCMP_INSTANCE_DIR/dmistub.pid")"
+}
+
+_chaos_pg_crash() {
+    local data
+    data="$(readlink -f "$NCMP_INSTANCE_DIR/pg")/data"
+    _pg_as_owner "$(pg_bindir)/pg_ctl" -D "$data" -m immediate -w -t 60 stop >/dev/null 2>&1
+    rm -f "$NCMP_INSTANCE_DIR/pg.pid"
+}
+
+# _chaos_fault: draw one fault from $RANDOM (seeded), apply, hold, heal.
+_chaos_fault() {
+    local faults=(kill-a kill-b stop-a stop-b broker-stop pg-crash stub-kill stub-slow stub-garbage)
+    local f=${faults[RANDOM % ${#faults[@]}]} secs n
+    case "$f" in
+    kill-a | kill-b)
+        n=${f#kill-}
+        _chaos_mark "$f"
+        kill -KILL "$(cat "$NCMP_INSTANCE_DIR/ncmpd-$n.pid")" 2>/dev/null
+        sleep 1
+        _chaos_ncmpd "$n"
+        ;;
+    stop-a | stop-b)
+        # longer than the group's session timeout (10 s): its partitions move
+        n=${f#stop-} secs=$((12 + RANDOM % 6))
+        _chaos_mark "$f" "$secs"
+        kill -STOP "$(cat "$NCMP_INSTANCE_DIR/ncmpd-$n.pid")"
+        sleep "$secs"
+        kill -CONT "$(cat "$NCMP_INSTANCE_DIR/ncmpd-$n.pid")"
+        ;;
+    broker-stop)
+        # seconds, and in runs of 20 minutes or more, now and then minutes
+        secs=$((3 + RANDOM % 10))
+        [ "$_chaos_minutes" -ge 20 ] && [ $((RANDOM % 4)) -eq 0 ] && secs=$((60 + RANDOM % 60))
+        _chaos_mark "$f" "$secs"
+        kafka_stop
+        sleep "$secs"
+        (kafka_start) >/dev/null 2>&1 || die "chaos: Kafka did not come back"
+        ;;
+    pg-crash)
+        secs=$((2 + RANDOM % 6))
+        _chaos_mark "$f" "$secs"
+        _chaos_pg_crash
+        sleep "$secs"
+        (pg_start) >/dev/null 2>&1 || die "chaos: PostgreSQL did not come back"
+        ;;
+    stub-kill)
+        secs=$((2 + RANDOM % 8))
+        _chaos_mark "$f" "$secs"
+        kill -KILL "$(cat "$NCMP_INSTANCE_DIR/dmistub.pid")" 2>/dev/null
+        sleep "$secs"
+        _chaos_stub
+        ;;
+    stub-slow)
+        secs=$((10 + RANDOM % 10))
+        _chaos_mark "$f" "$secs"
+        _chaos_stub --extra-delay-ms 3000
+        sleep "$secs"
+        _chaos_stub
+        ;;
+    stub-garbage)
+        # module resources that are not JSON: handles lock, then retry
+        secs=$((5 + RANDOM % 10))
+        _chaos_mark "$f" "$secs"
+        _chaos_stub --garbage-tag tagA,tagB,tagC,tagD,tagE
+        sleep "$secs"
+        _chaos_stub
+        ;;
+    esac
+}
+
+# _chaos_publish VERB DMI FIRST COUNT: one block through ncmp-loadgen,
+# sent again until the broker acknowledged all of it. The request ids of
+# an acknowledged publish go to requests.txt (each must get an outcome);
+# those of a publish that failed part-way to uncertain.txt.
+_chaos_publish() {
+    local ids="$_chaos_dir/ids.tmp"
+    while :; do
+        if "$NCMP_BIN/producers/ncmp-loadgen" "$1" -b "$(kafka_bootstrap)" --dmi "$2" \
+            --first "$3" --handles "$4" --batch "$_chaos_batch" --print-ids "$ids" -q \
+            -X message.timeout.ms=20000 >>"$_chaos_dir/loadgen.log" 2>&1; then
+            cat "$ids" >>"$_chaos_dir/requests.txt"
+            printf '%s %s %s\n' "$1" "$3" "$4" >>"$_chaos_dir/ops.txt"
+            return 0
+        fi
+        cat "$ids" >>"$_chaos_dir/uncertain.txt" 2>/dev/null
+        [ -e "$_chaos_dir/stop-churn" ] && [ -e "$_chaos_dir/abandon" ] && return 1
+        sleep 2
+    done
+}
+
+# _chaos_churn: rounds of "register block r, remove block r-2" for both
+# DMI plugins (their own id ranges), until stop-churn exists.
+_chaos_churn() {
+    local r=0 d first dmis=("$_chaos_dmi_a" "$_chaos_dmi_b")
+    while [ ! -e "$_chaos_dir/stop-churn" ]; do
+        for d in 0 1; do
+            first=$((d * 10000000 + r * _chaos_block + 1))
+            _chaos_publish register "${dmis[d]}" "$first" "$_chaos_block" || return
+            if [ $r -ge 2 ]; then
+                _chaos_publish deregister "${dmis[d]}" $((first - 2 * _chaos_block)) \
+                    "$_chaos_block" || return
+            fi
+        done
+        r=$((r + 1))
+        sleep 1
+    done
+}
+
+# _chaos_sample: every 5 s, each ncmpd's RSS (kB), open files, threads,
+# the database connections of ncmpd, and an id-search's time.
+_chaos_sample() {
+    local n pid t rss fds thr conns ms
+    while [ ! -e "$_chaos_dir/stop-sample" ]; do
+        t=$(($(_chaos_now) - _chaos_t0))
+        conns=$(pg_psql -tAc "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ncmpd'" 2>/dev/null || echo -1)
+        for n in a b; do
+            pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd-$n.pid" 2>/dev/null) || continue
+            rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+            thr=$(awk '/^Threads:/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+            fds=$(find "/proc/$pid/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+            [ -n "$rss" ] || continue
+            printf '%s %s %s %s %s %s\n' "$t" "$n" "$rss" "$fds" "$thr" "${conns:--1}" >>"$_chaos_dir/samples.txt"
+        done
+        ms=$(curl -s -o /dev/null -m 10 -w '%{time_total}' -X POST -H 'Content-Type: application/json' \
+            -d '{}' "http://127.0.0.1:$_chaos_http/ncmp/v1/ch/id-searches" 2>/dev/null)
+        printf '%s %s\n' "$t" "${ms:-10}" >>"$_chaos_dir/latency.txt"
+        sleep 5
+    done
+}
+
+# _chaos_expected: the handles that must exist, from ops.txt.
+_chaos_expected() {
+    awk '{ for (i = $2; i < $2 + $3; i++) alive["ch-" i] = ($1 == "register") }
+         END { for (h in alive) if (alive[h]) print h }' "$_chaos_dir/ops.txt"
+}
+
+# _chaos_settled: the database says the run is over: the expected
+# handles stored, none stuck, nothing left in the outbox.
+_chaos_settled() {
+    local want=$1
+    [ "$(pg_psql -tAc "SELECT count(*) = $want AND count(*) FILTER (WHERE state <> 'READY') = 0
+        AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle" 2>/dev/null)" = t ]
+}
+
+# ./run chaos [--minutes N] [--seed S] [--json FILE]
+chaos_main() {
+    local json="" plot="" seed="" wait_s=240 i expected figures healthy=1 n code port sample_pid churn_pid
+    _chaos_minutes=10 _chaos_block=200 _chaos_batch=100
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --minutes) _chaos_minutes=${2:-}; shift 2 || die "--minutes needs a number" ;;
+        --seed) seed=${2:-}; shift 2 || die "--seed needs a number" ;;
+        --json) json=${2:-}; shift 2 || die "--json needs a file" ;;
+        --block) _chaos_block=${2:-}; shift 2 || die "--block needs a number" ;;
+        --plot) plot=${2:-}; shift 2 || die "--plot needs a file" ;;
+        -h | --help)
+            cat <<'USAGE'
+Usage: ./run chaos [--minutes N] [--seed S] [--json FILE] [--plot PNG] [--block N]
+
+Two ncmpd processes, the DMI stub, PostgreSQL and Kafka on loopback under
+registration churn from two DMI plugins (blocks of N handles, default 200,
+registered and removed) for N minutes (default 10), while one fault at a
+time, drawn from seed S (default: the time; printed), hits them: kill -9 or
+SIGSTOP of either ncmpd, the broker stopped, PostgreSQL crashed, the stub
+killed, slowed or answering garbage. Then the churn stops, everything is
+healed, and after a bounded settle every invariant is checked; the run fails
+on any breach. --json FILE writes the figures, --plot PNG draws memory and
+an id-search's time over the run with the faults marked (docs/reliability.md).
+USAGE
+            return 0
+            ;;
+        *) die "chaos: unknown option '$1' (./run chaos --help)" ;;
+        esac
+    done
+    [[ "$_chaos_minutes" =~ ^[0-9]+$ ]] && [ "$_chaos_minutes" -gt 0 ] || die "--minutes needs a positive number"
+    [[ "$_chaos_block" =~ ^[0-9]+$ ]] && [ "$_chaos_block" -gt 0 ] || die "--block needs a positive number"
+    [ -n "$seed" ] || seed=$(date +%s)
+    [[ "$seed" =~ ^[0-9]+$ ]] || die "--seed needs a number"
+    deps_ensure build services chaos
+    instance_fresh chaos "${NCMP_CHAOS_PG_PORT:-26032}" "${NCMP_CHAOS_BROKER_PORT:-29692}" \
+        "${NCMP_CHAOS_BROKER_CONTROLLER_PORT:-29693}"
+    _chaos_http=${NCMP_CHAOS_HTTP_PORT:-28781}
+    export NCMP_DMISTUB_PORT=${NCMP_CHAOS_DMISTUB_PORT:-28792}
+    for n in "$_chaos_http" $((_chaos_http + 1)); do
+        port_in_use "$n" && die "chaos: $(port_taken "$n") (set NCMP_CHAOS_HTTP_PORT)"
+    done
+    _chaos_dir="$NCMP_INSTANCE_DIR/run"
+    mkdir -p "$_chaos_dir"
+    : >"$_chaos_dir/faults.jsonl"
+    : >"$_chaos_dir/requests.txt"
+    : >"$_chaos_dir/ops.txt"
+    info "chaos: seed $seed (replay with --seed $seed), $_chaos_minutes minute(s)"
+    RANDOM=$seed
+    services_up
+    _chaos_dmi_a="http://127.0.0.1:$NCMP_DMISTUB_PORT"
+    _chaos_dmi_b="http://localhost:$NCMP_DMISTUB_PORT"
+    _chaos_stub
+    _chaos_ncmpd a
+    _chaos_ncmpd b
+    _chaos_t0=$(_chaos_now)
+    _chaos_sample &
+    sample_pid=$!
+    _chaos_churn &
+    churn_pid=$!
+    # one fault at a time, 5-20 s apart
+    while [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ]; do
+        sleep $((5 + RANDOM % 16))
+        [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ] || break
+        _chaos_fault
+    done
+    info "chaos: stopping the churn, then settling (at most ${wait_s}s)"
+    touch "$_chaos_dir/stop-churn"
+    wait "$churn_pid"
+    expected=$(_chaos_expected | tee "$_chaos_dir/expected.txt" | wc -l)
+    for ((i = 0; i < wait_s; i++)); do
+        _chaos_settled "$expected" && break
+        sleep 1
+    done
+    info "chaos: settled after ${i}s; checking"
+    touch "$_chaos_dir/stop-sample"
+    wait "$sample_pid"
+    for n in a b; do
+        port=$_chaos_http
+        [ "$n" = b ] && port=$((port + 1))
+        code=$(curl -s -o /dev/null -w '%{http_code}' -m 5 "http://127.0.0.1:$port/actuator/health/liveness")
+        [ "$code" = 200 ] || { healthy=0; say "chaos: ncmpd-$n is not healthy (HTTP $code)"; }
+        pid_alive "$NCMP_INSTANCE_DIR/ncmpd-$n.pid" || { healthy=0; say "chaos: ncmpd-$n is not running"; }
+    done
+    figures=$("$NCMP_BIN/tests/chaos/ncmp-chaos-check" -b "$(kafka_bootstrap)" -d "$(pg_url)" \
+        --lcm-topic ncmp-events --response-topic ncmp-dmi-registration-response \
+        --requests "$_chaos_dir/requests.txt" --expected "$_chaos_dir/expected.txt") ||
+        die "chaos: the invariant check could not read the run's results"
+    [ -n "$plot" ] && _chaos_plot "$plot"
+    _chaos_report "$seed" "$figures" "$healthy" "$i" "$json"
+}
+
+# _chaos_plot PNG: RSS of both processes and an id-search's time over the
+# run, each fault a vertical line with its name (gnuplot).
+_chaos_plot() {
+    local d=$_chaos_dir marks
+    deps_ensure report
+    awk '$2 == "a" { print $1, $3 / 1024 }' "$d/samples.txt" >"$d/rss-a.dat"
+    awk '$2 == "b" { print $1, $3 / 1024 }' "$d/samples.txt" >"$d/rss-b.dat"
+    awk '{ print $1, $2 * 1000 }' "$d/latency.txt" >"$d/latency.dat"
+    marks=$(jq -r '"set arrow from \(.t), graph 0 to \(.t), graph 1 nohead lc rgb \"#bbbbbb\"\n" +
+        "set label \"\(.fault)\" at \(.t), graph 0.98 rotate by 90 right font \",8\""' "$d/faults.jsonl")
+    gnuplot <<GNUPLOT || die "chaos: gnuplot failed"
+set terminal pngcairo size 1100,700 noenhanced font ",10"
+set output "$1"
+set multiplot layout 2,1
+set grid
+set xlabel "seconds into the run"
+$marks
+set ylabel "RSS (MB)"
+set title "ncmpd under faults: resident memory of both processes"
+plot "$d/rss-a.dat" with lines lw 2 title "ncmpd-a", "$d/rss-b.dat" with lines lw 2 title "ncmpd-b"
+set ylabel "ms"
+set logscale y
+set title "id-search (all handles) through ncmpd-a, every 5 s"
+plot "$d/latency.dat" with linespoints pt 7 ps 0.4 title "id-search"
+unset multiplot
+GNUPLOT
+    info "chaos: plot written to $1"
+}
+
+# _chaos_report SEED FIGURES HEALTHY SETTLE_S JSON: the figures with the
+# faults and samples, judged; printed as a table, written as JSON.
+_chaos_report() {
+    local out passed
+    out=$(jq -n --argjson seed "$1" --argjson f "$2" --argjson healthy "$3" --argjson settle "$4" \
+        --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
+        --slurpfile faults "$_chaos_dir/faults.jsonl" \
+        --argjson uncertain "$(cat "$_chaos_dir/uncertain.txt" 2>/dev/null | wc -l)" \
+        --argjson samples "$(awk '{printf "%s{\"t\":%s,\"process\":\"%s\",\"rss_kb\":%s,\"fds\":%s,\"threads\":%s,\"db_connections\":%s}", (NR>1?",":"["), $1, $2, $3, $4, $5, $6} END {if (NR) print "]"; else print "[]"}' "$_chaos_dir/samples.txt" 2>/dev/null || echo '[]')" \
+        --argjson latency "$(awk '{printf "%s{\"t\":%s,\"id_search_ms\":%.1f}", (NR>1?",":"["), $1, $2 * 1000} END {if (NR) print "]"; else print "[]"}' "$_chaos_dir/latency.txt" 2>/dev/null || echo '[]')" '
+        ($samples | map(select(.process == "a"))) as $a |
+        $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
+              settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
+              rss_mb_first: (($a | first | .rss_kb // 0) / 1024 | floor),
+              rss_mb_last: (($a | last | .rss_kb // 0) / 1024 | floor),
+              fds_first: ($a | first | .fds // 0), fds_last: ($a | last | .fds // 0),
+              threads_first: ($a | first | .threads // 0), threads_last: ($a | last | .threads // 0),
+              samples: $samples, latency: $latency} |
+        .passed = (.handles_missing == 0 and .handles_unexpected == 0 and .duplicate_alternate_ids == 0
+                   and .events_missing == 0 and .events_duplicated == 0 and .events_out_of_order == 0
+                   and .outcomes_missing == 0 and .stuck == 0 and .outbox_left == 0
+                   and .both_healthy)')
+    [ -n "$5" ] && printf '%s\n' "$out" >"$5"
+    printf '%s\n' "$out" | jq -r '
+        "faults: \(.faults | length) (\(.faults | map(.fault) | group_by(.) | map("\(.[0]) \(length)") | join(", ")))",
+        "seed \(.seed), \(.minutes) min, settled in \(.settle_s) s",
+        "",
+        "invariant              figure",
+        "handles expected       \(.handles_expected)",
+        "handles stored         \(.handles_stored)  (missing \(.handles_missing), unexpected \(.handles_unexpected))",
+        "duplicate alt ids      \(.duplicate_alternate_ids)",
+        "events                 \(.events_total) (missing \(.events_missing), duplicated \(.events_duplicated), out of order \(.events_out_of_order))",
+        "outcomes               \(.outcomes_received) of \(.outcomes_expected) requests (missing \(.outcomes_missing), duplicated \(.outcomes_duplicated): at least once)",
+        "stuck handles          \(.stuck)",
+        "outbox left            \(.outbox_left)",
+        "both ncmpd healthy     \(.both_healthy)",
+        "ncmpd-a RSS MB         \(.rss_mb_first) -> \(.rss_mb_last), fds \(.fds_first) -> \(.fds_last), threads \(.threads_first) -> \(.threads_last)",
+        "",
+        (if .passed then "chaos: passed" else "chaos: FAILED" end)'
+    passed=$(printf '%s\n' "$out" | jq -r .passed)
+    [ "$passed" = true ]
+}
