@@ -86,6 +86,11 @@ const ncmp_option ncmp_options[] = {
      "Most open connections to one DMI plugin (host and port); further calls wait for a free one."},
     {"dmi.max-connections", NCMP_OPT_INT, "1024", NULL, 1, 100000, 0, OFF(dmi_max_connections),
      "Most open connections to all DMI plugins together, idle kept-alive ones included."},
+    {"dmi.max-in-flight-per-plugin", NCMP_OPT_INT, "1024", NULL, 0, 1000000, 0, OFF(dmi_max_in_flight_per_plugin),
+     "Requests to one DMI plugin (scheme, host and port) sent or waiting for a connection and not "
+     "answered yet; one more fails at once without being sent (a REST caller gets 503 with "
+     "Retry-After, module and data sync retry later), so that a slow plugin cannot hold every "
+     "connection and all memory. 0: no limit."},
     {"dmi.max-response-bytes", NCMP_OPT_INT, "67108864", NULL, 1024, 1000000000, 0, OFF(dmi_max_response_bytes),
      "Largest DMI response body accepted; a larger one fails the call."},
     {"module-sync.topic", NCMP_OPT_STRING, "ncmp-module-sync", NULL, 0, 0, 0, OFF(module_sync_topic),
@@ -137,6 +142,13 @@ const ncmp_option ncmp_options[] = {
      "Port of the REST API; 0 picks a free port (logged as `http listening on <host>:<port>`)."},
     {"http.threads", NCMP_OPT_INT, "4", NULL, 1, 256, 0, OFF(http_threads),
      "Server threads of the REST API; each serves many connections."},
+    {"http.max-in-flight", NCMP_OPT_INT, "1024", NULL, 0, 1000000, 0, OFF(http_max_in_flight),
+     "Requests the REST API serves at once (from their headers until their answer is sent, waits "
+     "on DMI plugins included); one more is answered 503 with Retry-After at once, before its body "
+     "is read. /actuator paths are never refused. 0: no limit."},
+    {"http.retry-after-s", NCMP_OPT_INT, "1", NULL, 1, 3600, 0, OFF(http_retry_after_s),
+     "Retry-After (seconds) of every 503 that refuses a request for load: http.max-in-flight, "
+     "dmi.max-in-flight-per-plugin, no database connection free within the wait."},
     {"http.max-body-bytes", NCMP_OPT_INT, "16777216", NULL, 1024, 1000000000, 0, OFF(http_max_body_bytes),
      "Largest request body accepted; a larger one is answered 413."},
     {"http.auth-username", NCMP_OPT_STRING, "", NULL, 0, 0, 0, OFF(http_auth_username),

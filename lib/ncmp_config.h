@@ -61,6 +61,7 @@ typedef struct ncmp_config {
     int dmi_response_timeout_ms;
     int dmi_max_connections_per_host;
     int dmi_max_connections;
+    int dmi_max_in_flight_per_plugin;
     int dmi_max_response_bytes;
     /* module-sync role */
     char *module_sync_topic;
@@ -85,6 +86,8 @@ typedef struct ncmp_config {
     char *http_host;
     int http_port;
     int http_threads;
+    int http_max_in_flight;
+    int http_retry_after_s;
     int http_max_body_bytes;
     char *http_auth_username;
     char *http_auth_password;

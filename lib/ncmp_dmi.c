@@ -12,6 +12,7 @@
 
 #include "ncmp_json.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 
 #define LOG_COMP "dmi"
 
@@ -28,6 +29,13 @@ typedef struct dmi_wait {
     pthread_cond_t done;
     size_t remaining;
 } dmi_wait;
+
+/* Requests in flight to one DMI plugin (event thread only). */
+typedef struct dmi_host {
+    char *key; /* scheme://host:port as in the URL */
+    long in_flight;
+    struct dmi_host *next;
+} dmi_host;
 
 /* One request from submission to completion. Prepared on the submitting
  * thread, then owned by the event thread. */
@@ -48,6 +56,7 @@ typedef struct dmi_xfer {
     ncmp_dmi_done_cb done;
     void *opaque;
     struct dmi_xfer *prev, *next; /* the submission queue or the in-flight list */
+    dmi_host *host;               /* counted in its in_flight while in flight */
 } dmi_xfer;
 
 struct ncmp_dmi {
@@ -60,6 +69,9 @@ struct ncmp_dmi {
     dmi_xfer *queue_head, *queue_tail;
     int stopping;
     dmi_xfer *in_flight; /* event thread only */
+    dmi_host *hosts;     /* event thread only */
+    ncmp_gauge *in_flight_gauge;
+    ncmp_counter *shed;
 };
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -112,6 +124,8 @@ const char *ncmp_dmi_failure_name(ncmp_dmi_failure failure)
         return "cancelled";
     case NCMP_DMI_FAIL_INTERNAL:
         return "internal";
+    case NCMP_DMI_FAIL_BUSY:
+        return "busy";
     }
     return "?";
 }
@@ -144,6 +158,7 @@ void ncmp_dmi_opts_from_config(ncmp_dmi_opts *opts, const ncmp_config *cfg)
     opts->max_connections_per_host = cfg->dmi_max_connections_per_host;
     opts->max_connections = cfg->dmi_max_connections;
     opts->max_response_bytes = (size_t)cfg->dmi_max_response_bytes;
+    opts->max_in_flight_per_host = cfg->dmi_max_in_flight_per_plugin;
     opts->auth_username = cfg->dmi_auth_username;
     opts->auth_password = cfg->dmi_auth_password;
 }
@@ -508,8 +523,50 @@ static void xfer_finish(dmi_xfer *x, CURLcode code)
 
 /* --- the event thread ---------------------------------------------------- */
 
+/* The plugin of `url`: its scheme, host and port (what precedes the
+ * path), found or added. */
+static dmi_host *host_of(ncmp_dmi *dmi, const char *url)
+{
+    const char *auth = strstr(url, "://");
+    size_t n = auth ? (size_t)(auth + 3 - url) + strcspn(auth + 3, "/?#") : strlen(url);
+    dmi_host *h;
+
+    for (h = dmi->hosts; h; h = h->next)
+        if (strlen(h->key) == n && strncasecmp(h->key, url, n) == 0)
+            return h;
+    h = ncmp_xcalloc(1, sizeof(*h));
+    h->key = ncmp_xcalloc(1, n + 1);
+    memcpy(h->key, url, n);
+    h->next = dmi->hosts;
+    dmi->hosts = h;
+    return h;
+}
+
+/* Count x in its plugin's requests in flight; 0, or -1 when the plugin has
+ * max_in_flight_per_host already (x is then failed BUSY, not sent). */
+static int host_admit(ncmp_dmi *dmi, dmi_xfer *x)
+{
+    dmi_host *h;
+
+    if (dmi->opts.max_in_flight_per_host <= 0)
+        return 0;
+    h = host_of(dmi, x->url);
+    if (h->in_flight >= dmi->opts.max_in_flight_per_host) {
+        xfer_fail(x, NCMP_DMI_FAIL_BUSY,
+                  "not sent: %ld requests in flight to this DMI plugin "
+                  "(dmi.max-in-flight-per-plugin)",
+                  h->in_flight);
+        ncmp_counter_add(dmi->shed, 1);
+        return -1;
+    }
+    h->in_flight++;
+    x->host = h;
+    return 0;
+}
+
 static void in_flight_link(ncmp_dmi *dmi, dmi_xfer *x)
 {
+    ncmp_gauge_add(dmi->in_flight_gauge, 1);
     x->prev = NULL;
     x->next = dmi->in_flight;
     if (dmi->in_flight)
@@ -519,6 +576,11 @@ static void in_flight_link(ncmp_dmi *dmi, dmi_xfer *x)
 
 static void in_flight_unlink(ncmp_dmi *dmi, dmi_xfer *x)
 {
+    ncmp_gauge_add(dmi->in_flight_gauge, -1);
+    if (x->host) {
+        x->host->in_flight--;
+        x->host = NULL;
+    }
     if (x->prev)
         x->prev->next = x->next;
     else
@@ -542,8 +604,15 @@ static void start_queued(ncmp_dmi *dmi, dmi_xfer *queue)
 
         queue = x->next;
         x->next = NULL;
+        if (host_admit(dmi, x) != 0) {
+            xfer_complete(x);
+            continue;
+        }
         mc = curl_multi_add_handle(dmi->multi, x->easy);
         if (mc != CURLM_OK) {
+            if (x->host)
+                x->host->in_flight--;
+            x->host = NULL;
             xfer_fail(x, NCMP_DMI_FAIL_INTERNAL, "libcurl: %s", curl_multi_strerror(mc));
             xfer_complete(x);
             continue;
@@ -648,6 +717,12 @@ int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
     dmi->opts.auth_username = dmi->auth_username;
     dmi->opts.auth_password = dmi->auth_password;
     pthread_mutex_init(&dmi->lock, NULL);
+    {
+        static const char *const reason[] = {"dmi-in-flight", NULL};
+        const ncmp_metrics_lib *lib = ncmp_metrics_lib_get();
+        dmi->in_flight_gauge = ncmp_gauge_get(lib->dmi_in_flight, NULL);
+        dmi->shed = ncmp_counter_get(lib->shed_requests, reason);
+    }
     if (multi_setup(dmi, err) != 0)
         goto fail;
     rc = pthread_create(&dmi->thread, NULL, event_main, dmi);
@@ -684,6 +759,12 @@ void ncmp_dmi_destroy(ncmp_dmi *dmi)
     pthread_join(dmi->thread, NULL);
     curl_multi_cleanup(dmi->multi);
     pthread_mutex_destroy(&dmi->lock);
+    while (dmi->hosts) {
+        dmi_host *h = dmi->hosts;
+        dmi->hosts = h->next;
+        free(h->key);
+        free(h);
+    }
     free(dmi->auth_username);
     if (dmi->auth_password) {
         /* do not leave the secret in freed memory */

@@ -67,6 +67,10 @@ typedef struct ncmp_dmi_opts {
     size_t max_response_bytes;     /* a larger body fails the request */
     const char *auth_username;     /* NULL or "": no authentication */
     const char *auth_password;
+    /* requests to one plugin (scheme://host:port) sent or waiting for a
+     * connection; one more fails at once with NCMP_DMI_FAIL_BUSY, unsent.
+     * 0: no limit */
+    long max_in_flight_per_host;
 } ncmp_dmi_opts;
 
 /* The dmi.* options of `cfg`; the strings are borrowed from cfg. */
@@ -117,6 +121,7 @@ typedef enum ncmp_dmi_failure {
     NCMP_DMI_FAIL_TOO_LARGE, /* body over max_response_bytes */
     NCMP_DMI_FAIL_CANCELLED, /* the client was destroyed first */
     NCMP_DMI_FAIL_INTERNAL,  /* libcurl refused the request */
+    NCMP_DMI_FAIL_BUSY,      /* not sent: max_in_flight_per_host reached */
 } ncmp_dmi_failure;
 
 typedef struct ncmp_dmi_response {
@@ -142,7 +147,7 @@ void ncmp_dmi_response_destroy(ncmp_dmi_response *resp);
 int ncmp_dmi_response_check(const ncmp_dmi_response *resp, ncmp_err *err);
 
 /* "ok", "dns", "connect", "timeout", "tls", "io", "too-large",
- * "cancelled", "internal". */
+ * "cancelled", "internal", "busy". */
 const char *ncmp_dmi_failure_name(ncmp_dmi_failure failure);
 
 /* --- the three ways to call ---------------------------------------------- */

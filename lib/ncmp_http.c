@@ -4,6 +4,8 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -12,6 +14,7 @@
 
 #include "ncmp_jwt.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 #include "ncmp_time.h"
 #include "ncmp_utf8.h"
 
@@ -41,6 +44,8 @@ struct ncmp_http_server {
     /* requests suspended and not answered yet (answered 503 on destroy) */
     pthread_mutex_t lock;
     ncmp_http_request *suspended;
+    atomic_int in_flight; /* requests from their headers until on_completed */
+    ncmp_gauge *in_flight_gauge;
 };
 
 /* What the handler answered, until MHD takes it. */
@@ -64,6 +69,7 @@ struct ncmp_http_request {
     int nquery;
     ncmp_buf body;
     int started;        /* the first access-handler call happened */
+    int counted;        /* in srv->in_flight */
     int too_large;      /* body beyond the limit: discarded, 413 at the end */
     int bad_path;       /* undecodable path or query: 400 at the end */
     int dispatched;     /* the handler ran */
@@ -195,9 +201,17 @@ int ncmp_http_server_new(ncmp_http_server **out, const ncmp_http_options *opts, 
     srv->opts.host = srv->host;
     srv->opts.auth_username = srv->auth_username;
     srv->opts.auth_password = srv->auth_password;
+    if (srv->opts.retry_after_s <= 0)
+        srv->opts.retry_after_s = 1;
     pthread_mutex_init(&srv->lock, NULL);
+    srv->in_flight_gauge = ncmp_gauge_get(ncmp_metrics_lib_get()->http_in_flight, NULL);
     *out = srv;
     return 0;
+}
+
+int ncmp_http_in_flight(const ncmp_http_server *srv)
+{
+    return atomic_load(&srv->in_flight);
 }
 
 void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
@@ -562,6 +576,24 @@ void ncmp_http_respond_error(ncmp_http_request *req, int status, const char *mes
     ncmp_http_respond_json(req, status, &body);
 }
 
+void ncmp_http_respond_busy(ncmp_http_request *req, const char *reason, const char *message,
+                            const char *details)
+{
+    const char *values[2] = {reason, NULL};
+    ncmp_buf body = NCMP_BUF_INIT;
+    struct MHD_Response *resp;
+    char secs[16];
+
+    if (reason)
+        ncmp_counter_add(ncmp_counter_get(ncmp_metrics_lib_get()->shed_requests, values), 1);
+    ncmp_http_error_json(&body, 503, message, details);
+    resp = MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_FREE);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    snprintf(secs, sizeof(secs), "%d", req->srv->opts.retry_after_s);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, secs);
+    answer_set(req, 503, resp);
+}
+
 typedef struct http_stream {
     ncmp_http_stream_fn fn;
     void *arg;
@@ -731,11 +763,11 @@ static int bearer_ok(const ncmp_http_request *req, ncmp_buf *challenge)
 
 /* 1 when the request may go on; else *challenge is the WWW-Authenticate
  * value of the 401. */
-static int auth_ok(ncmp_http_request *req, ncmp_buf *challenge)
+static int auth_ok(ncmp_http_request *req, int open, ncmp_buf *challenge)
 {
     const ncmp_http_server *srv = req->srv;
 
-    if ((!srv->opts.jwt && !srv->auth_username[0]) || route_open(req))
+    if ((!srv->opts.jwt && !srv->auth_username[0]) || open)
         return 1;
     if (srv->opts.jwt)
         return bearer_ok(req, challenge);
@@ -799,12 +831,25 @@ static int sink_begin(ncmp_http_request *req)
 static void request_begin(ncmp_http_request *req, const char *method)
 {
     const char *cl = ncmp_http_header(req, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    ncmp_http_server *srv = req->srv;
     ncmp_buf challenge = NCMP_BUF_INIT;
     char msg[128];
+    int open, busy;
 
     req->started = 1;
     req->method = ncmp_xstrdup(method);
-    if (!auth_ok(req, &challenge)) {
+    req->counted = 1;
+    busy = atomic_fetch_add(&srv->in_flight, 1) >= srv->opts.max_in_flight &&
+           srv->opts.max_in_flight > 0;
+    ncmp_gauge_add(srv->in_flight_gauge, 1);
+    open = route_open(req);
+    if (busy && !open) {
+        snprintf(msg, sizeof(msg), "more than %d requests in flight (http.max-in-flight)",
+                 srv->opts.max_in_flight);
+        ncmp_http_respond_busy(req, "http-in-flight", "Too many requests in flight", msg);
+        return;
+    }
+    if (!auth_ok(req, open, &challenge)) {
         ncmp_buf body = NCMP_BUF_INIT;
         struct MHD_Response *resp;
         ncmp_http_error_json(&body, 401, "Authentication required", NULL);
@@ -989,6 +1034,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (srv->opts.after)
         srv->opts.after(srv->opts.after_arg, method, ncmp_http_route_pattern(req), req->status, ms);
     *con_cls = NULL;
+    if (req->counted) {
+        atomic_fetch_sub(&srv->in_flight, 1);
+        ncmp_gauge_add(srv->in_flight_gauge, -1);
+    }
     request_free(req);
 }
 

@@ -69,6 +69,14 @@ typedef struct ncmp_http_options {
     struct ncmp_jwt *jwt;     /* not NULL: bearer tokens (JWT) instead of
                                  Basic; borrowed, must outlive the server */
     int connection_timeout_s; /* idle connections are closed; 0: never */
+    /* Requests in flight (from their headers until their answer is sent:
+     * reading the body, in the handler, suspended) beyond which a new
+     * request is refused at once with 503 and Retry-After, before its body
+     * is read or authentication is checked; routes added with
+     * ncmp_http_route_open are never refused, so that probes still answer
+     * under load. 0: no limit. */
+    int max_in_flight;
+    int retry_after_s;        /* the Retry-After of every refusal for load; <= 0: 1 */
     ncmp_http_after_fn after; /* may be NULL */
     void *after_arg;
 } ncmp_http_options;
@@ -123,6 +131,9 @@ typedef struct ncmp_http_sink {
 void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char *pattern,
                           size_t max_body_bytes, const ncmp_http_sink *sink, void *arg);
 
+/* Requests in flight now (see max_in_flight). */
+int ncmp_http_in_flight(const ncmp_http_server *srv);
+
 /* Bind and start the threads. A port in use or a bad host is FATAL. */
 int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err);
 
@@ -167,6 +178,15 @@ void ncmp_http_respond_json(ncmp_http_request *req, int status, ncmp_buf *body);
  * may be NULL (then omitted). */
 void ncmp_http_respond_error(ncmp_http_request *req, int status, const char *message,
                              const char *details);
+
+/* 503 with NCMP's error body and `Retry-After` (the server's
+ * retry_after_s): the request was refused for load, before anything was
+ * done for it, so the client may send it again later. From any thread,
+ * like the other respond functions. Counted in ncmp_shed_requests_total
+ * under `reason` (e.g. "db"); NULL: counted where it was refused (a DMI
+ * call the DMI client did not send). */
+void ncmp_http_respond_busy(ncmp_http_request *req, const char *reason, const char *message,
+                            const char *details);
 
 /* Fill buf[0..max) with the next bytes of the body. Return how many (> 0),
  * 0 at the end, or -1 to abort (the client sees a cut chunked body). Runs

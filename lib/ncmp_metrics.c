@@ -673,6 +673,24 @@ static void lib_register(void)
         lib.inventory_handles = ncmp_metrics_gauge("ncmp_inventory_handles",
                                                    "CM handles in the inventory by state.", state);
     }
+    {
+        static const char *const reason[] = {"reason", NULL};
+        lib.http_in_flight = ncmp_metrics_gauge(
+            "ncmp_http_requests_in_flight",
+            "HTTP requests being served: from their headers until their answer was sent "
+            "(http.max-in-flight bounds it).",
+            NULL);
+        lib.shed_requests = ncmp_metrics_counter(
+            "ncmp_shed_requests_total",
+            "Requests refused at once for load (503 with Retry-After, or a DMI call not sent), by "
+            "the bound they met: http-in-flight, db-pool, dmi-in-flight.",
+            reason);
+        lib.dmi_in_flight =
+            ncmp_metrics_gauge("ncmp_dmi_requests_in_flight",
+                               "DMI plugin requests sent and not answered yet, over all plugins "
+                               "(dmi.max-in-flight-per-plugin bounds each plugin's share).",
+                               NULL);
+    }
 }
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void)

@@ -142,6 +142,10 @@ typedef struct ncmp_metrics_lib {
     ncmp_metric *http_requests;        /* counter {method, route, status} */
     ncmp_metric *http_request_seconds; /* histogram {method, route} */
     ncmp_metric *inventory_handles;    /* gauge {state}, set by the rest role at scrape */
+    /* lib/ncmp_http.c and lib/ncmp_dmi.c: the bounded queues */
+    ncmp_metric *http_in_flight; /* gauge */
+    ncmp_metric *shed_requests;  /* counter {reason} */
+    ncmp_metric *dmi_in_flight;  /* gauge */
 } ncmp_metrics_lib;
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void);

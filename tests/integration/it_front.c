@@ -47,6 +47,7 @@ void it_front_http(const char *base, const char *method, const char *path, const
     struct curl_slist *h = NULL;
     ncmp_buf body = NCMP_BUF_INIT, url = NCMP_BUF_INIT;
     const char *ctype = NULL;
+    struct curl_header *retry = NULL;
     CURLcode rc;
 
     memset(r, 0, sizeof(*r));
@@ -71,6 +72,8 @@ void it_front_http(const char *base, const char *method, const char *path, const
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
     if (curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ctype) == CURLE_OK && ctype)
         snprintf(r->content_type, sizeof(r->content_type), "%s", ctype);
+    if (curl_easy_header(curl, "Retry-After", 0, CURLH_HEADER, -1, &retry) == CURLHE_OK)
+        snprintf(r->retry_after, sizeof(r->retry_after), "%s", retry->value);
     if (!r->body.data)
         ncmp_buf_append_str(&r->body, "");
     r->json = json_tokener_parse(r->body.data);

@@ -34,6 +34,7 @@ typedef struct front_case {
 typedef struct front_reply {
     long status;
     char content_type[128]; /* "" when none */
+    char retry_after[16];   /* the Retry-After header; "" when none */
     ncmp_buf body;
     json_object *json; /* the body parsed, or NULL */
 } front_reply;

@@ -11,6 +11,7 @@
  */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "it_front.h"
 #include "it_util.h"
 #include "ncmp_buf.h"
+#include "ncmp_time.h"
 
 #define ALT1       "/SubNetwork=Europe/ManagedElement=Node 1"
 #define ALT1_URL   "/SubNetwork=Europe/ManagedElement=Node%201"
@@ -383,5 +385,88 @@ Test(provmns, executor_down_takes_the_default_decision, .timeout = 180)
     it_front_reply_free(&r);
     cr_assert_eq(it_front_stub_count(c, 0, "provmnsWrites"), 1);
     cr_assert_eq(it_front_stub_count(c, 0, "policyRequests"), 0);
+    it_front_fini(c);
+}
+
+/* --- bounds under load --------------------------------------------------- */
+
+typedef struct slow_read {
+    front_case *c;
+    front_reply r;
+} slow_read;
+
+static void *slow_read_run(void *arg)
+{
+    slow_read *s = arg;
+    it_front_call(s->c, "GET", "/ProvMnS/v1" ALT1_URL "/dmiSimulation=slowResponse_3000", NULL,
+                  NULL, &s->r);
+    return NULL;
+}
+
+/* The value of the metric sample that starts with `series` (name and
+ * labels as rendered), -1 when there is none. */
+static double metric(front_case *c, const char *series)
+{
+    front_reply r;
+    double v = -1;
+    size_t n = strlen(series);
+
+    it_front_call(c, "GET", "/actuator/prometheus", NULL, NULL, &r);
+    cr_assert_eq(r.status, 200);
+    for (const char *p = r.body.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, series, n) == 0 && p[n] == ' ')
+            v = strtod(p + n + 1, NULL);
+    it_front_reply_free(&r);
+    return v;
+}
+
+Test(provmns, a_dmi_plugin_at_its_in_flight_bound_sheds_with_retry_after, .timeout = 180)
+{
+    const char *const extra[] = {"--dmi.max-in-flight-per-plugin=2",
+                                 "--dmi.response-timeout-ms=20000", "--http.retry-after-s=2", NULL};
+    front_case *c = it_front_start("pm-busy", 1, extra);
+    slow_read slow[2];
+    pthread_t t[2];
+    front_reply r;
+    long reads;
+    int i;
+
+    handles_ready(c);
+    reads = it_front_stub_count(c, 0, "provmnsReads");
+    cr_assert_eq(metric(c, "ncmp_shed_requests_total{reason=\"dmi-in-flight\"}"), 0);
+
+    /* two slow reads hold the plugin's two places */
+    for (i = 0; i < 2; i++) {
+        slow[i].c = c;
+        pthread_create(&t[i], NULL, slow_read_run, &slow[i]);
+    }
+    for (i = 0; i < 400 && metric(c, "ncmp_dmi_requests_in_flight") < 2; i++)
+        ncmp_sleep_ms(10);
+    cr_assert_eq(metric(c, "ncmp_dmi_requests_in_flight"), 2, "log %s", c->log);
+
+    /* a third is not sent: 503 with Retry-After, at once */
+    it_front_call(c, "GET", "/ProvMnS/v1" ALT1_URL, NULL, NULL, &r);
+    cr_assert_eq(r.status, 503, "%ld %s", r.status, r.body.data);
+    cr_assert_str_eq(r.retry_after, "2");
+    cr_assert(strstr(r.body.data, "dmi.max-in-flight-per-plugin"), "%s", r.body.data);
+    it_front_reply_free(&r);
+    cr_assert_eq(metric(c, "ncmp_shed_requests_total{reason=\"dmi-in-flight\"}"), 1);
+    /* the probes answer meanwhile */
+    it_front_call(c, "GET", "/actuator/health/liveness", NULL, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    it_front_reply_free(&r);
+
+    /* the slow ones are answered; then the plugin takes requests again */
+    for (i = 0; i < 2; i++) {
+        pthread_join(t[i], NULL);
+        cr_assert_eq(slow[i].r.status, 200, "%ld %s", slow[i].r.status, slow[i].r.body.data);
+        it_front_reply_free(&slow[i].r);
+    }
+    cr_assert_eq(metric(c, "ncmp_dmi_requests_in_flight"), 0);
+    it_front_call(c, "GET", "/ProvMnS/v1" ALT1_URL, NULL, NULL, &r);
+    cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
+    it_front_reply_free(&r);
+    /* the refused read never reached the plugin */
+    cr_assert_eq(it_front_stub_count(c, 0, "provmnsReads"), reads + 3);
     it_front_fini(c);
 }

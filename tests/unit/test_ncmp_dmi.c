@@ -464,6 +464,77 @@ Test(ncmp_dmi, per_host_limit_is_enforced)
     free(url);
 }
 
+Test(ncmp_dmi, in_flight_bound_per_plugin_fails_the_excess_unsent)
+{
+    enum { N = 6 };
+    test_server s;
+    ncmp_dmi_opts o = test_opts();
+    ncmp_dmi *dmi;
+    char *slow, *other;
+    ncmp_dmi_request reqs[N];
+    ncmp_dmi_response resps[N], r;
+    ncmp_err err;
+    int ok = 0, busy = 0;
+
+    server_start(&s);
+    o.max_in_flight_per_host = 2;
+    dmi = client_new(&o);
+    slow = url_of(&s, "/delay/300");
+    memset(reqs, 0, sizeof(reqs));
+    for (int i = 0; i < N; i++)
+        reqs[i].url = slow;
+    /* six at once to one plugin: two are sent, four fail at once */
+    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    for (int i = 0; i < N; i++) {
+        if (resps[i].status == 200) {
+            ok++;
+        } else {
+            busy++;
+            cr_expect_eq(resps[i].failure, NCMP_DMI_FAIL_BUSY, "request %d: %s", i, resps[i].error);
+            cr_expect(strstr(resps[i].error, "dmi.max-in-flight-per-plugin"), "%s", resps[i].error);
+            cr_expect_eq(ncmp_dmi_response_check(&resps[i], &err), -1);
+            cr_expect_eq(err.cls, NCMP_ERR_RETRY);
+        }
+        ncmp_dmi_response_free(&resps[i]);
+    }
+    cr_expect_eq(ok, 2);
+    cr_expect_eq(busy, 4);
+    cr_expect_eq(s.requests, 2, "the refused requests never reached the plugin");
+    cr_expect_str_eq(ncmp_dmi_failure_name(NCMP_DMI_FAIL_BUSY), "busy");
+    /* once they are answered, the places are free again */
+    r = call(dmi, &(ncmp_dmi_request){.url = slow});
+    cr_expect_eq(r.status, 200, "%s", r.error);
+    ncmp_dmi_response_free(&r);
+    /* the bound is per plugin: with 127.0.0.1's two places taken, the
+     * same server named localhost is another plugin */
+    {
+        async_tally *t = calloc(1, sizeof(*t));
+        async_ticket tickets[2];
+        ncmp_buf b = NCMP_BUF_INIT;
+        tally_init(t);
+        for (int i = 0; i < 2; i++) {
+            tickets[i] = (async_ticket){t, i};
+            cr_assert_eq(
+                ncmp_dmi_submit(dmi, &(ncmp_dmi_request){.url = slow}, on_done, &tickets[i], &err),
+                0, "%s", err.msg);
+        }
+        ncmp_buf_appendf(&b, "http://localhost:%s/delay/10", strrchr(s.base, ':') + 1);
+        other = b.data;
+        r = call(dmi, &(ncmp_dmi_request){.url = other});
+        cr_expect_eq(r.status, 200, "%s", r.error);
+        ncmp_dmi_response_free(&r);
+        cr_expect_eq(tally_wait(t, 2), 2);
+        cr_expect_eq(t->status[0], 200);
+        cr_expect_eq(t->status[1], 200);
+        tally_fini(t);
+        free(t);
+        free(other);
+    }
+    ncmp_dmi_destroy(dmi);
+    server_stop(&s);
+    free(slow);
+}
+
 Test(ncmp_dmi, async_callback_once_per_request_also_for_failures)
 {
     enum { N = 2000 };

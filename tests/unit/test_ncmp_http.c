@@ -12,6 +12,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_http.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 #include "ncmp_time.h"
 #include "unit_leak.h"
 
@@ -227,6 +228,11 @@ static void h_silent(ncmp_http_request *req, void *arg)
 {
 }
 
+static void h_busy(ncmp_http_request *req, void *arg)
+{
+    ncmp_http_respond_busy(req, "db", "Database unavailable", "no connection came free");
+}
+
 typedef struct hook_log {
     pthread_mutex_t lock;
     char last[256];
@@ -267,6 +273,7 @@ static ncmp_http_server *server(const char *user, const char *password, hook_log
     ncmp_http_route(srv, "GET", "/numbers", h_numbers, NULL);
     ncmp_http_route(srv, "POST", "/async", h_async, NULL);
     ncmp_http_route(srv, "GET", "/silent", h_silent, NULL);
+    ncmp_http_route(srv, "GET", "/busy", h_busy, NULL);
     ncmp_http_route(srv, "GET", "/deep/{kind}/{rest...}", h_rest, NULL);
     ncmp_http_route(srv, "PATCH", "/deep/{kind}/{rest...}", h_rest, NULL);
     ncmp_http_route_sink(srv, "POST", "/stream/{id}", 4u << 20, &counting_sink, NULL);
@@ -576,6 +583,7 @@ Test(ncmp_http, routes_each_lists_every_route_in_order)
                                   "GET /numbers\n"
                                   "POST /async\n"
                                   "GET /silent\n"
+                                  "GET /busy\n"
                                   "GET /deep/{kind}/{rest...}\n"
                                   "PATCH /deep/{kind}/{rest...}\n"
                                   "POST /stream/{id}\n"
@@ -696,4 +704,140 @@ Test(ncmp_http, status_names_and_error_body)
     cr_assert_str_eq(b.data, "{\"status\":\"404 NOT_FOUND\",\"message\":\"Cm handle not found\","
                              "\"details\":\"No cm handles found with reference x\\\"\"}");
     ncmp_buf_free(&b);
+}
+
+/* --- the bound on requests in flight --------------------------------------- */
+
+/* Requests parked by h_hold until the test answers them. */
+typedef struct held {
+    pthread_mutex_t lock;
+    ncmp_http_request *reqs[8];
+    int n;
+} held;
+
+static void h_hold(ncmp_http_request *req, void *arg)
+{
+    held *h = arg;
+
+    ncmp_http_suspend(req);
+    pthread_mutex_lock(&h->lock);
+    h->reqs[h->n++] = req;
+    pthread_mutex_unlock(&h->lock);
+}
+
+typedef struct hold_call {
+    int port;
+    reply r;
+} hold_call;
+
+static void *hold_call_run(void *arg)
+{
+    hold_call *c = arg;
+    call(c->port, "GET", "/hold", NULL, 0, NULL, &c->r);
+    return NULL;
+}
+
+static int held_count(held *h)
+{
+    int n;
+    pthread_mutex_lock(&h->lock);
+    n = h->n;
+    pthread_mutex_unlock(&h->lock);
+    return n;
+}
+
+static uint64_t shed_count(const char *reason)
+{
+    const char *values[2] = {reason, NULL};
+    return ncmp_counter_value(ncmp_counter_get(ncmp_metrics_lib_get()->shed_requests, values));
+}
+
+Test(ncmp_http, beyond_max_in_flight_is_503_with_retry_after_but_open_routes_answer)
+{
+    ncmp_http_options o = {0};
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+    held h = {.n = 0};
+    hold_call calls[2];
+    pthread_t threads[2];
+    uint64_t shed0 = shed_count("http-in-flight");
+    reply r;
+    json_object *obj;
+    int port;
+
+    pthread_mutex_init(&h.lock, NULL);
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.threads = 2;
+    o.max_body_bytes = 1000;
+    o.connection_timeout_s = 10;
+    o.max_in_flight = 2;
+    o.retry_after_s = 3;
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route(srv, "GET", "/hold", h_hold, &h);
+    ncmp_http_route(srv, "GET", "/things/{ref}", h_echo, NULL);
+    ncmp_http_route(srv, "POST", "/things/{ref}/body", h_echo, NULL);
+    ncmp_http_route_open(srv, "GET", "/open/{ref}", h_echo, NULL);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    port = ncmp_http_server_port(srv);
+
+    /* two requests wait in their handler: the server is full */
+    for (int i = 0; i < 2; i++) {
+        calls[i].port = port;
+        pthread_create(&threads[i], NULL, hold_call_run, &calls[i]);
+    }
+    for (int i = 0; i < 500 && held_count(&h) < 2; i++)
+        ncmp_sleep_ms(10);
+    cr_assert_eq(held_count(&h), 2);
+    cr_assert_eq(ncmp_http_in_flight(srv), 2);
+
+    /* a third is refused at once, body unread, with NCMP's error body */
+    call(port, "POST", "/things/a/body", "{\"x\":1}", 7, NULL, &r);
+    cr_assert_eq(r.status, 503, "%ld %s", r.status, r.body.data);
+    cr_assert(strstr(r.headers.data, "Retry-After: 3\r\n"), "%s", r.headers.data);
+    obj = parse(&r);
+    cr_assert_str_eq(field(obj, "status"), "503 SERVICE_UNAVAILABLE");
+    cr_assert(strstr(field(obj, "details"), "http.max-in-flight"), "%s", r.body.data);
+    json_object_put(obj);
+    reply_free(&r);
+    cr_assert_eq(shed_count("http-in-flight"), shed0 + 1);
+
+    /* a probe still answers */
+    call(port, "GET", "/open/a", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+
+    /* once the two are answered, requests are served again */
+    for (int i = 0; i < 2; i++)
+        ncmp_http_respond_error(h.reqs[i], 409, "held", NULL);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+        cr_assert_eq(calls[i].r.status, 409);
+        reply_free(&calls[i].r);
+    }
+    for (int i = 0; i < 500 && ncmp_http_in_flight(srv) > 0; i++)
+        ncmp_sleep_ms(10);
+    cr_assert_eq(ncmp_http_in_flight(srv), 0);
+    call(port, "GET", "/things/b", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    cr_assert_eq(shed_count("http-in-flight"), shed0 + 1);
+    ncmp_http_server_destroy(srv);
+    pthread_mutex_destroy(&h.lock);
+}
+
+Test(ncmp_http, respond_busy_counts_its_reason_and_sets_retry_after)
+{
+    uint64_t db0 = shed_count("db");
+    ncmp_http_server *srv = server(NULL, NULL, NULL);
+    reply r;
+
+    /* the default Retry-After is 1 s */
+    call(ncmp_http_server_port(srv), "GET", "/busy", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 503, "%s", r.body.data);
+    cr_assert(strstr(r.headers.data, "Retry-After: 1\r\n"), "%s", r.headers.data);
+    cr_assert(strstr(r.body.data, "\"message\":\"Database unavailable\""), "%s", r.body.data);
+    reply_free(&r);
+    cr_assert_eq(shed_count("db"), db0 + 1);
+    ncmp_http_server_destroy(srv);
 }

@@ -978,6 +978,9 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_http_requests_total", "`method`, `route`, `status`"},
             {"ncmp_http_request_duration_seconds", "`method`, `route`"},
             {"ncmp_inventory_handles", "`state`"},
+            {"ncmp_http_requests_in_flight", "(none)"},
+            {"ncmp_shed_requests_total", "`reason`"},
+            {"ncmp_dmi_requests_in_flight", "(none)"},
         };
         cr_assert_eq(sizeof(expect) / sizeof(expect[0]), nall);
         for (size_t i = 0; i < nall; i++) {

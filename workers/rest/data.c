@@ -232,14 +232,16 @@ static void event_send(data *d, const char *topic, const char *request_id, const
 }
 
 /* The status of a failed DMI call in a DataOperationEvent: 102 for a
- * timeout (408) or no connection, 103 for another HTTP error, 108 else. */
+ * timeout (408), no connection or a call not sent because the plugin had
+ * too many in flight, 103 for another HTTP error, 108 else. */
 static void dmi_failure_status(const ncmp_dmi_response *r, const char **code, const char **message)
 {
     static const char *const st[][2] = {{ST_DMI_DOWN}, {ST_DMI_ERROR}, {ST_UNKNOWN}};
     int k = 2;
 
     if (r->status == 408 || r->failure == NCMP_DMI_FAIL_TIMEOUT ||
-        r->failure == NCMP_DMI_FAIL_CONNECT || r->failure == NCMP_DMI_FAIL_DNS)
+        r->failure == NCMP_DMI_FAIL_CONNECT || r->failure == NCMP_DMI_FAIL_DNS ||
+        r->failure == NCMP_DMI_FAIL_BUSY)
         k = 0;
     else if (r->status != 0)
         k = 1;
@@ -303,6 +305,8 @@ static void pt_done(ncmp_dmi_response *r, void *opaque)
         /* accepted: the DMI publishes the result on ncmp-async-m2m */
     } else if (r->failure == NCMP_DMI_FAIL_CANCELLED) {
         ncmp_http_respond_error(c->req, 503, "Service stopping", NULL);
+    } else if (r->failure == NCMP_DMI_FAIL_BUSY) {
+        ncmp_http_respond_busy(c->req, NULL, "DMI plugin busy", r->error);
     } else if (!ok) {
         data_answer_dmi_error(c->req, r);
     } else if (c->with_body && r->body.len) {

@@ -189,6 +189,8 @@ static void pm_done(ncmp_dmi_response *r, void *opaque)
 
     if (r->failure == NCMP_DMI_FAIL_CANCELLED)
         pm_error(c->req, 503, "Service stopping", NULL, NO_BADOP);
+    else if (r->failure == NCMP_DMI_FAIL_BUSY)
+        ncmp_http_respond_busy(c->req, NULL, "DMI plugin busy", r->error);
     else if (r->failure == NCMP_DMI_FAIL_TIMEOUT)
         pm_error(c->req, 504, DMI_TIMEOUT, NULL, NO_BADOP);
     else if (r->status == 0)

@@ -360,6 +360,8 @@ int rest_http_options(ncmp_http_options *o, const ncmp_config *cfg, ncmp_jwt **j
     o->threads = cfg->http_threads;
     o->max_body_bytes = (size_t)cfg->http_max_body_bytes;
     o->connection_timeout_s = 60;
+    o->max_in_flight = cfg->http_max_in_flight;
+    o->retry_after_s = cfg->http_retry_after_s;
     o->after = health_http_observe;
     if (strcmp(mode, "auto") == 0)
         mode = *cfg->http_auth_username ? "basic" : "none";

@@ -94,8 +94,10 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
         ncmp_http_respond_error(req, 400, "Invalid request", err->msg);
         break;
     case NCMP_ERR_RETRY:
+        /* no pooled connection came free in time, or PostgreSQL is away:
+         * nothing was done, the client may come back */
         log_warn("rest", "%s %s: %s", ncmp_http_method(req), ncmp_http_path(req), err->msg);
-        ncmp_http_respond_error(req, 503, "Database unavailable", err->msg);
+        ncmp_http_respond_busy(req, "db", "Database unavailable", err->msg);
         break;
     default:
         log_error("rest", "%s %s: %s", ncmp_http_method(req), ncmp_http_path(req), err->msg);
