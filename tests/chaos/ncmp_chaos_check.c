@@ -179,6 +179,7 @@ static int scan_lcm(const rd_kafka_message_t *m, void *arg, ncmp_err *err)
         evs->v = ncmp_xrealloc(evs->v, evs->cap * sizeof(*evs->v));
     }
     e = &evs->v[evs->n++];
+    memset(e, 0, sizeof(*e)); /* realloc'd memory: `repeat` must start at 0 */
     e->handle = ncmp_xstrdup(handle);
     e->event_id = ncmp_xstrdup(id);
     e->partition = m->partition;
