@@ -7,8 +7,9 @@ NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cp
 # above in one report JSON.
 NCMP_BENCH_SERIES=(registration-scale all)
 # Single scenarios kept out of `all`: avc-apply is the AVC phase of the
-# coming `bench data-sync`, run alone until that joins it.
-NCMP_BENCH_EXTRA=(avc-apply)
+# coming `bench data-sync`, run alone until that joins it; overload drives
+# the machine past what it can serve for minutes.
+NCMP_BENCH_EXTRA=(avc-apply overload)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]} ${NCMP_BENCH_EXTRA[*]}"; }
 
@@ -878,6 +879,229 @@ bench_provmns() {
         printf '%s\n' "$j" >"$json"
         info "wrote $json"
     fi
+}
+
+# --- overload ---------------------------------------------------------------
+
+# _ol_clients PHASE FACTOR SECS: NCMP's KPI scenarios (WORKLOAD.md §1.5) at
+# FACTOR times their rates for SECS s, all at once, each an open-loop
+# client writing its report to $_ol_dir/PHASE-NAME.json; the AVC background
+# load beside them. Waits for all of them.
+_ol_clients() {
+    local phase=$1 f=$2 secs=$3 bin="$NCMP_BIN/tests/bench/ncmp-bench-data" pids=() p
+    local name mode args rate common=(--handles "$_ol_handles" --seconds "$secs")
+    while read -r name rate mode args; do
+        # shellcheck disable=SC2086
+        "$bin" $mode --url "$_ol_url" --rate "$(awk -v r="$rate" -v f="$f" 'BEGIN { print r * f }')" \
+            "${common[@]}" $args --report "$_ol_dir/$phase-$name.json" \
+            >>"$_ol_dir/clients.out" 2>>"$_ol_dir/clients.err" </dev/null &
+        pids+=($!)
+    done <<CLIENTS
+pt_read 13 pt --method GET --delay-ms 300 --timeout-s 10
+pt_write 5.2 pt --method POST --delay-ms 670 --timeout-s 10
+provmns_read 40 provmns --method GET --delay-ms 300 --timeout-s 10
+provmns_write 1 provmns --method PATCH --delay-ms 670 --timeout-s 10
+id_search 0.9615 search --kind id --timeout-s 10
+search 0.1042 search --kind full --timeout-s 30
+datajob_small 2 datajob --ops 100 --timeout-s 10
+datajob_large 0.016667 datajob --ops 100000 --timeout-s 60
+batch_read 0.5 batch --bootstrap $(kafka_bootstrap) --topic bench-overload-batch --timeout-s 10
+CLIENTS
+    "$NCMP_BIN/tests/bench/ncmp-bench-raw" publish-avc -b "$(kafka_bootstrap)" -t dmi-cm-events \
+        -f "$_ol_avc" -n "$((5500 * f * secs))" -R "$((5500 * f))" \
+        >"$_ol_dir/$phase-avc.out" 2>>"$_ol_dir/clients.err" </dev/null &
+    pids+=($!)
+    for p in "${pids[@]}"; do
+        wait "$p" || die "bench overload: a load client of the $phase phase failed ($(tail -n 3 "$_ol_dir/clients.err"))"
+    done
+}
+
+# _ol_metric TEXT SERIES: the value of SERIES (name and labels as
+# rendered) in a Prometheus exposition, summed over its samples; 0 when
+# absent.
+_ol_metric() {
+    awk -v s="$2" 'index($0, s) == 1 { v += $NF } END { printf "%.0f", v }' <<<"$1"
+}
+
+# _ol_sampler PID: every 2 s until killed, one JSON line to
+# $_ol_dir/samples.jsonl: ncmpd's RSS, open fds and threads, what its
+# metrics say of its bounded queues, the AVC forwarder's lag and how long
+# the liveness probe took (-1: no answer within 5 s).
+_ol_sampler() {
+    local pid=$1 t0 m probe rss fds threads
+    t0=$(_now)
+    while kill -0 "$pid" 2>/dev/null; do
+        m=$(curl -s --max-time 5 "$_ol_url/actuator/prometheus" || true)
+        probe=$(curl -s -o /dev/null --max-time 5 -w '%{time_total}' "$_ol_url/actuator/health/liveness" ||
+            echo -1)
+        rss=$(_vm_kb "$pid" VmRSS 2>/dev/null) threads=$(_vm_kb "$pid" Threads 2>/dev/null)
+        fds=$(find "/proc/$pid/fd" -mindepth 1 2>/dev/null | wc -l)
+        [ -n "$rss" ] && [ -n "$threads" ] || break
+        printf '{"t": %s, "phase": "%s", "rss_mb": %s, "fds": %s, "threads": %s, "http_in_flight": %s, "dmi_in_flight": %s, "shed_http": %s, "shed_db": %s, "shed_dmi": %s, "avc_lag": %s, "probe_ms": %s}\n' \
+            "$(_secs "$t0" "$(_now)")" "$(cat "$_ol_dir/phase" 2>/dev/null)" \
+            "$(_mb "$rss")" "$fds" "$threads" "$(_ol_metric "$m" ncmp_http_requests_in_flight)" \
+            "$(_ol_metric "$m" ncmp_dmi_requests_in_flight)" \
+            "$(_ol_metric "$m" 'ncmp_shed_requests_total{reason="http-in-flight"}')" \
+            "$(_ol_metric "$m" 'ncmp_shed_requests_total{reason="db"}')" \
+            "$(_ol_metric "$m" 'ncmp_shed_requests_total{reason="dmi-in-flight"}')" \
+            "$(_ol_metric "$m" 'ncmp_consumer_lag_records{role="avc-forward"')" \
+            "$(awk -v s="$probe" 'BEGIN { printf "%.1f", (s < 0 ? -1 : s * 1000) }')" \
+            >>"$_ol_dir/samples.jsonl"
+        sleep 2
+    done
+}
+
+# bench_overload [--handles N] [--minutes M] [--factor F] [--json FILE]:
+# NCMP's KPI load (every scenario of its kpi profile at once, open loop,
+# against the DMI stub with the reference delays) at 1x for 60 s, then at
+# F times (10) for M minutes (3), then at 1x again for 60 s, on N handles
+# (50,000) through one ncmpd with every role. What is judged: ncmpd stays
+# up and answers its liveness probe; every request gets an answer in time
+# (a refusal for load is a 503 or 429 with Retry-After, never a client
+# timeout or a broken connection); the AVC forwarder's lag, grown under
+# the load, comes back to 0 after it; the latency of the last phase is
+# back to the first's; RSS and open files level off. Beside the figures,
+# the raw limit of the machine in the same run: the clients' own CPU time.
+bench_overload() {
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-28886} minutes=3 factor=10 bs dmi pid sampler
+    local t0 tcatch catch_up lag settle=300 phase_secs=60 j
+    _ol_handles=50000
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) _ol_handles=$2; shift 2 ;;
+        --minutes) minutes=$2; shift 2 ;;
+        --factor) factor=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench overload: unknown option '$1' (options: --handles N, --minutes M, --factor F, --json FILE)" ;;
+        esac
+    done
+    [[ "$_ol_handles" =~ ^[1-9][0-9]*$ && "$factor" =~ ^[1-9][0-9]*$ && "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] ||
+        die "bench overload: --handles and --factor want positive integers, --minutes a positive number"
+    _ol_avc=${NCMP_AVC_SAMPLE:-$NCMP_ROOT/tests/bench/data/avc-sample.json}
+    port_in_use "$port" && die "bench overload: $(port_taken "$port") (NCMP_BENCH_HTTP_PORT)"
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28993}
+    export NCMP_DMISTUB_PORT
+    services_up
+    bs=$(kafka_bootstrap)
+    _ol_dir="$NCMP_INSTANCE_DIR/overload"
+    mkdir -p "$_ol_dir"
+    rm -f "$_ol_dir"/*
+    _ol_url="http://127.0.0.1:$port"
+    _data_stub 300 670 --provmns-read-delay-ms 300 --provmns-write-delay-ms 670
+    dmi="http://127.0.0.1:$NCMP_DMISTUB_PORT"
+    ncmpd_start --http.host=127.0.0.1 --http.port="$port"
+    ncmpd_wait_assigned registration
+    pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
+    _register_ready "$_ol_handles" "$dmi"
+    sleep 2 # the last READY events reach the handle map
+    pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
+
+    echo baseline >"$_ol_dir/phase"
+    _ol_sampler "$pid" &
+    sampler=$!
+    info "overload: 1x NCMP's KPI load for $phase_secs s"
+    _ol_clients baseline 1 "$phase_secs"
+    echo overload >"$_ol_dir/phase"
+    info "overload: ${factor}x for $minutes min"
+    _ol_clients overload "$factor" "$(awk -v m="$minutes" 'BEGIN { printf "%d", m * 60 + 0.5 }')"
+    echo recovery >"$_ol_dir/phase"
+    info "overload: 1x again for $phase_secs s"
+    t0=$(_now)
+    _ol_clients recovery 1 "$phase_secs"
+    # the AVC forwarder's lag back to 0 (counted from the end of the overload)
+    echo settle >"$_ol_dir/phase"
+    catch_up=null
+    while :; do
+        lag=$(_ol_metric "$(curl -s --max-time 5 "$_ol_url/actuator/prometheus" || true)" \
+            'ncmp_consumer_lag_records{role="avc-forward"')
+        tcatch=$(_secs "$t0" "$(_now)")
+        [ "$lag" = 0 ] && { catch_up=$tcatch; break; }
+        awk -v a="$tcatch" -v s="$settle" 'BEGIN { exit !(a > s) }' && break
+        sleep 1
+    done
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null
+
+    j=$(_ol_json "$factor" "$minutes" "$phase_secs" "$catch_up" "$pid")
+    _ol_table "$j"
+    if [ -n "$json" ]; then
+        printf '%s\n' "$j" >"$json"
+        info "wrote $json"
+    fi
+    [ "$(jq -r .passed <<<"$j")" = true ] || die "bench overload: not passed (see the table; logs in $NCMP_INSTANCE_DIR)"
+}
+
+# _ol_json FACTOR MINUTES PHASE_SECS CATCH_UP PID: the run as JSON.
+_ol_json() {
+    local alive=false
+    kill -0 "$5" 2>/dev/null && alive=true
+    # one object of every report, keyed phase -> client (timelines apart)
+    local phase name f rep="{}" tl="{}"
+    for f in "$_ol_dir"/baseline-*.json "$_ol_dir"/overload-*.json "$_ol_dir"/recovery-*.json; do
+        [ -f "$f" ] || continue
+        name=$(basename "$f" .json)
+        phase=${name%%-*}
+        name=${name#*-}
+        rep=$(jq --arg p "$phase" --arg n "$name" --slurpfile r "$f" \
+            '.[$p][$n] = ($r[0] | del(.timeline))' <<<"$rep")
+        tl=$(jq --arg p "$phase" --arg n "$name" --slurpfile r "$f" \
+            '.[$p][$n] = [$r[0].timeline[] | [.t, .ok, .shed, .failed, .timeouts, .errors, .p50_ms, .p99_ms]]' <<<"$tl")
+    done
+    jq -n --argjson factor "$1" --argjson minutes "$2" --argjson phase_secs "$3" \
+        --argjson catch_up "$4" --argjson alive "$alive" --argjson handles "$_ol_handles" \
+        --argjson cores "$(nproc)" --argjson rep "$rep" --argjson tl "$tl" \
+        --slurpfile samples "$_ol_dir/samples.jsonl" '
+        def tot($p): ($rep[$p] // {}) | [.[]] as $c |
+            {sent: ([$c[].sent] | add), ok: ([$c[].ok] | add), shed: ([$c[].shed] | add),
+             failed: ([$c[].failed] | add), timeouts: ([$c[].timeouts] | add),
+             errors: ([$c[].errors] | add),
+             shed_without_retry_after: ([$c[].shed_without_retry_after] | add),
+             client_cpu_s: ([$c[].client_cpu_s] | add)};
+        def first_of($k): ($samples | map(select(.[$k] != null)) | .[0][$k]);
+        def last_of($k): ($samples | map(select(.phase == "recovery" or .phase == "settle")) | .[-1][$k]);
+        def max_of($k): ($samples | map(.[$k]) | max);
+        {baseline: tot("baseline"), overload: tot("overload"), recovery: tot("recovery")} as $t |
+        (($rep.baseline.pt_read.p50_ms // 0)) as $b50 |
+        (($rep.recovery.pt_read.p50_ms // 0)) as $r50 |
+        ($samples | map(select(.phase == "overload")) | map(.probe_ms) | max) as $probe_max |
+        ($samples | map(select(.probe_ms < 0)) | length) as $probe_missed |
+        {scenario: "overload", handles: $handles, cores: $cores, factor: $factor,
+         overload_minutes: $minutes, phase_seconds: $phase_secs,
+         totals: $t,
+         timeouts: ([$t[].timeouts] | add), errors: ([$t[].errors] | add),
+         shed: ([$t[].shed] | add), shed_without_retry_after: ([$t[].shed_without_retry_after] | add),
+         overload_answered_ratio: (if $t.overload.sent > 0 then (($t.overload.ok + $t.overload.shed + $t.overload.failed) / $t.overload.sent) else 0 end),
+         overload_ok_ratio: (if $t.overload.sent > 0 then ($t.overload.ok / $t.overload.sent) else 0 end),
+         baseline_pt_read_p50_ms: $b50, recovery_pt_read_p50_ms: $r50,
+         recovered: ($r50 <= 2 * $b50 + 1),
+         avc_lag_max: max_of("avc_lag"), avc_catch_up_s: $catch_up,
+         probe_ms_max_overload: $probe_max, probes_missed: $probe_missed,
+         rss_mb_first: first_of("rss_mb"), rss_mb_max: max_of("rss_mb"), rss_mb_last: last_of("rss_mb"),
+         fds_first: first_of("fds"), fds_max: max_of("fds"), fds_last: last_of("fds"),
+         threads_first: first_of("threads"), threads_last: last_of("threads"),
+         ncmpd_alive: $alive,
+         passed: ($alive and ([$t[].timeouts] | add) == 0 and ([$t[].errors] | add) == 0
+                  and ([$t[].shed_without_retry_after] | add) == 0 and ($r50 <= 2 * $b50 + 1)
+                  and $catch_up != null and $probe_missed == 0),
+         clients: $rep, timeline_columns: ["t", "ok", "shed", "failed", "timeouts", "errors", "p50_ms", "p99_ms"],
+         timelines: $tl, samples: $samples}'
+}
+
+# _ol_table JSON: the table of a run.
+_ol_table() {
+    printf '\n%-15s %-9s %8s %8s %7s %7s %8s %7s %9s %9s\n' client phase sent ok shed failed timeouts errors \
+        "p50 ms" "p99 ms"
+    jq -r '.clients as $c | ["baseline", "overload", "recovery"][] as $p | ($c[$p] // {}) | to_entries[] |
+        [.key, $p, .value.sent, .value.ok, .value.shed, .value.failed, .value.timeouts, .value.errors,
+         .value.p50_ms, .value.p99_ms] | @tsv' <<<"$1" |
+        awk -F'\t' '{ printf "%-15s %-9s %8s %8s %7s %7s %8s %7s %9.1f %9.1f\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
+    jq -r '"\nncmpd alive: \(.ncmpd_alive); timeouts \(.timeouts), errors \(.errors), shed \(.shed) (without Retry-After \(.shed_without_retry_after))",
+        "overload: \(.totals.overload.sent) requests, \((.overload_ok_ratio * 100 | floor))% ok, \((.overload_answered_ratio * 100 | floor))% answered; load clients used \(.totals.overload.client_cpu_s) s of CPU",
+        "AVC lag at most \(.avc_lag_max) records, back to 0 \(.avc_catch_up_s) s after the overload",
+        "pass-through read p50: \(.baseline_pt_read_p50_ms) ms before, \(.recovery_pt_read_p50_ms) ms after (recovered: \(.recovered))",
+        "liveness probe: at most \(.probe_ms_max_overload) ms under overload, \(.probes_missed) missed",
+        "RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB; fds \(.fds_first) -> max \(.fds_max) -> \(.fds_last); threads \(.threads_first) -> \(.threads_last)",
+        "passed: \(.passed)"' <<<"$1"
 }
 
 # bench_data_sync [--handles N] [--json FILE]: NCMP's data sync. N

@@ -50,6 +50,25 @@
  *     where a job's time is k6's timings.duration (the request's time
  *     without its connect time: sending the body, waiting, receiving) and
  *     the rates are of ok jobs over the run's wall time.
+ *
+ *   ncmp-bench-data search --url BASE --kind id|full (as pt, D = 0)
+ *     NCMP's KPI searches: POST /ncmp/v1/ch/id-searches?outputAlternateId=
+ *     true (id) or /ncmp/v1/ch/searches (full), the five filters of NCMP's
+ *     suite (none, module, property, cps path, trust level) in turn.
+ *
+ * Every mode also takes:
+ *   --timeout-s T   a request without an answer after T s counts as a
+ *                   timeout (60 s; data jobs 600 s)
+ *   --report FILE   write the run as JSON (for `./run bench overload`):
+ *                   requests sent, ok (2xx), shed (503 or 429: refused for
+ *                   load; shed_without_retry_after those without the
+ *                   header), failed (other statuses), timeouts, errors (no
+ *                   answer for another reason), the overheads of the ok
+ *                   answers, the client's own CPU time, and `timeline`: the
+ *                   same counts and the median and p99 overhead of each
+ *                   second of the run (by the second the answer came in).
+ *                   With --report the exit status is 0 whatever the
+ *                   answers were: the report says.
  */
 #include <curl/curl.h>
 #include <librdkafka/rdkafka.h>
@@ -58,6 +77,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,15 +115,47 @@
     "\"changeRequest\":{\"grandchild\":[{\"id\":\"id3\",\"attributes\":{\"plmnId\":{\"mcc\":"      \
     "\"1234\"}}}]}}]}"
 
-typedef enum mode { MODE_PT, MODE_PROVMNS, MODE_POLICY, MODE_BATCH, MODE_DATAJOB } mode;
-static const char *const mode_names[] = {"pt", "provmns", "policy", "batch", "datajob"};
+/* NCMP's KPI search bodies (k6-tests/ncmp/common/search-base.js): every
+ * filter matches every handle of the reference workload */
+static const char *const search_bodies[] = {
+    "{\"cmHandleQueryParameters\":[]}",
+    "{\"cmHandleQueryParameters\":[{\"conditionName\":\"hasAllModules\",\"conditionParameters\":"
+    "[{\"moduleName\":\"module100\"}]}]}",
+    "{\"cmHandleQueryParameters\":[{\"conditionName\":\"hasAllProperties\",\"conditionParameters\""
+    ":[{\"systemName\":\"ncmp\"}]}]}",
+    "{\"cmHandleQueryParameters\":[{\"conditionName\":\"cmHandleWithCpsPath\",\"conditionParamete"
+    "rs\":[{\"cpsPath\":\"//state[@cm-handle-state='READY']\"}]}]}",
+    "{\"cmHandleQueryParameters\":[{\"conditionName\":\"cmHandleWithTrustLevel\",\"conditionParam"
+    "eters\":[{\"trustLevel\":\"COMPLETE\"}]}]}",
+};
+
+typedef enum mode {
+    MODE_PT,
+    MODE_PROVMNS,
+    MODE_POLICY,
+    MODE_BATCH,
+    MODE_DATAJOB,
+    MODE_SEARCH
+} mode;
+static const char *const mode_names[] = {"pt", "provmns", "policy", "batch", "datajob", "search"};
 
 typedef struct opts {
     mode mode;
-    const char *url, *method, *bootstrap, *topic;
-    long handles, concurrency, seconds, delay_ms, ops, variants;
+    const char *url, *method, *bootstrap, *topic, *kind, *report;
+    long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s;
     double rate;
 } opts;
+
+/* How an answered (or unanswered) request counts. */
+typedef enum outcome { OUT_OK, OUT_SHED, OUT_FAILED, OUT_TIMEOUT, OUT_ERROR, OUT_N } outcome;
+static const char *const outcome_names[] = {"ok", "shed", "failed", "timeouts", "errors"};
+
+/* One finished request, for the report's timeline. */
+typedef struct done_rec {
+    float t;   /* seconds from the start of the run to the answer */
+    float lat; /* overhead in ms (ok answers) */
+    unsigned char out;
+} done_rec;
 
 static double now_s(void)
 {
@@ -138,6 +190,11 @@ typedef struct load {
     size_t nlat, caplat;
     long sent, done, ok;
     long inflight;
+    long counts[OUT_N];
+    long shed_without_retry_after;
+    done_rec *recs; /* with --report */
+    size_t nrecs, caprecs;
+    double t0;
     char batch_body[64 * 1024]; /* reused by batch requests (copied by curl) */
     ncmp_buf *jobs;             /* datajob: the bodies, sent in turn (not copied) */
     size_t njobs;
@@ -248,6 +305,13 @@ static void start_one(load *l)
             curl_easy_setopt(e, CURLOPT_POSTFIELDS, PATCH_BODY);
         }
         break;
+    case MODE_SEARCH:
+        snprintf(url, sizeof(url), "%s/ncmp/v1/ch/%s", o->url,
+                 strcmp(o->kind, "id") == 0 ? "id-searches?outputAlternateId=true" : "searches");
+        curl_easy_setopt(
+            e, CURLOPT_POSTFIELDS,
+            search_bodies[(size_t)l->sent % (sizeof(search_bodies) / sizeof(search_bodies[0]))]);
+        break;
     case MODE_POLICY: {
         char body[1024];
         snprintf(url, sizeof(url), "%s/operation-permission/v1/permissions", o->url);
@@ -265,20 +329,34 @@ static void start_one(load *l)
         curl_easy_setopt(e, CURLOPT_PRIVATE, answer);
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, keep);
         curl_easy_setopt(e, CURLOPT_WRITEDATA, answer);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT, 600L);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, o->timeout_s ? o->timeout_s : 600L);
     } else {
         curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
-        curl_easy_setopt(e, CURLOPT_TIMEOUT, 60L);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, o->timeout_s ? o->timeout_s : 60L);
     }
     curl_multi_add_handle(l->multi, e);
     l->sent++;
     l->inflight++;
 }
 
-static void finish(load *l, CURL *e)
+static void record(load *l, outcome out, double lat)
+{
+    l->counts[out]++;
+    if (!l->o->report)
+        return;
+    if (l->nrecs == l->caprecs) {
+        l->caprecs = l->caprecs ? l->caprecs * 2 : 4096;
+        l->recs = realloc(l->recs, l->caprecs * sizeof(*l->recs));
+    }
+    l->recs[l->nrecs++] = (done_rec){(float)(now_s() - l->t0), (float)lat, (unsigned char)out};
+}
+
+static void finish(load *l, CURL *e, CURLcode result)
 {
     long status = 0;
     curl_off_t total = 0, connect = 0;
+    struct curl_header *retry = NULL;
+    outcome out;
 
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(e, CURLINFO_TOTAL_TIME_T, &total);
@@ -297,15 +375,32 @@ static void finish(load *l, CURL *e)
         ncmp_buf_free(answer);
         free(answer);
     }
-    if (status >= 200 && status < 300) {
+    if (result == CURLE_OPERATION_TIMEDOUT)
+        out = OUT_TIMEOUT;
+    else if (result != CURLE_OK)
+        out = OUT_ERROR;
+    else if (status >= 200 && status < 300)
+        out = OUT_OK;
+    else if (status == 503 || status == 429)
+        out = OUT_SHED;
+    else
+        out = OUT_FAILED;
+    if (out == OUT_SHED &&
+        curl_easy_header(e, "Retry-After", 0, CURLH_HEADER, -1, &retry) != CURLHE_OK)
+        l->shed_without_retry_after++;
+    if (out == OUT_OK) {
+        double lat = (double)(total - connect) / 1000.0 - (double)l->o->delay_ms;
         l->ok++;
         if (l->nlat == l->caplat) {
             l->caplat = l->caplat ? l->caplat * 2 : 4096;
             l->lat = realloc(l->lat, l->caplat * sizeof(*l->lat));
         }
-        l->lat[l->nlat++] = (double)(total - connect) / 1000.0 - (double)l->o->delay_ms;
-    } else if (!l->jobs && l->done - l->ok <= 5) {
-        fprintf(stderr, "ncmp-bench-data: HTTP %ld\n", status);
+        l->lat[l->nlat++] = lat;
+        record(l, out, lat);
+    } else {
+        record(l, out, 0);
+        if (!l->jobs && !l->o->report && l->done - l->ok <= 5)
+            fprintf(stderr, "ncmp-bench-data: HTTP %ld (%s)\n", status, curl_easy_strerror(result));
     }
     curl_multi_remove_handle(l->multi, e);
     curl_easy_cleanup(e);
@@ -318,7 +413,7 @@ static void drain(load *l)
 
     while ((m = curl_multi_info_read(l->multi, &left)))
         if (m->msg == CURLMSG_DONE)
-            finish(l, m->easy_handle);
+            finish(l, m->easy_handle, m->data.result);
 }
 
 /* Run the load for o->seconds (then wait for what is in flight). */
@@ -327,6 +422,8 @@ static void run_load(load *l)
     const opts *o = l->o;
     double t0 = now_s(), end = t0 + (double)o->seconds;
     int running = 0;
+
+    l->t0 = t0;
 
     for (;;) {
         double t = now_s();
@@ -374,9 +471,69 @@ static void load_free(load *l)
     curl_slist_free_all(l->patch_headers);
     curl_multi_cleanup(l->multi);
     free(l->lat);
+    free(l->recs);
     for (size_t i = 0; i < l->njobs; i++)
         ncmp_buf_free(&l->jobs[i]);
     free(l->jobs);
+}
+
+static double pct(const double *v, size_t n, double p)
+{
+    return n ? v[(size_t)((double)n * p) < n ? (size_t)((double)n * p) : n - 1] : 0;
+}
+
+/* --report: the run as JSON (see the top of the file). */
+static int write_report(const load *l, double secs)
+{
+    const opts *o = l->o;
+    FILE *f = fopen(o->report, "w");
+    struct rusage ru;
+    long nsec = (long)secs + 1;
+    double *lat = NULL;
+    double sum = 0;
+
+    if (!f) {
+        fprintf(stderr, "ncmp-bench-data: cannot write %s\n", o->report);
+        return 1;
+    }
+    getrusage(RUSAGE_SELF, &ru);
+    for (size_t i = 0; i < l->nlat; i++)
+        sum += l->lat[i];
+    fprintf(f,
+            "{\"mode\": \"%s\", \"method\": \"%s\", \"rate\": %.3f, \"seconds\": %.3f, "
+            "\"sent\": %ld",
+            mode_names[o->mode], o->mode == MODE_SEARCH ? o->kind : o->method, o->rate, secs,
+            l->sent);
+    for (int k = 0; k < OUT_N; k++)
+        fprintf(f, ", \"%s\": %ld", outcome_names[k], l->counts[k]);
+    fprintf(f,
+            ", \"shed_without_retry_after\": %ld, \"avg_ms\": %.3f, \"p50_ms\": %.3f, "
+            "\"p99_ms\": %.3f, \"max_ms\": %.3f, \"client_cpu_s\": %.3f, \"timeline\": [",
+            l->shed_without_retry_after, l->nlat ? sum / (double)l->nlat : 0,
+            pct(l->lat, l->nlat, 0.5), pct(l->lat, l->nlat, 0.99),
+            l->nlat ? l->lat[l->nlat - 1] : 0,
+            (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+                ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6);
+    lat = ncmp_xcalloc(l->nrecs + 1, sizeof(*lat));
+    for (long sec = 0; sec < nsec; sec++) {
+        long c[OUT_N] = {0};
+        size_t n = 0;
+        for (size_t i = 0; i < l->nrecs; i++) {
+            if ((long)l->recs[i].t != sec)
+                continue;
+            c[l->recs[i].out]++;
+            if (l->recs[i].out == OUT_OK)
+                lat[n++] = l->recs[i].lat;
+        }
+        qsort(lat, n, sizeof(*lat), cmp_double);
+        fprintf(f, "%s{\"t\": %ld", sec ? ", " : "", sec);
+        for (int k = 0; k < OUT_N; k++)
+            fprintf(f, ", \"%s\": %ld", outcome_names[k], c[k]);
+        fprintf(f, ", \"p50_ms\": %.3f, \"p99_ms\": %.3f}", pct(lat, n, 0.5), pct(lat, n, 0.99));
+    }
+    fprintf(f, "]}\n");
+    free(lat);
+    return fclose(f) == 0 ? 0 : 1;
 }
 
 static int cmd_pt(const opts *o)
@@ -403,6 +560,11 @@ static int cmd_pt(const opts *o)
     if (l.jobs)
         printf(" body_bytes %.0f", l.job_bytes);
     printf("\n");
+    if (o->report) {
+        int rc = write_report(&l, secs);
+        load_free(&l);
+        return rc;
+    }
     load_free(&l);
     return l.ok == l.done && l.done > 0 ? 0 : 1;
 }
@@ -479,6 +641,11 @@ static int cmd_batch(const opts *o)
            l.ok * 200, atomic_load(&c.in_window),
            (double)atomic_load(&c.in_window) / (double)o->seconds, o->seconds);
     ncmp_kafka_reader_close(c.rk);
+    if (o->report) {
+        int rc = write_report(&l, now_s() - t0);
+        load_free(&l);
+        return rc;
+    }
     load_free(&l);
     return l.ok > 0 ? 0 : 1;
 }
@@ -527,6 +694,12 @@ static int parse(int argc, char **argv, opts *o)
             o->ops = atol(v);
         else if (strcmp(k, "--variants") == 0)
             o->variants = atol(v);
+        else if (strcmp(k, "--kind") == 0)
+            o->kind = v;
+        else if (strcmp(k, "--report") == 0)
+            o->report = v;
+        else if (strcmp(k, "--timeout-s") == 0)
+            o->timeout_s = atol(v);
         else
             return -1;
     }
@@ -537,6 +710,11 @@ static int parse(int argc, char **argv, opts *o)
         return -1;
     if (o->mode == MODE_PROVMNS && strcmp(o->method, "GET") != 0 && strcmp(o->method, "PATCH") != 0)
         return -1;
+    if (o->mode == MODE_SEARCH &&
+        (!o->kind || (strcmp(o->kind, "id") != 0 && strcmp(o->kind, "full") != 0)))
+        return -1;
+    if (o->timeout_s < 0)
+        return -1;
     return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }
 
@@ -546,7 +724,7 @@ int main(int argc, char **argv)
     int rc;
 
     if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch|datajob --url BASE "
+        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch|datajob|search --url BASE "
                         "[options] (see the source)\n");
         return 2;
     }

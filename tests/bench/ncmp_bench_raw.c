@@ -8,10 +8,12 @@
  *       the same, printing each record's value on a line of its own
  *   ncmp-bench-raw copy -d DBURL -n N
  *       COPY N ingest-shaped rows into an empty copy of ingest_event
- *   ncmp-bench-raw publish-avc -b BROKERS -t TOPIC -f FILE -n N
+ *   ncmp-bench-raw publish-avc -b BROKERS -t TOPIC -f FILE -n N [-R RATE]
  *       publish N copies of FILE (an AVC event) as NCMP's AVC background load
  *       does: calls of 500 records, each call with one key neType-<1..10>
- *       and one set of CloudEvent headers (one ce_id)
+ *       and one set of CloudEvent headers (one ce_id); with -R, at RATE
+ *       records per second (each call leaves at its scheduled time, as
+ *       k6's constant arrival rate), otherwise as fast as possible
  *   ncmp-bench-raw forward -b BROKERS -t TOPIC -o OUT -n N
  *       consume N records from the start of every partition of TOPIC and
  *       produce each (value, key, headers) to OUT, as fast as librdkafka
@@ -207,7 +209,8 @@ static rd_kafka_headers_t *avc_headers(long call)
     return ncmp_cloudevent_headers(&ce);
 }
 
-static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n)
+static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n,
+                             double rate)
 {
     bench_acks acks = {0, 0};
     ncmp_buf value = NCMP_BUF_INIT;
@@ -226,6 +229,11 @@ static int bench_publish_avc(const char *brokers, const char *topic, const char 
     t0 = now_s();
     for (long i = 0; i < n; i++) {
         if (i % 500 == 0) {
+            /* the call's scheduled time */
+            while (rate > 0 && now_s() < t0 + (double)i / rate) {
+                rd_kafka_poll(rk, 0);
+                usleep(1000);
+            }
             if (call_headers)
                 rd_kafka_headers_destroy(call_headers);
             call_headers = avc_headers(i / 500);
@@ -490,18 +498,19 @@ int main(int argc, char **argv)
     const char *brokers = "127.0.0.1:9092", *topic = NULL, *group = NULL, *url = NULL, *out = NULL,
                *file = NULL;
     long n = 0, handles = 50000;
+    double rate = 0;
     int c, print = 0, runs = 5;
 
     if (argc < 2) {
         fprintf(stderr,
                 "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
                 "copy-handles|datajob-parse [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
-                "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] -n N\n");
+                "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] -n N\n");
         return 2;
     }
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
-    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:p")) != -1) {
+    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:R:p")) != -1) {
         switch (c) {
         case 'b':
             brokers = optarg;
@@ -533,6 +542,9 @@ int main(int argc, char **argv)
         case 'r':
             runs = (int)strtol(optarg, NULL, 10);
             break;
+        case 'R':
+            rate = strtod(optarg, NULL);
+            break;
         default:
             return 2;
         }
@@ -544,7 +556,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "forward") == 0 && topic && out && n > 0)
         return bench_forward(brokers, topic, out, n);
     if (strcmp(argv[1], "publish-avc") == 0 && topic && file && n > 0)
-        return bench_publish_avc(brokers, topic, file, n);
+        return bench_publish_avc(brokers, topic, file, n, rate);
     if (strcmp(argv[1], "copy") == 0 && url && n > 0)
         return bench_copy(url, n);
     if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)
