@@ -142,10 +142,22 @@ const ncmp_option ncmp_options[] = {
      "Port of the REST API; 0 picks a free port (logged as `http listening on <host>:<port>`)."},
     {"http.threads", NCMP_OPT_INT, "4", NULL, 1, 256, 0, OFF(http_threads),
      "Server threads of the REST API; each serves many connections."},
-    {"http.max-in-flight", NCMP_OPT_INT, "1024", NULL, 0, 1000000, 0, OFF(http_max_in_flight),
+    {"http.max-in-flight", NCMP_OPT_INT, "256", NULL, 0, 1000000, 0, OFF(http_max_in_flight),
      "Requests the REST API serves at once (from their headers until their answer is sent, waits "
      "on DMI plugins included); one more is answered 503 with Retry-After at once, before its body "
      "is read. /actuator paths are never refused. 0: no limit."},
+    {"http.worker-threads", NCMP_OPT_INT, "8", NULL, 0, 256, 0, OFF(http_worker_threads),
+     "Threads that run the REST API's handlers that may block (searches, inventory and CPS "
+     "requests: anything that waits on the database), so that the server threads (http.threads) "
+     "stay free for probes, pass-through and ProvMnS, which answer from memory and wait on DMI "
+     "plugins without a thread. 0: every handler runs on the server threads."},
+    {"http.max-queued", NCMP_OPT_INT, "256", NULL, 0, 1000000, 0, OFF(http_max_queued),
+     "Requests waiting for a worker thread (http.worker-threads) beyond which a new one is "
+     "answered 503 with Retry-After at once. 0: no limit."},
+    {"http.max-queue-wait-ms", NCMP_OPT_INT, "2000", NULL, 0, 3600000, 0, OFF(http_max_queue_wait_ms),
+     "A request that waited longer for a worker thread is answered 503 with Retry-After instead "
+     "of being run, so that under overload the queue sheds what its clients have likely given up "
+     "on rather than making every later request wait longer. 0: no limit."},
     {"http.retry-after-s", NCMP_OPT_INT, "1", NULL, 1, 3600, 0, OFF(http_retry_after_s),
      "Retry-After (seconds) of every 503 that refuses a request for load: http.max-in-flight, "
      "dmi.max-in-flight-per-plugin, no database connection free within the wait."},

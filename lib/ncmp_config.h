@@ -87,6 +87,9 @@ typedef struct ncmp_config {
     int http_port;
     int http_threads;
     int http_max_in_flight;
+    int http_worker_threads;
+    int http_max_queued;
+    int http_max_queue_wait_ms;
     int http_retry_after_s;
     int http_max_body_bytes;
     char *http_auth_username;

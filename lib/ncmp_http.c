@@ -31,6 +31,7 @@ typedef struct http_route {
     const ncmp_http_sink *sink; /* a streamed body (ncmp_http_route_sink), or NULL */
     size_t max_body_bytes;      /* the sink's limit */
     int open;                   /* served without authentication */
+    int inline_;                /* the handler runs on the server thread */
     void *arg;
 } http_route;
 
@@ -46,6 +47,15 @@ struct ncmp_http_server {
     ncmp_http_request *suspended;
     atomic_int in_flight; /* requests from their headers until on_completed */
     ncmp_gauge *in_flight_gauge;
+    /* the worker threads and their queue (guarded by qlock) */
+    pthread_t *workers;
+    int nworkers;
+    pthread_mutex_t qlock;
+    pthread_cond_t qcond;
+    ncmp_http_request *qhead, *qtail;
+    int queued;
+    int stopping;
+    ncmp_gauge *queued_gauge;
 };
 
 /* What the handler answered, until MHD takes it. */
@@ -68,20 +78,25 @@ struct ncmp_http_request {
     char *qnames[MAX_QUERY], *qvalues[MAX_QUERY];
     int nquery;
     ncmp_buf body;
-    int started;        /* the first access-handler call happened */
-    int counted;        /* in srv->in_flight */
-    int too_large;      /* body beyond the limit: discarded, 413 at the end */
-    int bad_path;       /* undecodable path or query: 400 at the end */
-    int dispatched;     /* the handler ran */
-    void *sink_state;   /* the sink's, between open and finish */
-    int sink_stopped;   /* the sink wants no more bytes */
-    size_t sink_bytes;  /* body bytes seen by a sink route */
-    int in_handler;     /* the handler is running (a respond now is synchronous) */
-    int suspended;      /* MHD_suspend_connection was called */
-    int suspend_wanted; /* the handler called ncmp_http_suspend */
-    int answered;       /* a respond function was called */
-    int queued;         /* the answer went to MHD */
-    int status;         /* what was answered, for the log and the hook */
+    int started;         /* the first access-handler call happened */
+    int counted;         /* in srv->in_flight */
+    int too_large;       /* body beyond the limit: discarded, 413 at the end */
+    int bad_path;        /* undecodable path or query: 400 at the end */
+    int dispatched;      /* the handler ran */
+    void *sink_state;    /* the sink's, between open and finish */
+    int sink_stopped;    /* the sink wants no more bytes */
+    size_t sink_bytes;   /* body bytes seen by a sink route */
+    int in_handler;      /* the handler is running (a respond now is synchronous) */
+    int suspended;       /* MHD_suspend_connection was called */
+    int suspend_wanted;  /* the handler called ncmp_http_suspend, or it was queued */
+    int handler_suspend; /* the handler itself called ncmp_http_suspend */
+    int on_worker;       /* a worker thread runs its handler (req->lock) */
+    int free_pending;    /* completed meanwhile: the worker frees it (req->lock) */
+    ncmp_http_request *next_queued;
+    double t_queued; /* when it was queued for a worker thread */
+    int answered;    /* a respond function was called */
+    int queued;      /* the answer went to MHD */
+    int status;      /* what was answered, for the log and the hook */
     double t_start;
     char *xnames[MAX_EXTRA_HEADERS], *xvalues[MAX_EXTRA_HEADERS]; /* ncmp_http_add_header */
     int nextra;
@@ -205,6 +220,9 @@ int ncmp_http_server_new(ncmp_http_server **out, const ncmp_http_options *opts, 
         srv->opts.retry_after_s = 1;
     pthread_mutex_init(&srv->lock, NULL);
     srv->in_flight_gauge = ncmp_gauge_get(ncmp_metrics_lib_get()->http_in_flight, NULL);
+    srv->queued_gauge = ncmp_gauge_get(ncmp_metrics_lib_get()->http_queued, NULL);
+    pthread_mutex_init(&srv->qlock, NULL);
+    pthread_cond_init(&srv->qcond, NULL);
     *out = srv;
     return 0;
 }
@@ -212,6 +230,15 @@ int ncmp_http_server_new(ncmp_http_server **out, const ncmp_http_options *opts, 
 int ncmp_http_in_flight(const ncmp_http_server *srv)
 {
     return atomic_load(&srv->in_flight);
+}
+
+int ncmp_http_queued(const ncmp_http_server *srv)
+{
+    int n;
+    pthread_mutex_lock((pthread_mutex_t *)&srv->qlock);
+    n = srv->queued;
+    pthread_mutex_unlock((pthread_mutex_t *)&srv->qlock);
+    return n;
 }
 
 void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
@@ -246,11 +273,25 @@ void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char 
     srv->routes[srv->nroutes - 1].max_body_bytes = max_body_bytes;
 }
 
+void ncmp_http_route_inline(ncmp_http_server *srv, const char *method, const char *pattern,
+                            ncmp_http_handler fn, void *arg)
+{
+    ncmp_http_route(srv, method, pattern, fn, arg);
+    srv->routes[srv->nroutes - 1].inline_ = 1;
+}
+
 void ncmp_http_route_open(ncmp_http_server *srv, const char *method, const char *pattern,
                           ncmp_http_handler fn, void *arg)
 {
     ncmp_http_route(srv, method, pattern, fn, arg);
     srv->routes[srv->nroutes - 1].open = 1;
+}
+
+void ncmp_http_route_open_inline(ncmp_http_server *srv, const char *method, const char *pattern,
+                                 ncmp_http_handler fn, void *arg)
+{
+    ncmp_http_route_open(srv, method, pattern, fn, arg);
+    srv->routes[srv->nroutes - 1].inline_ = 1;
 }
 
 void ncmp_http_routes_each(const ncmp_http_server *srv,
@@ -640,6 +681,7 @@ void ncmp_http_suspend(ncmp_http_request *req)
 {
     pthread_mutex_lock(&req->lock);
     req->suspend_wanted = 1;
+    req->handler_suspend = 1;
     pthread_mutex_unlock(&req->lock);
 }
 
@@ -890,6 +932,104 @@ static void body_append(ncmp_http_request *req, const char *data, size_t len)
     ncmp_buf_append(&req->body, data, len);
 }
 
+/* --- the worker threads ------------------------------------------------- */
+
+/* Hand the request to a worker thread: the connection waits suspended
+ * until the handler answers. A full queue is a 503 at once. */
+static void queue_push(ncmp_http_request *req)
+{
+    ncmp_http_server *srv = req->srv;
+    int full;
+    char msg[128];
+
+    pthread_mutex_lock(&srv->qlock);
+    full = srv->opts.max_queued > 0 && srv->queued >= srv->opts.max_queued;
+    if (!full) {
+        pthread_mutex_lock(&req->lock);
+        req->suspend_wanted = 1;
+        pthread_mutex_unlock(&req->lock);
+        req->next_queued = NULL;
+        req->t_queued = ncmp_now_ms();
+        if (srv->qtail)
+            srv->qtail->next_queued = req;
+        else
+            srv->qhead = req;
+        srv->qtail = req;
+        srv->queued++;
+        ncmp_gauge_add(srv->queued_gauge, 1);
+        pthread_cond_signal(&srv->qcond);
+    }
+    pthread_mutex_unlock(&srv->qlock);
+    if (full) {
+        snprintf(msg, sizeof(msg), "%d requests wait for a worker thread (http.max-queued)",
+                 srv->opts.max_queued);
+        ncmp_http_respond_busy(req, "http-queue", "Too many requests queued", msg);
+    }
+}
+
+static void request_free(ncmp_http_request *req);
+
+/* Run one queued request's handler. The request may be answered, sent
+ * and completed by MHD while the handler still runs: on_completed then
+ * leaves the free to this thread (free_pending). */
+static void worker_run(ncmp_http_request *req)
+{
+    int answered, suspended_by_handler, free_pending;
+
+    pthread_mutex_lock(&req->lock);
+    req->on_worker = 1;
+    pthread_mutex_unlock(&req->lock);
+    req->route->fn(req, req->route->arg);
+    pthread_mutex_lock(&req->lock);
+    req->on_worker = 0;
+    answered = req->answered;
+    suspended_by_handler = req->handler_suspend;
+    free_pending = req->free_pending;
+    pthread_mutex_unlock(&req->lock);
+    if (free_pending) {
+        request_free(req);
+        return;
+    }
+    if (!answered && !suspended_by_handler) {
+        log_error("http", "%s %s: the handler gave no answer", req->method, req->path);
+        ncmp_http_respond_error(req, 500, "Internal error", "the handler gave no answer");
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    ncmp_http_server *srv = arg;
+
+    pthread_mutex_lock(&srv->qlock);
+    for (;;) {
+        ncmp_http_request *req;
+        while (!srv->qhead && !srv->stopping)
+            pthread_cond_wait(&srv->qcond, &srv->qlock);
+        if (!srv->qhead)
+            break;
+        req = srv->qhead;
+        srv->qhead = req->next_queued;
+        if (!srv->qhead)
+            srv->qtail = NULL;
+        srv->queued--;
+        ncmp_gauge_add(srv->queued_gauge, -1);
+        pthread_mutex_unlock(&srv->qlock);
+        if (srv->opts.max_queue_wait_ms > 0 &&
+            ncmp_now_ms() - req->t_queued > (double)srv->opts.max_queue_wait_ms) {
+            char msg[128];
+            snprintf(msg, sizeof(msg),
+                     "waited more than %d ms for a worker thread (http.max-queue-wait-ms)",
+                     srv->opts.max_queue_wait_ms);
+            ncmp_http_respond_busy(req, "http-queue", "Too many requests queued", msg);
+        } else {
+            worker_run(req);
+        }
+        pthread_mutex_lock(&srv->qlock);
+    }
+    pthread_mutex_unlock(&srv->qlock);
+    return NULL;
+}
+
 static void request_dispatch(ncmp_http_request *req)
 {
     int other_method = 0;
@@ -919,6 +1059,10 @@ static void request_dispatch(ncmp_http_request *req)
             ncmp_http_respond_error(req, 405, "Method not allowed", req->method);
         else
             ncmp_http_respond_error(req, 404, "Not found", req->path);
+        return;
+    }
+    if (!req->route->inline_ && req->srv->nworkers > 0) {
+        queue_push(req);
         return;
     }
     req->route->fn(req, req->route->arg);
@@ -1038,6 +1182,13 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         atomic_fetch_sub(&srv->in_flight, 1);
         ncmp_gauge_add(srv->in_flight_gauge, -1);
     }
+    pthread_mutex_lock(&req->lock);
+    if (req->on_worker) { /* its handler still runs: the worker frees it */
+        req->free_pending = 1;
+        pthread_mutex_unlock(&req->lock);
+        return;
+    }
+    pthread_mutex_unlock(&req->lock);
     request_free(req);
 }
 
@@ -1116,8 +1267,14 @@ int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err)
                             "http: cannot listen on %s:%d (address in use or not available)",
                             srv->host[0] ? srv->host : "*", srv->opts.port);
     srv->port = listen_port(srv->daemon);
-    log_info("http", "listening on %s:%d (%d threads)", srv->host[0] ? srv->host : "*", srv->port,
-             srv->opts.threads);
+    if (srv->opts.worker_threads > 0) {
+        srv->workers = ncmp_xcalloc((size_t)srv->opts.worker_threads, sizeof(*srv->workers));
+        for (; srv->nworkers < srv->opts.worker_threads; srv->nworkers++)
+            if (pthread_create(&srv->workers[srv->nworkers], NULL, worker_main, srv) != 0)
+                return ncmp_err_set(err, NCMP_ERR_FATAL, "http: cannot start a worker thread");
+    }
+    log_info("http", "listening on %s:%d (%d threads, %d worker threads)",
+             srv->host[0] ? srv->host : "*", srv->port, srv->opts.threads, srv->nworkers);
     return 0;
 }
 
@@ -1135,10 +1292,37 @@ static void suspended_answer_all(ncmp_http_server *srv)
     }
 }
 
+/* Stop the worker threads: queued requests are answered 503 unrun, the
+ * handlers running finish first. */
+static void workers_stop(ncmp_http_server *srv)
+{
+    ncmp_http_request *queue;
+
+    pthread_mutex_lock(&srv->qlock);
+    srv->stopping = 1;
+    queue = srv->qhead;
+    srv->qhead = srv->qtail = NULL;
+    ncmp_gauge_add(srv->queued_gauge, -srv->queued);
+    srv->queued = 0;
+    pthread_cond_broadcast(&srv->qcond);
+    pthread_mutex_unlock(&srv->qlock);
+    while (queue) {
+        ncmp_http_request *req = queue;
+        queue = req->next_queued;
+        ncmp_http_respond_error(req, 503, "Service stopping", NULL);
+    }
+    for (int i = 0; i < srv->nworkers; i++)
+        pthread_join(srv->workers[i], NULL);
+    free(srv->workers);
+    srv->workers = NULL;
+    srv->nworkers = 0;
+}
+
 void ncmp_http_server_destroy(ncmp_http_server *srv)
 {
     if (!srv)
         return;
+    workers_stop(srv);
     if (srv->daemon) {
         MHD_quiesce_daemon(srv->daemon);
         suspended_answer_all(srv);
@@ -1156,5 +1340,7 @@ void ncmp_http_server_destroy(ncmp_http_server *srv)
     free(srv->auth_username);
     free(srv->auth_password);
     pthread_mutex_destroy(&srv->lock);
+    pthread_mutex_destroy(&srv->qlock);
+    pthread_cond_destroy(&srv->qcond);
     free(srv);
 }

@@ -19,8 +19,14 @@
  * were added. A path that matches no route is a 404, one that matches only
  * with another method a 405, both with NCMP's error body.
  *
- * Handlers run on the server's threads (`threads` of them; one thread may
- * serve many connections, so a handler must not block for long). Before a
+ * Handlers run on worker threads (`worker_threads` of them), fed by a
+ * bounded queue, so that a handler may block (on the database) without
+ * holding up the connections of the server's threads (`threads` of them,
+ * each serving many connections). A route added with
+ * ncmp_http_route_inline runs its handler on the server thread instead:
+ * for handlers that answer from memory or start asynchronous work and
+ * suspend, whose latency must not wait behind the queue. With
+ * worker_threads 0 every handler runs on the server threads. Before a
  * handler runs, the framework has checked authentication (when configured:
  * HTTP Basic, or bearer tokens checked by ncmp_jwt; not for the routes
  * added with ncmp_http_route_open, as NCMP leaves /actuator open), read the body (at most
@@ -76,7 +82,19 @@ typedef struct ncmp_http_options {
      * ncmp_http_route_open are never refused, so that probes still answer
      * under load. 0: no limit. */
     int max_in_flight;
-    int retry_after_s;        /* the Retry-After of every refusal for load; <= 0: 1 */
+    int retry_after_s; /* the Retry-After of every refusal for load; <= 0: 1 */
+    /* threads that run the handlers of routes not added inline; 0: none,
+     * every handler runs on the server threads */
+    int worker_threads;
+    /* requests waiting for a worker thread beyond which a new one is
+     * answered 503 with Retry-After (after its body was read); 0: no
+     * limit */
+    int max_queued;
+    /* a request that waited longer for a worker thread is answered 503
+     * with Retry-After instead of being run (its client has likely given
+     * up, and running it would make the next ones wait longer); 0: no
+     * limit */
+    int max_queue_wait_ms;
     ncmp_http_after_fn after; /* may be NULL */
     void *after_arg;
 } ncmp_http_options;
@@ -89,6 +107,15 @@ int ncmp_http_server_new(ncmp_http_server **srv, const ncmp_http_options *opts, 
  * copied; `arg` is borrowed and must outlive the server. */
 void ncmp_http_route(ncmp_http_server *srv, const char *method, const char *pattern,
                      ncmp_http_handler fn, void *arg);
+
+/* Add a route whose handler runs on the server thread that read the
+ * request (never queued for a worker thread): it must not block. */
+void ncmp_http_route_inline(ncmp_http_server *srv, const char *method, const char *pattern,
+                            ncmp_http_handler fn, void *arg);
+
+/* ncmp_http_route_open, its handler run inline. */
+void ncmp_http_route_open_inline(ncmp_http_server *srv, const char *method, const char *pattern,
+                                 ncmp_http_handler fn, void *arg);
 
 /* Add a route served without authentication even when the server has
  * credentials configured (health probes, metrics scrapes): only a request
@@ -133,6 +160,9 @@ void ncmp_http_route_sink(ncmp_http_server *srv, const char *method, const char 
 
 /* Requests in flight now (see max_in_flight). */
 int ncmp_http_in_flight(const ncmp_http_server *srv);
+
+/* Requests waiting for a worker thread now (see max_queued). */
+int ncmp_http_queued(const ncmp_http_server *srv);
 
 /* Bind and start the threads. A port in use or a bad host is FATAL. */
 int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err);

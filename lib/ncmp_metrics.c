@@ -680,10 +680,15 @@ static void lib_register(void)
             "HTTP requests being served: from their headers until their answer was sent "
             "(http.max-in-flight bounds it).",
             NULL);
+        lib.http_queued = ncmp_metrics_gauge(
+            "ncmp_http_requests_queued",
+            "HTTP requests read and waiting for a worker thread to run their handler "
+            "(http.max-queued bounds it).",
+            NULL);
         lib.shed_requests = ncmp_metrics_counter(
             "ncmp_shed_requests_total",
             "Requests refused at once for load (503 with Retry-After, or a DMI call not sent), by "
-            "the bound they met: http-in-flight, db-pool, dmi-in-flight.",
+            "the bound they met: http-in-flight, http-queue, db, dmi-in-flight.",
             reason);
         lib.dmi_in_flight =
             ncmp_metrics_gauge("ncmp_dmi_requests_in_flight",

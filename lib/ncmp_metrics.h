@@ -144,6 +144,7 @@ typedef struct ncmp_metrics_lib {
     ncmp_metric *inventory_handles;    /* gauge {state}, set by the rest role at scrape */
     /* lib/ncmp_http.c and lib/ncmp_dmi.c: the bounded queues */
     ncmp_metric *http_in_flight; /* gauge */
+    ncmp_metric *http_queued;    /* gauge */
     ncmp_metric *shed_requests;  /* counter {reason} */
     ncmp_metric *dmi_in_flight;  /* gauge */
 } ncmp_metrics_lib;

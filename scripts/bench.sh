@@ -914,12 +914,17 @@ CLIENTS
     for p in "${pids[@]}"; do
         wait "$p" || die "bench overload: a load client of the $phase phase failed ($(tail -n 3 "$_ol_dir/clients.err"))"
     done
+    # publish-avc <acked> <seconds> <per second> [late]: what the AVC
+    # publisher managed of its schedule
+    awk -v p="$phase" -v want="$((5500 * f * secs))" '{ printf "{\"phase\": \"%s\", \"scheduled\": %s, \"published\": %s, \"seconds\": %s, \"per_s\": %s}\n", p, want, $2, $3, $4 }' \
+        "$_ol_dir/$phase-avc.out" >>"$_ol_dir/avc.json"
 }
 
 # _ol_metric TEXT SERIES: the value of SERIES (name and labels as
 # rendered) in a Prometheus exposition, summed over its samples; 0 when
-# absent.
+# absent, null when TEXT is empty (the scrape got no answer).
 _ol_metric() {
+    [ -n "$1" ] || { printf null; return; } # no scrape: unknown, not 0
     awk -v s="$2" 'index($0, s) == 1 { v += $NF } END { printf "%.0f", v }' <<<"$1"
 }
 
@@ -986,12 +991,16 @@ bench_overload() {
     _ol_dir="$NCMP_INSTANCE_DIR/overload"
     mkdir -p "$_ol_dir"
     rm -f "$_ol_dir"/*
+    : >"$_ol_dir/avc.json"
     _ol_url="http://127.0.0.1:$port"
     _data_stub 300 670 --provmns-read-delay-ms 300 --provmns-write-delay-ms 670
     dmi="http://127.0.0.1:$NCMP_DMISTUB_PORT"
     ncmpd_start --http.host=127.0.0.1 --http.port="$port"
     ncmpd_wait_assigned registration
     pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
+    # the legacy batch reads' client topic
+    "$NCMP_BIN/workers/ncmpd" --ingest.topic=bench-overload-batch create-topics \
+        >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "bench overload: cannot create the batch topic"
     _register_ready "$_ol_handles" "$dmi"
     sleep 2 # the last READY events reach the handle map
     pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
@@ -1031,26 +1040,21 @@ bench_overload() {
     [ "$(jq -r .passed <<<"$j")" = true ] || die "bench overload: not passed (see the table; logs in $NCMP_INSTANCE_DIR)"
 }
 
-# _ol_json FACTOR MINUTES PHASE_SECS CATCH_UP PID: the run as JSON.
+# _ol_json FACTOR MINUTES PHASE_SECS CATCH_UP PID: the run as JSON, from
+# the clients' reports ($_ol_dir/PHASE-NAME.json) and the samples.
 _ol_json() {
     local alive=false
     kill -0 "$5" 2>/dev/null && alive=true
-    # one object of every report, keyed phase -> client (timelines apart)
-    local phase name f rep="{}" tl="{}"
-    for f in "$_ol_dir"/baseline-*.json "$_ol_dir"/overload-*.json "$_ol_dir"/recovery-*.json; do
-        [ -f "$f" ] || continue
-        name=$(basename "$f" .json)
-        phase=${name%%-*}
-        name=${name#*-}
-        rep=$(jq --arg p "$phase" --arg n "$name" --slurpfile r "$f" \
-            '.[$p][$n] = ($r[0] | del(.timeline))' <<<"$rep")
-        tl=$(jq --arg p "$phase" --arg n "$name" --slurpfile r "$f" \
-            '.[$p][$n] = [$r[0].timeline[] | [.t, .ok, .shed, .failed, .timeouts, .errors, .p50_ms, .p99_ms]]' <<<"$tl")
-    done
     jq -n --argjson factor "$1" --argjson minutes "$2" --argjson phase_secs "$3" \
         --argjson catch_up "$4" --argjson alive "$alive" --argjson handles "$_ol_handles" \
-        --argjson cores "$(nproc)" --argjson rep "$rep" --argjson tl "$tl" \
-        --slurpfile samples "$_ol_dir/samples.jsonl" '
+        --argjson cores "$(nproc)" --slurpfile samples "$_ol_dir/samples.jsonl" \
+        --slurpfile avc "$_ol_dir/avc.json" '
+        (reduce inputs as $r ({};
+            (input_filename | split("/") | last | rtrimstr(".json") | split("-")) as $pn
+            | .[$pn[0]][$pn[1:] | join("-")] = $r)) as $all |
+        ($all | map_values(map_values(del(.timeline)))) as $rep |
+        ($all | map_values(map_values([.timeline[] |
+            [.t, .ok, .shed, .failed, .timeouts, .errors, .p50_ms, .p99_ms]]))) as $tl |
         def tot($p): ($rep[$p] // {}) | [.[]] as $c |
             {sent: ([$c[].sent] | add), ok: ([$c[].ok] | add), shed: ([$c[].shed] | add),
              failed: ([$c[].failed] | add), timeouts: ([$c[].timeouts] | add),
@@ -1061,30 +1065,32 @@ _ol_json() {
         def last_of($k): ($samples | map(select(.phase == "recovery" or .phase == "settle")) | .[-1][$k]);
         def max_of($k): ($samples | map(.[$k]) | max);
         {baseline: tot("baseline"), overload: tot("overload"), recovery: tot("recovery")} as $t |
-        (($rep.baseline.pt_read.p50_ms // 0)) as $b50 |
-        (($rep.recovery.pt_read.p50_ms // 0)) as $r50 |
+        ($rep.baseline.pt_read.p50_ms // 0) as $b50 |
+        ($rep.recovery.pt_read.p50_ms // 0) as $r50 |
         ($samples | map(select(.phase == "overload")) | map(.probe_ms) | max) as $probe_max |
         ($samples | map(select(.probe_ms < 0)) | length) as $probe_missed |
+        ([$t[].timeouts] | add) as $timeouts | ([$t[].errors] | add) as $errors |
+        ([$t[].shed_without_retry_after] | add) as $bare |
         {scenario: "overload", handles: $handles, cores: $cores, factor: $factor,
          overload_minutes: $minutes, phase_seconds: $phase_secs,
-         totals: $t,
-         timeouts: ([$t[].timeouts] | add), errors: ([$t[].errors] | add),
-         shed: ([$t[].shed] | add), shed_without_retry_after: ([$t[].shed_without_retry_after] | add),
+         totals: $t, timeouts: $timeouts, errors: $errors, shed: ([$t[].shed] | add),
+         shed_without_retry_after: $bare,
          overload_answered_ratio: (if $t.overload.sent > 0 then (($t.overload.ok + $t.overload.shed + $t.overload.failed) / $t.overload.sent) else 0 end),
          overload_ok_ratio: (if $t.overload.sent > 0 then ($t.overload.ok / $t.overload.sent) else 0 end),
          baseline_pt_read_p50_ms: $b50, recovery_pt_read_p50_ms: $r50,
          recovered: ($r50 <= 2 * $b50 + 1),
-         avc_lag_max: max_of("avc_lag"), avc_catch_up_s: $catch_up,
+         avc: $avc, avc_lag_max: max_of("avc_lag"), avc_catch_up_s: $catch_up,
          probe_ms_max_overload: $probe_max, probes_missed: $probe_missed,
          rss_mb_first: first_of("rss_mb"), rss_mb_max: max_of("rss_mb"), rss_mb_last: last_of("rss_mb"),
          fds_first: first_of("fds"), fds_max: max_of("fds"), fds_last: last_of("fds"),
          threads_first: first_of("threads"), threads_last: last_of("threads"),
          ncmpd_alive: $alive,
-         passed: ($alive and ([$t[].timeouts] | add) == 0 and ([$t[].errors] | add) == 0
-                  and ([$t[].shed_without_retry_after] | add) == 0 and ($r50 <= 2 * $b50 + 1)
-                  and $catch_up != null and $probe_missed == 0),
-         clients: $rep, timeline_columns: ["t", "ok", "shed", "failed", "timeouts", "errors", "p50_ms", "p99_ms"],
-         timelines: $tl, samples: $samples}'
+         passed: ($alive and $timeouts == 0 and $errors == 0 and $bare == 0
+                  and ($r50 <= 2 * $b50 + 1) and $catch_up != null and $probe_missed == 0),
+         clients: $rep,
+         timeline_columns: ["t", "ok", "shed", "failed", "timeouts", "errors", "p50_ms", "p99_ms"],
+         timelines: $tl, samples: $samples}' \
+        "$_ol_dir"/baseline-*.json "$_ol_dir"/overload-*.json "$_ol_dir"/recovery-*.json
 }
 
 # _ol_table JSON: the table of a run.
@@ -1097,6 +1103,7 @@ _ol_table() {
         awk -F'\t' '{ printf "%-15s %-9s %8s %8s %7s %7s %8s %7s %9.1f %9.1f\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 }'
     jq -r '"\nncmpd alive: \(.ncmpd_alive); timeouts \(.timeouts), errors \(.errors), shed \(.shed) (without Retry-After \(.shed_without_retry_after))",
         "overload: \(.totals.overload.sent) requests, \((.overload_ok_ratio * 100 | floor))% ok, \((.overload_answered_ratio * 100 | floor))% answered; load clients used \(.totals.overload.client_cpu_s) s of CPU",
+        "AVC published: \([.avc[] | "\(.phase) \(.published) of \(.scheduled) (\(.per_s)/s)"] | join(", "))",
         "AVC lag at most \(.avc_lag_max) records, back to 0 \(.avc_catch_up_s) s after the overload",
         "pass-through read p50: \(.baseline_pt_read_p50_ms) ms before, \(.recovery_pt_read_p50_ms) ms after (recovered: \(.recovered))",
         "liveness probe: at most \(.probe_ms_max_overload) ms under overload, \(.probes_missed) missed",

@@ -367,10 +367,11 @@ static void finish(load *l, CURL *e, CURLcode result)
         ncmp_buf *answer = NULL;
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&answer);
         if (status != 200 || !job_answer_ok(answer)) {
-            if (l->done - l->ok <= 5)
+            if (l->done - l->ok <= 5 && !l->o->report)
                 fprintf(stderr, "ncmp-bench-data: data job: HTTP %ld: %.300s\n", status,
                         answer->data ? answer->data : "");
-            status = 0; /* not counted */
+            if (status == 200)
+                status = 0; /* a 200 that is not NCMP's answer: failed */
         }
         ncmp_buf_free(answer);
         free(answer);

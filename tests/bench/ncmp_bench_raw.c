@@ -13,7 +13,9 @@
  *       does: calls of 500 records, each call with one key neType-<1..10>
  *       and one set of CloudEvent headers (one ce_id); with -R, at RATE
  *       records per second (each call leaves at its scheduled time, as
- *       k6's constant arrival rate), otherwise as fast as possible
+ *       k6's constant arrival rate; what the producer cannot send by the
+ *       schedule's end is not sent: the count printed says what was),
+ *       otherwise as fast as possible
  *   ncmp-bench-raw forward -b BROKERS -t TOPIC -o OUT -n N
  *       consume N records from the start of every partition of TOPIC and
  *       produce each (value, key, headers) to OUT, as fast as librdkafka
@@ -229,10 +231,14 @@ static int bench_publish_avc(const char *brokers, const char *topic, const char 
     t0 = now_s();
     for (long i = 0; i < n; i++) {
         if (i % 500 == 0) {
-            /* the call's scheduled time */
+            /* the call's scheduled time; past the schedule's end, stop */
             while (rate > 0 && now_s() < t0 + (double)i / rate) {
                 rd_kafka_poll(rk, 0);
                 usleep(1000);
+            }
+            if (rate > 0 && now_s() > t0 + (double)n / rate) {
+                n = i;
+                break;
             }
             if (call_headers)
                 rd_kafka_headers_destroy(call_headers);

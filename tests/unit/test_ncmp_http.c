@@ -841,3 +841,167 @@ Test(ncmp_http, respond_busy_counts_its_reason_and_sets_retry_after)
     cr_assert_eq(shed_count("db"), db0 + 1);
     ncmp_http_server_destroy(srv);
 }
+
+/* --- the worker threads and their queue ------------------------------------ */
+
+/* Blocks its worker thread until the test opens the gate. */
+typedef struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int open, waiting;
+} gate;
+
+static void h_gate(ncmp_http_request *req, void *arg)
+{
+    gate *g = arg;
+
+    pthread_mutex_lock(&g->lock);
+    g->waiting++;
+    pthread_cond_broadcast(&g->cond);
+    while (!g->open)
+        pthread_cond_wait(&g->cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+    ncmp_http_respond(req, 200, "text/plain", "passed", 6);
+}
+
+typedef struct gate_call {
+    int port;
+    const char *path;
+    reply r;
+} gate_call;
+
+static void *gate_call_run(void *arg)
+{
+    gate_call *c = arg;
+    call(c->port, "GET", c->path, NULL, 0, NULL, &c->r);
+    return NULL;
+}
+
+Test(ncmp_http, blocking_handlers_queue_for_workers_while_inline_routes_answer)
+{
+    ncmp_http_options o = {0};
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+    gate g = {.open = 0};
+    gate_call calls[2];
+    pthread_t threads[2];
+    uint64_t shed0 = shed_count("http-queue");
+    reply r;
+    int port;
+
+    pthread_mutex_init(&g.lock, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.threads = 1; /* one server thread: a blocked handler there would stop everything */
+    o.max_body_bytes = 1000;
+    o.connection_timeout_s = 10;
+    o.worker_threads = 1;
+    o.max_queued = 1;
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route(srv, "GET", "/gate", h_gate, &g);
+    ncmp_http_route(srv, "GET", "/silent", h_silent, NULL);
+    ncmp_http_route(srv, "POST", "/async", h_async, NULL);
+    ncmp_http_route_inline(srv, "GET", "/things/{ref}", h_echo, NULL);
+    ncmp_http_route_open_inline(srv, "GET", "/open/{ref}", h_echo, NULL);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    port = ncmp_http_server_port(srv);
+
+    /* the first holds the worker, the second waits in the queue */
+    for (int i = 0; i < 2; i++) {
+        calls[i] = (gate_call){.port = port, .path = "/gate"};
+        pthread_create(&threads[i], NULL, gate_call_run, &calls[i]);
+        for (int k = 0; k < 500 && (i == 0 ? g.waiting < 1 : ncmp_http_queued(srv) < 1); k++)
+            ncmp_sleep_ms(10);
+    }
+    cr_assert_eq(g.waiting, 1);
+    cr_assert_eq(ncmp_http_queued(srv), 1);
+
+    /* the queue is full: 503 at once */
+    call(port, "GET", "/gate", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 503, "%s", r.body.data);
+    cr_assert(strstr(r.headers.data, "Retry-After: 1\r\n"), "%s", r.headers.data);
+    cr_assert(strstr(r.body.data, "http.max-queued"), "%s", r.body.data);
+    reply_free(&r);
+    cr_assert_eq(shed_count("http-queue"), shed0 + 1);
+
+    /* inline routes are served by the one server thread meanwhile */
+    call(port, "GET", "/things/x", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    call(port, "GET", "/open/y", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+
+    /* the gate opens: both are answered in turn */
+    pthread_mutex_lock(&g.lock);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cond);
+    pthread_mutex_unlock(&g.lock);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+        cr_assert_eq(calls[i].r.status, 200, "%s", calls[i].r.body.data);
+        cr_assert_str_eq(calls[i].r.body.data, "passed");
+        reply_free(&calls[i].r);
+    }
+    cr_assert_eq(g.waiting, 2);
+
+    /* on a worker too: a handler that suspends answers later, one that
+     * gives no answer is a 500 */
+    call(port, "POST", "/async", "{}", 2, NULL, &r);
+    cr_assert_eq(r.status, 202, "%s", r.body.data);
+    reply_free(&r);
+    call(port, "GET", "/silent", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 500, "%s", r.body.data);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.lock);
+}
+
+Test(ncmp_http, a_request_that_waited_too_long_for_a_worker_is_503_unrun)
+{
+    ncmp_http_options o = {0};
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+    gate g = {.open = 0};
+    gate_call calls[2];
+    pthread_t threads[2];
+
+    pthread_mutex_init(&g.lock, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.threads = 2;
+    o.max_body_bytes = 1000;
+    o.connection_timeout_s = 10;
+    o.worker_threads = 1;
+    o.max_queue_wait_ms = 100;
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route(srv, "GET", "/gate", h_gate, &g);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    for (int i = 0; i < 2; i++) {
+        calls[i] = (gate_call){.port = ncmp_http_server_port(srv), .path = "/gate"};
+        pthread_create(&threads[i], NULL, gate_call_run, &calls[i]);
+        for (int k = 0; k < 500 && (i == 0 ? g.waiting < 1 : ncmp_http_queued(srv) < 1); k++)
+            ncmp_sleep_ms(10);
+    }
+    cr_assert_eq(ncmp_http_queued(srv), 1);
+    ncmp_sleep_ms(300); /* the second waits past its limit */
+    pthread_mutex_lock(&g.lock);
+    g.open = 1;
+    pthread_cond_broadcast(&g.cond);
+    pthread_mutex_unlock(&g.lock);
+    for (int i = 0; i < 2; i++)
+        pthread_join(threads[i], NULL);
+    cr_assert_eq(calls[0].r.status, 200, "%s", calls[0].r.body.data);
+    cr_assert_eq(calls[1].r.status, 503, "%s", calls[1].r.body.data);
+    cr_assert(strstr(calls[1].r.body.data, "http.max-queue-wait-ms"), "%s", calls[1].r.body.data);
+    cr_assert(strstr(calls[1].r.headers.data, "Retry-After: 1\r\n"), "%s", calls[1].r.headers.data);
+    cr_assert_eq(g.waiting, 1, "the late request's handler never ran");
+    for (int i = 0; i < 2; i++)
+        reply_free(&calls[i].r);
+    ncmp_http_server_destroy(srv);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.lock);
+}

@@ -979,6 +979,7 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_http_request_duration_seconds", "`method`, `route`"},
             {"ncmp_inventory_handles", "`state`"},
             {"ncmp_http_requests_in_flight", "(none)"},
+            {"ncmp_http_requests_queued", "(none)"},
             {"ncmp_shed_requests_total", "`reason`"},
             {"ncmp_dmi_requests_in_flight", "(none)"},
         };

@@ -1205,7 +1205,9 @@ static void routes_add(data *d, ncmp_http_server *srv)
     static const char pattern[] = "/ncmp/v1/ch/{ref}/data/ds/{datastore}";
 
     for (size_t i = 0; i < sizeof(pt_methods) / sizeof(pt_methods[0]); i++)
-        ncmp_http_route(srv, pt_methods[i].method, pattern, h_passthrough, d);
+        /* from the handle map, then the DMI asynchronously: on the server
+         * thread, never behind queued searches */
+        ncmp_http_route_inline(srv, pt_methods[i].method, pattern, h_passthrough, d);
     ncmp_http_route(srv, "GET", "/ncmp/v1/ch/{ref}/data/ds/{datastore}/query", h_query, d);
     ncmp_http_route(srv, "POST", "/ncmp/v1/data", h_batch, d);
     provmns_routes_add(d, srv);

@@ -106,7 +106,10 @@ static void h_api_docs(ncmp_http_request *req, void *arg)
     ncmp_http_respond(req, 200, "application/json", ncmp_openapi_json, ncmp_openapi_json_len);
 }
 
-/* At each scrape: handles by state, one indexed count per state. */
+/* At each scrape: handles by state, one indexed count per state. The
+ * scrape runs on a server thread, so that it answers under load: it takes
+ * a database connection only when one is free at once, and otherwise
+ * leaves the last counts. */
 static void collect_handles(void *arg)
 {
     health *h = arg;
@@ -114,7 +117,7 @@ static void collect_handles(void *arg)
     PGresult *res = NULL;
     ncmp_err err;
 
-    if (rest_pool_get(h->pool, CHECK_TIMEOUT_MS, &db, &err) != 0)
+    if (rest_pool_get(h->pool, 0, &db, &err) != 0)
         return;
     if (ncmp_db_query(db, "SELECT state, count(*) FROM cm_handle GROUP BY state", 0, NULL, &res,
                       &err) == 0) {
@@ -148,13 +151,14 @@ int health_start(health **out, const ncmp_services *svc, ncmp_http_server *serve
     h->probe = svc->producer;
     h->handles = ncmp_metrics_lib_get()->inventory_handles;
     h->collector = ncmp_metrics_collector_add(collect_handles, h);
-    ncmp_http_route_open(server, "GET", "/actuator/health", h_health, h);
-    ncmp_http_route_open(server, "GET", "/actuator/health/liveness", h_health, h);
+    /* the probes answer from the server thread, whatever the queue */
+    ncmp_http_route_open_inline(server, "GET", "/actuator/health", h_health, h);
+    ncmp_http_route_open_inline(server, "GET", "/actuator/health/liveness", h_health, h);
     ncmp_http_route_open(server, "GET", "/actuator/health/readiness", h_readiness, h);
-    ncmp_http_route_open(server, "GET", "/actuator/prometheus", h_metrics, h);
-    ncmp_http_route_open(server, "GET", "/actuator/info", h_info, h);
-    ncmp_http_route(server, "GET", "/metrics", h_metrics, h);
-    ncmp_http_route(server, "GET", "/v3/api-docs", h_api_docs, h);
+    ncmp_http_route_open_inline(server, "GET", "/actuator/prometheus", h_metrics, h);
+    ncmp_http_route_open_inline(server, "GET", "/actuator/info", h_info, h);
+    ncmp_http_route_inline(server, "GET", "/metrics", h_metrics, h);
+    ncmp_http_route_inline(server, "GET", "/v3/api-docs", h_api_docs, h);
     *out = h;
     return 0;
 }

@@ -805,6 +805,7 @@ void provmns_routes_add(data *d, ncmp_http_server *srv)
     static const char *const methods[] = {"GET", "PUT", "PATCH", "DELETE"};
 
     for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
-        ncmp_http_route(srv, methods[i], "/ProvMnS/v1/{fdn...}", h_provmns, d);
-    ncmp_http_route(srv, "POST", "/prov-mns-extensions/v1alpha1/actions/{path...}", h_action, d);
+        ncmp_http_route_inline(srv, methods[i], "/ProvMnS/v1/{fdn...}", h_provmns, d);
+    ncmp_http_route_inline(srv, "POST", "/prov-mns-extensions/v1alpha1/actions/{path...}", h_action,
+                           d);
 }

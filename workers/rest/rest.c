@@ -362,6 +362,9 @@ int rest_http_options(ncmp_http_options *o, const ncmp_config *cfg, ncmp_jwt **j
     o->connection_timeout_s = 60;
     o->max_in_flight = cfg->http_max_in_flight;
     o->retry_after_s = cfg->http_retry_after_s;
+    o->worker_threads = cfg->http_worker_threads;
+    o->max_queued = cfg->http_max_queued;
+    o->max_queue_wait_ms = cfg->http_max_queue_wait_ms;
     o->after = health_http_observe;
     if (strcmp(mode, "auto") == 0)
         mode = *cfg->http_auth_username ? "basic" : "none";
