@@ -956,7 +956,7 @@ _ol_sampler() {
     done
 }
 
-# bench_overload [--handles N] [--minutes M] [--factor F] [--json FILE]:
+# bench_overload [--handles N] [--minutes M] [--factor F] [--json FILE] [--plot PNG]:
 # NCMP's KPI load (every scenario of its kpi profile at once, open loop,
 # against the DMI stub with the reference delays) at 1x for 60 s, then at
 # F times (10) for M minutes (3), then at 1x again for 60 s, on N handles
@@ -968,7 +968,7 @@ _ol_sampler() {
 # back to the first's; RSS and open files level off. Beside the figures,
 # the raw limit of the machine in the same run: the clients' own CPU time.
 bench_overload() {
-    local json="" port=${NCMP_BENCH_HTTP_PORT:-28886} minutes=3 factor=10 bs dmi pid sampler
+    local json="" plot="" port=${NCMP_BENCH_HTTP_PORT:-28886} minutes=3 factor=10 bs dmi pid sampler
     local t0 tcatch catch_up lag settle=300 phase_secs=60 j
     _ol_handles=50000
     while [ $# -gt 0 ]; do
@@ -977,7 +977,8 @@ bench_overload() {
         --minutes) minutes=$2; shift 2 ;;
         --factor) factor=$2; shift 2 ;;
         --json) json=$2; shift 2 ;;
-        *) die "bench overload: unknown option '$1' (options: --handles N, --minutes M, --factor F, --json FILE)" ;;
+        --plot) plot=$2; shift 2 ;;
+        *) die "bench overload: unknown option '$1' (options: --handles N, --minutes M, --factor F, --json FILE, --plot PNG)" ;;
         esac
     done
     [[ "$_ol_handles" =~ ^[1-9][0-9]*$ && "$factor" =~ ^[1-9][0-9]*$ && "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] ||
@@ -1033,6 +1034,7 @@ bench_overload() {
 
     j=$(_ol_json "$factor" "$minutes" "$phase_secs" "$catch_up" "$pid")
     _ol_table "$j"
+    [ -n "$plot" ] && _ol_plot "$j" "$plot"
     if [ -n "$json" ]; then
         printf '%s\n' "$j" >"$json"
         info "wrote $json"
@@ -1091,6 +1093,55 @@ _ol_json() {
          timeline_columns: ["t", "ok", "shed", "failed", "timeouts", "errors", "p50_ms", "p99_ms"],
          timelines: $tl, samples: $samples}' \
         "$_ol_dir"/baseline-*.json "$_ol_dir"/overload-*.json "$_ol_dir"/recovery-*.json
+}
+
+# _ol_plot JSON PNG: the run over time (gnuplot): every client's answers
+# per second by kind, the latency of pass-through and ProvMnS reads and of
+# id-searches, and ncmpd's probe time and RSS; the phases marked.
+_ol_plot() {
+    local d=$_ol_dir o
+    deps_ensure report
+    # a phase's seconds start where the phase before it ended
+    o=$(jq -r '"\(.phase_seconds) \(.phase_seconds + (.overload_minutes * 60 | round))"' <<<"$1")
+    jq -r --argjson o "[0, ${o% *}, ${o#* }]" '.timelines as $tl |
+        [["baseline", 0], ["overload", 1], ["recovery", 2]][] as [$p, $k] |
+        [($tl[$p] // {})[][]] | group_by(.[0])[] |
+        [.[0][0] + $o[$k], (map(.[1]) | add), (map(.[2]) | add), (map(.[4] + .[5]) | add),
+         (map(.[3]) | add)] | @tsv' <<<"$1" | sort -n >"$d/answers.dat"
+    for c in pt_read provmns_read id_search; do
+        jq -r --arg c "$c" --argjson o "[0, ${o% *}, ${o#* }]" '.timelines as $tl |
+            [["baseline", 0], ["overload", 1], ["recovery", 2]][] as [$p, $k] |
+            ($tl[$p][$c] // [])[] | select(.[1] > 0) | [.[0] + $o[$k], .[7]] | @tsv' <<<"$1" \
+            >"$d/lat-$c.dat"
+    done
+    jq -r '.samples[] | [.t, (if .probe_ms < 0 then 5000 else .probe_ms end), .rss_mb] | @tsv' \
+        <<<"$1" >"$d/samples.dat"
+    gnuplot <<GNUPLOT || die "bench overload: gnuplot failed"
+set terminal pngcairo size 1100,900 noenhanced font ",10"
+set output "$2"
+set multiplot layout 3,1
+set grid
+set xlabel "seconds into the run"
+set xrange [0:$(jq '[.samples[].t] | max | ceil' <<<"$1")]
+set arrow from ${o% *}, graph 0 to ${o% *}, graph 1 nohead lc rgb "#888888"
+set arrow from ${o#* }, graph 0 to ${o#* }, graph 1 nohead lc rgb "#888888"
+set label "10x" at ${o% *}, graph 0.95 offset 1,0
+set label "1x" at ${o#* }, graph 0.95 offset 1,0
+set title "answers per second, all clients"
+set ylabel "requests/s"
+plot "$d/answers.dat" using 1:2 with lines lw 2 title "ok", "" using 1:3 with lines lw 2 title "shed (503, Retry-After)", "" using 1:4 with lines lw 2 title "timed out or broken", "" using 1:5 with lines lw 1 title "failed"
+set title "p99 of each second's ok answers (overhead: time less the stub's delay)"
+set ylabel "ms"
+set logscale y
+plot "$d/lat-pt_read.dat" with lines title "pass-through read", "$d/lat-provmns_read.dat" with lines title "ProvMnS read", "$d/lat-id_search.dat" with lines title "id-search"
+set title "ncmpd: liveness probe (5000: no answer) and resident memory"
+set ylabel "probe ms"
+set y2label "RSS MB"
+set y2tics
+plot "$d/samples.dat" using 1:2 with linespoints pt 7 ps 0.4 title "probe", "" using 1:3 axes x1y2 with lines lw 2 title "RSS"
+unset multiplot
+GNUPLOT
+    info "bench overload: plot written to $2"
 }
 
 # _ol_table JSON: the table of a run.
