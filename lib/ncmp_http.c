@@ -93,10 +93,12 @@ struct ncmp_http_request {
     int on_worker;       /* a worker thread runs its handler (req->lock) */
     int free_pending;    /* completed meanwhile: the worker frees it (req->lock) */
     ncmp_http_request *next_queued;
-    double t_queued; /* when it was queued for a worker thread */
-    int answered;    /* a respond function was called */
-    int queued;      /* the answer went to MHD */
-    int status;      /* what was answered, for the log and the hook */
+    double t_queued;             /* when it was queued for a worker thread */
+    ncmp_http_handler worker_fn; /* what the worker runs (the route's handler by default) */
+    void *worker_arg;
+    int answered; /* a respond function was called */
+    int queued;   /* the answer went to MHD */
+    int status;   /* what was answered, for the log and the hook */
     double t_start;
     char *xnames[MAX_EXTRA_HEADERS], *xvalues[MAX_EXTRA_HEADERS]; /* ncmp_http_add_header */
     int nextra;
@@ -969,6 +971,17 @@ static void queue_push(ncmp_http_request *req)
 
 static void request_free(ncmp_http_request *req);
 
+void ncmp_http_to_worker(ncmp_http_request *req, ncmp_http_handler fn, void *arg)
+{
+    if (req->srv->nworkers == 0) {
+        fn(req, arg);
+        return;
+    }
+    req->worker_fn = fn;
+    req->worker_arg = arg;
+    queue_push(req);
+}
+
 /* Run one queued request's handler. The request may be answered, sent
  * and completed by MHD while the handler still runs: on_completed then
  * leaves the free to this thread (free_pending). */
@@ -979,7 +992,10 @@ static void worker_run(ncmp_http_request *req)
     pthread_mutex_lock(&req->lock);
     req->on_worker = 1;
     pthread_mutex_unlock(&req->lock);
-    req->route->fn(req, req->route->arg);
+    if (req->worker_fn)
+        req->worker_fn(req, req->worker_arg);
+    else
+        req->route->fn(req, req->route->arg);
     pthread_mutex_lock(&req->lock);
     req->on_worker = 0;
     answered = req->answered;

@@ -234,6 +234,14 @@ void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *co
  * before it, from the handler's thread); up to 4 per request. */
 void ncmp_http_add_header(ncmp_http_request *req, const char *name, const char *value);
 
+/* From a handler that runs inline: continue on a worker thread, as
+ * fn(req, arg), queued like the handlers of routes that are not inline
+ * (the same bounds: a full queue or a long wait is a 503). For the rare
+ * case of an inline route that must wait on the database. The calling
+ * handler returns without answering. Without worker threads, fn runs at
+ * once. */
+void ncmp_http_to_worker(ncmp_http_request *req, ncmp_http_handler fn, void *arg);
+
 /* Answer later: after the handler returns, the connection waits (without
  * a server thread) until one of the respond functions is called for `req`
  * from any thread. Path, query and body stay valid until then; headers do

@@ -1005,3 +1005,37 @@ Test(ncmp_http, a_request_that_waited_too_long_for_a_worker_is_503_unrun)
     pthread_cond_destroy(&g.cond);
     pthread_mutex_destroy(&g.lock);
 }
+
+static void h_to_worker(ncmp_http_request *req, void *arg)
+{
+    ncmp_http_to_worker(req, h_gate, arg);
+}
+
+Test(ncmp_http, an_inline_handler_can_continue_on_a_worker)
+{
+    ncmp_http_options o = {0};
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+    gate g = {.open = 1};
+    reply r;
+
+    pthread_mutex_init(&g.lock, NULL);
+    pthread_cond_init(&g.cond, NULL);
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.threads = 1;
+    o.max_body_bytes = 1000;
+    o.connection_timeout_s = 10;
+    o.worker_threads = 1;
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route_inline(srv, "GET", "/later", h_to_worker, &g);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    call(ncmp_http_server_port(srv), "GET", "/later", NULL, 0, NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    cr_assert_str_eq(r.body.data, "passed");
+    cr_assert_eq(g.waiting, 1);
+    reply_free(&r);
+    ncmp_http_server_destroy(srv);
+    pthread_cond_destroy(&g.cond);
+    pthread_mutex_destroy(&g.lock);
+}

@@ -718,7 +718,15 @@ static void h_query(ncmp_http_request *req, void *arg)
     cache_read(arg, req, 1);
 }
 
-/* {GET|POST|PUT|PATCH|DELETE} /ncmp/v1/ch/{ref}/data/ds/{datastore} */
+/* A read of the operational datastore: the data-sync cache, in the
+ * database (on a worker thread) */
+static void operational_get(ncmp_http_request *req, void *arg)
+{
+    cache_read(arg, req, 0);
+}
+
+/* {GET|POST|PUT|PATCH|DELETE} /ncmp/v1/ch/{ref}/data/ds/{datastore} (on
+ * the server thread) */
 static void h_passthrough(ncmp_http_request *req, void *arg)
 {
     data *d = arg;
@@ -735,7 +743,7 @@ static void h_passthrough(ncmp_http_request *req, void *arg)
     }
     if (strcmp(m->operation, "read") == 0 &&
         strcmp(ncmp_http_param(req, "datastore"), DS_OPERATIONAL) == 0) {
-        cache_read(d, req, 0);
+        ncmp_http_to_worker(req, operational_get, d);
         return;
     }
     if (pt_check_datastore(req, m) != 0 || pt_check_query(d, req, m, &topic) != 0 ||
