@@ -910,3 +910,25 @@ char *ncmp_kafka_group_name(char *out, size_t outlen, const char *group_id, cons
     snprintf(out, outlen, "%s-%s", group_id, role);
     return out;
 }
+
+int64_t ncmp_kafka_assigned_lag(rd_kafka_t *rk, const char *topic)
+{
+    rd_kafka_topic_partition_list_t *parts = NULL;
+    int64_t sum = 0;
+
+    if (rd_kafka_assignment(rk, &parts) != RD_KAFKA_RESP_ERR_NO_ERROR)
+        return 0;
+    rd_kafka_position(rk, parts);
+    for (int i = 0; i < parts->cnt; i++) {
+        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
+        int64_t lo, hi;
+        if (tp->offset < 0 || strcmp(tp->topic, topic) != 0 ||
+            rd_kafka_get_watermark_offsets(rk, tp->topic, tp->partition, &lo, &hi) !=
+                RD_KAFKA_RESP_ERR_NO_ERROR)
+            continue;
+        if (hi > tp->offset)
+            sum += hi - tp->offset;
+    }
+    rd_kafka_topic_partition_list_destroy(parts);
+    return sum;
+}

@@ -169,6 +169,13 @@ void ncmp_consumer_commit(ncmp_consumer *c, rd_kafka_message_t *const *msgs, siz
 /* Leave the group and destroy. Accepts NULL. */
 void ncmp_consumer_close(ncmp_consumer *c);
 
+/* Records of `topic` on the partitions `rk` (a group consumer) holds that
+ * it has not consumed yet: high watermark minus position, summed, from
+ * the values librdkafka cached at the last fetch (no broker round trip,
+ * fit for a metrics scrape). A partition without a position yet counts
+ * as 0. */
+int64_t ncmp_kafka_assigned_lag(rd_kafka_t *rk, const char *topic);
+
 rd_kafka_t *ncmp_consumer_rk(ncmp_consumer *c);
 
 /* The group consumer of ncmp_consumer_new (the same settings, subscribed,

@@ -10,6 +10,7 @@
 #include "ncmp_buf.h"
 #include "ncmp_dlq.h"
 #include "ncmp_fault.h"
+#include "ncmp_metrics.h"
 #include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_signal.h"
@@ -66,6 +67,8 @@ struct ncmp_pump {
     pthread_mutex_t lock;
     pthread_cond_t ready_cond;
     atomic_int stop; /* ncmp_pump_stop: this pump only */
+    ncmp_gauge *lag; /* ncmp_consumer_lag_records{role, input} */
+    int collector;
 };
 
 static int pump_stopping(ncmp_pump *p)
@@ -566,8 +569,12 @@ done:
     if (w->queue)
         rd_kafka_queue_destroy(w->queue);
     if (w->consumer) {
-        rd_kafka_consumer_close(w->consumer);
-        rd_kafka_destroy(w->consumer);
+        rd_kafka_t *consumer = w->consumer;
+        pthread_mutex_lock(&w->p->lock); /* out of the lag collector's sight */
+        w->consumer = NULL;
+        pthread_mutex_unlock(&w->p->lock);
+        rd_kafka_consumer_close(consumer);
+        rd_kafka_destroy(consumer);
     }
     if (w->producer) {
         rd_kafka_flush(w->producer, 10000);
@@ -582,6 +589,22 @@ done:
 }
 
 /* --- the pool ------------------------------------------------------------- */
+
+/* Collector (on the scraping thread): the lag of the workers' partitions,
+ * so that a pump falling behind shows as ncmp_consumer_lag_records as a
+ * stage role's does. */
+static void pump_collect(void *arg)
+{
+    ncmp_pump *p = arg;
+    double sum = 0;
+
+    pthread_mutex_lock(&p->lock);
+    for (int i = 0; i < p->nworkers; i++)
+        if (p->workers[i].consumer && p->workers[i].ready && !p->workers[i].failed)
+            sum += (double)ncmp_kafka_assigned_lag(p->workers[i].consumer, p->role->input);
+    pthread_mutex_unlock(&p->lock);
+    ncmp_gauge_set(p->lag, sum);
+}
 
 int ncmp_pump_start(ncmp_pump **out, const ncmp_config *cfg, const ncmp_pump_role *role,
                     ncmp_err *err)
@@ -629,6 +652,11 @@ int ncmp_pump_start(ncmp_pump **out, const ncmp_config *cfg, const ncmp_pump_rol
             return -1;
         }
     }
+    {
+        const char *values[2] = {role->name, role->input};
+        p->lag = ncmp_gauge_get(ncmp_metrics_lib_get()->consumer_lag, values);
+        p->collector = ncmp_metrics_collector_add(pump_collect, p);
+    }
     log_info(role->name, "%d workers started, group %s, batch %d, from %s", p->nworkers, p->group,
              role->batch_size, role->input);
     *out = p;
@@ -663,6 +691,8 @@ void ncmp_pump_destroy(ncmp_pump *p)
 {
     if (!p)
         return;
+    if (p->collector)
+        ncmp_metrics_collector_remove(p->collector);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->ready_cond);
     free(p->workers);

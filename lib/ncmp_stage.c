@@ -96,30 +96,12 @@ static void count_consumed(ncmp_stage *st, rd_kafka_message_t **msgs, size_t n)
     }
 }
 
-/* Add the lag of each partition `consumer` holds to sum[topic index]:
- * high watermark minus position, from the values librdkafka cached at the
- * last fetch. No broker round trip (rd_kafka_query_watermark_offsets would
- * make one per partition) on a metrics scrape. A partition without a
- * position yet counts as 0. */
+/* Add the lag of each partition `consumer` holds to sum[topic index]
+ * (ncmp_kafka_assigned_lag: no broker round trip on a metrics scrape). */
 static void consumer_lag(ncmp_consumer *consumer, const ncmp_stage_role *role, double *sum)
 {
-    rd_kafka_t *rk = ncmp_consumer_rk(consumer);
-    rd_kafka_topic_partition_list_t *parts = NULL;
-
-    if (rd_kafka_assignment(rk, &parts) != RD_KAFKA_RESP_ERR_NO_ERROR)
-        return;
-    rd_kafka_position(rk, parts);
-    for (int i = 0; i < parts->cnt; i++) {
-        const rd_kafka_topic_partition_t *tp = &parts->elems[i];
-        int64_t lo, hi;
-        if (tp->offset < 0 || rd_kafka_get_watermark_offsets(rk, tp->topic, tp->partition, &lo,
-                                                             &hi) != RD_KAFKA_RESP_ERR_NO_ERROR)
-            continue;
-        for (size_t t = 0; t < role->ntopics; t++)
-            if (hi > tp->offset && strcmp(tp->topic, role->topics[t]) == 0)
-                sum[t] += (double)(hi - tp->offset);
-    }
-    rd_kafka_topic_partition_list_destroy(parts);
+    for (size_t t = 0; t < role->ntopics; t++)
+        sum[t] += (double)ncmp_kafka_assigned_lag(ncmp_consumer_rk(consumer), role->topics[t]);
 }
 
 /* Collector (runs on the scraping thread): the lag of every worker's

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "it_util.h"
+#include "ncmp_buf.h"
+#include "ncmp_metrics.h"
 #include "ncmp_pump.h"
 
 #define PARTITIONS 2
@@ -127,5 +129,87 @@ Test(pump, an_input_that_is_no_topic_name_is_refused_at_start)
     cr_assert_eq(err.cls, NCMP_ERR_FATAL);
     cr_assert(strstr(err.msg, "not a topic!"), "%s", err.msg);
     cr_assert_null(pump);
+    ncmp_config_destroy(cfg);
+}
+
+/* --- the lag it shows ------------------------------------------------------ */
+
+static int hold_gate; /* 1: the handler waits */
+
+static ncmp_pump_verdict hold(void *arg, const rd_kafka_message_t *m,
+                              const rd_kafka_headers_t *headers, ncmp_pump_route *r)
+{
+    (void)arg;
+    (void)m;
+    (void)headers;
+    (void)r;
+    while (__atomic_load_n(&hold_gate, __ATOMIC_SEQ_CST))
+        it_sleep_ms(20);
+    return NCMP_PUMP_DONE;
+}
+
+/* ncmp_consumer_lag_records{role, topic} of the pump, as scraped; -1 when
+ * there is no such sample. */
+static double pump_lag(const char *topic)
+{
+    ncmp_buf out = NCMP_BUF_INIT;
+    char series[300];
+    double v = -1;
+
+    snprintf(series, sizeof(series), "ncmp_consumer_lag_records{role=\"lagprobe\",topic=\"%s\"} ",
+             topic);
+    ncmp_metrics_render(&out);
+    for (const char *p = out.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, series, strlen(series)) == 0)
+            v = strtod(p + strlen(series), NULL);
+    ncmp_buf_free(&out);
+    return v;
+}
+
+Test(pump, its_lag_grows_while_it_is_held_and_falls_to_zero, .timeout = 120)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_pump_role role;
+    ncmp_pump *pump = NULL;
+    ncmp_err err;
+    char in[128], buf[256], values[RECORDS][16];
+    it_outgoing recs[RECORDS];
+    double lag = -1;
+
+    it_unique(in, sizeof(in), "it-pump-lag");
+    it_create_topic(in, PARTITIONS);
+    snprintf(buf, sizeof(buf), "g-%s", in);
+    cr_assert_eq(ncmp_config_set(cfg, "kafka.group.id", buf, &err), 0, "%s", err.msg);
+    __atomic_store_n(&hold_gate, 1, __ATOMIC_SEQ_CST);
+    role = (ncmp_pump_role){.name = "lagprobe",
+                            .input = in,
+                            .workers = 1,
+                            .batch_size = 1,
+                            .batch_wait_ms = 20,
+                            .handle = hold,
+                            .arg = NULL};
+    cr_assert_eq(ncmp_pump_start(&pump, cfg, &role, &err), 0, "%s", err.msg);
+    for (int i = 0; i < RECORDS; i++) {
+        snprintf(values[i], sizeof(values[i]), "%d", i);
+        recs[i] = (it_outgoing){"one-key", values[i], strlen(values[i]), NULL};
+    }
+    it_publish(in, recs, RECORDS);
+    /* one partition (one key), whose first record holds the only worker:
+     * the rest wait (a partition with no position yet counts 0) */
+    for (int i = 0; i < 300 && lag < RECORDS / 2; i++) {
+        it_sleep_ms(100);
+        lag = pump_lag(in);
+    }
+    cr_assert_geq(lag, RECORDS / 2, "lag %.0f while the pump is held", lag);
+    __atomic_store_n(&hold_gate, 0, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < 300 && lag != 0; i++) {
+        it_sleep_ms(100);
+        lag = pump_lag(in);
+    }
+    cr_assert_eq(lag, 0, "the pump caught up");
+    ncmp_pump_stop(pump);
+    cr_assert_eq(ncmp_pump_join(pump, &err), 0, "%s", err.msg);
+    ncmp_pump_destroy(pump);
+    cr_assert_eq(pump_lag(in), 0, "the series stays, the collector is gone");
     ncmp_config_destroy(cfg);
 }
