@@ -1081,7 +1081,11 @@ _ol_json() {
          overload_ok_ratio: (if $t.overload.sent > 0 then ($t.overload.ok / $t.overload.sent) else 0 end),
          baseline_pt_read_p50_ms: $b50, recovery_pt_read_p50_ms: $r50,
          recovered: ($r50 <= 2 * $b50 + 1),
-         avc: $avc, avc_lag_max: max_of("avc_lag"), avc_catch_up_s: $catch_up,
+         avc: $avc, avc_lag_max: max_of("avc_lag"),
+         avc_catch_up_s: (if $catch_up == null then null else
+             ($samples | map(select(.phase == "recovery" or .phase == "settle")) as $after |
+              ($after | map(select(.avc_lag == 0)) | .[0].t // null) as $zero |
+              if $zero == null then null else (($zero - $after[0].t) * 10 | round / 10) end) end),
          probe_ms_max_overload: $probe_max, probes_missed: $probe_missed,
          rss_mb_first: first_of("rss_mb"), rss_mb_max: max_of("rss_mb"), rss_mb_last: last_of("rss_mb"),
          fds_first: first_of("fds"), fds_max: max_of("fds"), fds_last: last_of("fds"),
@@ -1155,7 +1159,7 @@ _ol_table() {
     jq -r '"\nncmpd alive: \(.ncmpd_alive); timeouts \(.timeouts), errors \(.errors), shed \(.shed) (without Retry-After \(.shed_without_retry_after))",
         "overload: \(.totals.overload.sent) requests, \((.overload_ok_ratio * 100 | floor))% ok, \((.overload_answered_ratio * 100 | floor))% answered; load clients used \(.totals.overload.client_cpu_s) s of CPU",
         "AVC published: \([.avc[] | "\(.phase) \(.published) of \(.scheduled) (\(.per_s)/s)"] | join(", "))",
-        "AVC lag at most \(.avc_lag_max) records, back to 0 \(.avc_catch_up_s) s after the overload",
+        "AVC forwarder lag at most \(.avc_lag_max) records, back to 0 \(.avc_catch_up_s) s after the overload (by the 2 s samples)",
         "pass-through read p50: \(.baseline_pt_read_p50_ms) ms before, \(.recovery_pt_read_p50_ms) ms after (recovered: \(.recovered))",
         "liveness probe: at most \(.probe_ms_max_overload) ms under overload, \(.probes_missed) missed",
         "RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB; fds \(.fds_first) -> max \(.fds_max) -> \(.fds_last); threads \(.threads_first) -> \(.threads_last)",
