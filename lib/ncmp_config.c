@@ -140,8 +140,10 @@ const ncmp_option ncmp_options[] = {
      "Address the REST API listens on (a name or a numeric IPv4/IPv6 address)."},
     {"http.port", NCMP_OPT_INT, "8883", NULL, 0, 65535, 0, OFF(http_port),
      "Port of the REST API; 0 picks a free port (logged as `http listening on <host>:<port>`)."},
-    {"http.threads", NCMP_OPT_INT, "4", NULL, 1, 256, 0, OFF(http_threads),
-     "Server threads of the REST API; each serves many connections."},
+    {"http.threads", NCMP_OPT_INT, "8", NULL, 1, 256, 0, OFF(http_threads),
+     "Server threads of the REST API; each serves many kept-alive connections, reads requests, "
+     "sends answers (streamed search answers read their next rows from PostgreSQL there) and "
+     "runs the handlers that never wait (probes, pass-through, ProvMnS)."},
     {"http.max-in-flight", NCMP_OPT_INT, "256", NULL, 0, 1000000, 0, OFF(http_max_in_flight),
      "Requests the REST API serves at once (from their headers until their answer is sent, waits "
      "on DMI plugins included); one more is answered 503 with Retry-After at once, before its body "

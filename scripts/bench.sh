@@ -1101,7 +1101,8 @@ _ol_json() {
 
 # _ol_plot JSON PNG: the run over time (gnuplot): every client's answers
 # per second by kind, the latency of pass-through and ProvMnS reads and of
-# id-searches, and ncmpd's probe time and RSS; the phases marked.
+# id-searches, ncmpd's probe time and RSS, and the AVC forwarder's lag;
+# the phases marked.
 _ol_plot() {
     local d=$_ol_dir o
     deps_ensure report
@@ -1118,12 +1119,12 @@ _ol_plot() {
             ($tl[$p][$c] // [])[] | select(.[1] > 0) | [.[0] + $o[$k], .[7]] | @tsv' <<<"$1" \
             >"$d/lat-$c.dat"
     done
-    jq -r '.samples[] | [.t, (if .probe_ms < 0 then 5000 else .probe_ms end), .rss_mb] | @tsv' \
-        <<<"$1" >"$d/samples.dat"
+    jq -r '.samples[] | [.t, (if .probe_ms < 0 then 5000 else .probe_ms end), .rss_mb,
+        (.avc_lag // "NaN")] | @tsv' <<<"$1" >"$d/samples.dat"
     gnuplot <<GNUPLOT || die "bench overload: gnuplot failed"
-set terminal pngcairo size 1100,900 noenhanced font ",10"
+set terminal pngcairo size 1100,1150 noenhanced font ",10"
 set output "$2"
-set multiplot layout 3,1
+set multiplot layout 4,1
 set grid
 set xlabel "seconds into the run"
 set xrange [0:$(jq '[.samples[].t] | max | ceil' <<<"$1")]
@@ -1143,6 +1144,12 @@ set ylabel "probe ms"
 set y2label "RSS MB"
 set y2tics
 plot "$d/samples.dat" using 1:2 with linespoints pt 7 ps 0.4 title "probe", "" using 1:3 axes x1y2 with lines lw 2 title "RSS"
+unset y2label
+unset y2tics
+unset logscale y
+set title "AVC forwarder: records on dmi-cm-events not forwarded yet (ncmp_consumer_lag_records)"
+set ylabel "records"
+plot "$d/samples.dat" using 1:4 with lines lw 2 title "lag"
 unset multiplot
 GNUPLOT
     info "bench overload: plot written to $2"
