@@ -752,9 +752,23 @@ static uint64_t shed_count(const char *reason)
     return ncmp_counter_value(ncmp_counter_get(ncmp_metrics_lib_get()->shed_requests, values));
 }
 
-Test(ncmp_http, beyond_max_in_flight_is_503_with_retry_after_but_open_routes_answer)
+/* Options of a loopback server with `threads` server threads; the test
+ * sets its bounds. */
+static ncmp_http_options loopback_opts(int threads)
 {
     ncmp_http_options o = {0};
+
+    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
+    o.host = "127.0.0.1";
+    o.threads = threads;
+    o.max_body_bytes = 1000;
+    o.connection_timeout_s = 10;
+    return o;
+}
+
+Test(ncmp_http, beyond_max_in_flight_is_503_with_retry_after_but_open_routes_answer)
+{
+    ncmp_http_options o;
     ncmp_http_server *srv = NULL;
     ncmp_err err = {0};
     held h = {.n = 0};
@@ -766,11 +780,7 @@ Test(ncmp_http, beyond_max_in_flight_is_503_with_retry_after_but_open_routes_ans
     int port;
 
     pthread_mutex_init(&h.lock, NULL);
-    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    o.host = "127.0.0.1";
-    o.threads = 2;
-    o.max_body_bytes = 1000;
-    o.connection_timeout_s = 10;
+    o = loopback_opts(2);
     o.max_in_flight = 2;
     o.retry_after_s = 3;
     cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
@@ -851,6 +861,20 @@ typedef struct gate {
     int open, waiting;
 } gate;
 
+static void gate_init(gate *g, int open)
+{
+    memset(g, 0, sizeof(*g));
+    g->open = open;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cond, NULL);
+}
+
+static void gate_fini(gate *g)
+{
+    pthread_cond_destroy(&g->cond);
+    pthread_mutex_destroy(&g->lock);
+}
+
 static void h_gate(ncmp_http_request *req, void *arg)
 {
     gate *g = arg;
@@ -879,23 +903,18 @@ static void *gate_call_run(void *arg)
 
 Test(ncmp_http, blocking_handlers_queue_for_workers_while_inline_routes_answer)
 {
-    ncmp_http_options o = {0};
+    ncmp_http_options o;
     ncmp_http_server *srv = NULL;
     ncmp_err err = {0};
-    gate g = {.open = 0};
+    gate g;
     gate_call calls[2];
     pthread_t threads[2];
     uint64_t shed0 = shed_count("http-queue");
     reply r;
     int port;
 
-    pthread_mutex_init(&g.lock, NULL);
-    pthread_cond_init(&g.cond, NULL);
-    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    o.host = "127.0.0.1";
-    o.threads = 1; /* one server thread: a blocked handler there would stop everything */
-    o.max_body_bytes = 1000;
-    o.connection_timeout_s = 10;
+    gate_init(&g, 0);
+    o = loopback_opts(1); /* one server thread: a blocked handler there would stop everything */
     o.worker_threads = 1;
     o.max_queued = 1;
     cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
@@ -955,26 +974,20 @@ Test(ncmp_http, blocking_handlers_queue_for_workers_while_inline_routes_answer)
     cr_assert_eq(r.status, 500, "%s", r.body.data);
     reply_free(&r);
     ncmp_http_server_destroy(srv);
-    pthread_cond_destroy(&g.cond);
-    pthread_mutex_destroy(&g.lock);
+    gate_fini(&g);
 }
 
 Test(ncmp_http, a_request_that_waited_too_long_for_a_worker_is_503_unrun)
 {
-    ncmp_http_options o = {0};
+    ncmp_http_options o;
     ncmp_http_server *srv = NULL;
     ncmp_err err = {0};
-    gate g = {.open = 0};
+    gate g;
     gate_call calls[2];
     pthread_t threads[2];
 
-    pthread_mutex_init(&g.lock, NULL);
-    pthread_cond_init(&g.cond, NULL);
-    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    o.host = "127.0.0.1";
-    o.threads = 2;
-    o.max_body_bytes = 1000;
-    o.connection_timeout_s = 10;
+    gate_init(&g, 0);
+    o = loopback_opts(2);
     o.worker_threads = 1;
     o.max_queue_wait_ms = 100;
     cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
@@ -1002,8 +1015,7 @@ Test(ncmp_http, a_request_that_waited_too_long_for_a_worker_is_503_unrun)
     for (int i = 0; i < 2; i++)
         reply_free(&calls[i].r);
     ncmp_http_server_destroy(srv);
-    pthread_cond_destroy(&g.cond);
-    pthread_mutex_destroy(&g.lock);
+    gate_fini(&g);
 }
 
 static void h_to_worker(ncmp_http_request *req, void *arg)
@@ -1013,19 +1025,14 @@ static void h_to_worker(ncmp_http_request *req, void *arg)
 
 Test(ncmp_http, an_inline_handler_can_continue_on_a_worker)
 {
-    ncmp_http_options o = {0};
+    ncmp_http_options o;
     ncmp_http_server *srv = NULL;
     ncmp_err err = {0};
-    gate g = {.open = 1};
+    gate g;
     reply r;
 
-    pthread_mutex_init(&g.lock, NULL);
-    pthread_cond_init(&g.cond, NULL);
-    ncmp_log_setup(NCMP_LOG_ERROR, NCMP_LOG_TEXT, NULL);
-    o.host = "127.0.0.1";
-    o.threads = 1;
-    o.max_body_bytes = 1000;
-    o.connection_timeout_s = 10;
+    gate_init(&g, 1);
+    o = loopback_opts(1);
     o.worker_threads = 1;
     cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
     ncmp_http_route_inline(srv, "GET", "/later", h_to_worker, &g);
@@ -1036,6 +1043,5 @@ Test(ncmp_http, an_inline_handler_can_continue_on_a_worker)
     cr_assert_eq(g.waiting, 1);
     reply_free(&r);
     ncmp_http_server_destroy(srv);
-    pthread_cond_destroy(&g.cond);
-    pthread_mutex_destroy(&g.lock);
+    gate_fini(&g);
 }
