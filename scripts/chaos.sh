@@ -267,6 +267,9 @@ USAGE
         --lcm-topic ncmp-events --response-topic ncmp-dmi-registration-response \
         --requests "$_chaos_dir/requests.txt" --expected "$_chaos_dir/expected.txt") ||
         die "chaos: the invariant check could not read the run's results"
+    # kept whatever happens next: the services' data goes when the run ends
+    printf '%s\n' "$figures" >"$_chaos_dir/figures.json"
+    info "chaos: the checker's figures are in $_chaos_dir/figures.json"
     [ -n "$plot" ] && _chaos_plot "$plot"
     _chaos_report "$seed" "$figures" "$healthy" "$i" "$json"
 }
@@ -303,13 +306,20 @@ GNUPLOT
 # _chaos_report SEED FIGURES HEALTHY SETTLE_S JSON: the figures with the
 # faults and samples, judged; printed as a table, written as JSON.
 _chaos_report() {
-    local out passed
-    out=$(jq -n --argjson seed "$1" --argjson f "$2" --argjson healthy "$3" --argjson settle "$4" \
-        --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
-        --slurpfile faults "$_chaos_dir/faults.jsonl" \
-        --argjson uncertain "$(cat "$_chaos_dir/uncertain.txt" 2>/dev/null | wc -l)" \
-        --argjson samples "$(awk '{printf "%s{\"t\":%s,\"process\":\"%s\",\"rss_kb\":%s,\"fds\":%s,\"threads\":%s,\"db_connections\":%s}", (NR>1?",":"["), $1, $2, $3, $4, $5, $6} END {if (NR) print "]"; else print "[]"}' "$_chaos_dir/samples.txt" 2>/dev/null || echo '[]')" \
-        --argjson latency "$(awk '{printf "%s{\"t\":%s,\"id_search_ms\":%.1f}", (NR>1?",":"["), $1, $2 * 1000} END {if (NR) print "]"; else print "[]"}' "$_chaos_dir/latency.txt" 2>/dev/null || echo '[]')" '
+    local out passed d=$_chaos_dir
+    # through files: a run of hours has more samples than fit in the
+    # arguments of one command
+    printf '%s\n' "$2" >"$d/figures.json"
+    awk '{printf "%s{\"t\":%s,\"process\":\"%s\",\"rss_kb\":%s,\"fds\":%s,\"threads\":%s,\"db_connections\":%s}", (NR>1?",":"["), $1, $2, $3, $4, $5, $6} END {if (NR) print "]"; else print "[]"}' \
+        "$d/samples.txt" >"$d/samples.json" 2>/dev/null || echo '[]' >"$d/samples.json"
+    awk '{printf "%s{\"t\":%s,\"id_search_ms\":%.1f}", (NR>1?",":"["), $1, $2 * 1000} END {if (NR) print "]"; else print "[]"}' \
+        "$d/latency.txt" >"$d/latency.json" 2>/dev/null || echo '[]' >"$d/latency.json"
+    out=$(jq -n --argjson seed "$1" --slurpfile fs "$d/figures.json" --argjson healthy "$3" \
+        --argjson settle "$4" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
+        --slurpfile faults "$d/faults.jsonl" \
+        --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
+        --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
+        $fs[0] as $f | $ss[0] as $samples | $ls[0] as $latency |
         ($samples | map(select(.process == "a"))) as $a |
         $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
