@@ -16,6 +16,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_err.h"
+#include "ncmp_jscan.h"
 
 /* How many sub-job requests GET /stub/datajob/last gives, and how many
  * operationIds of each. */
@@ -32,19 +33,13 @@
 
 typedef struct dmistub_datajob dmistub_datajob;
 
-/* A JSON token of a sub-job body, borrowed from the body: a string with
- * its quotes and escapes as received, an integer, or NULL for null and
- * absent. */
-typedef struct dmistub_token {
-    const char *p;
-    size_t n;
-} dmistub_token;
-
-/* What a sub-job request holds (borrowed from its body). */
+/* What a sub-job request holds (tokens borrowed from its body: a string
+ * with its quotes and escapes as written, an integer, or NULL for null and
+ * absent). */
 typedef struct dmistub_subjob {
-    dmistub_token data_producer_id, data_job_id;
+    ncmp_jtok data_producer_id, data_job_id;
     size_t operations;
-    dmistub_token operation_ids[DMISTUB_DATAJOB_KEPT_IDS]; /* of the first operations */
+    ncmp_jtok operation_ids[DMISTUB_DATAJOB_KEPT_IDS]; /* of the first operations */
 } dmistub_subjob;
 
 dmistub_datajob *dmistub_datajob_new(void);

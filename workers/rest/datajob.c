@@ -12,11 +12,13 @@
 #include "ncmp_cloudevent.h"
 #include "ncmp_dlq.h"
 #include "ncmp_dmi.h"
+#include "ncmp_jscan.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
 #include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_pump.h"
+#include "rest_json.h"
 
 #define MAX_DEPTH       64
 #define MAX_VALUE_BYTES (1u << 20) /* one operation, or the metadata */
@@ -53,9 +55,14 @@ struct datajob_scan {
     int depth; /* frames in use */
     int in_string, escape, in_literal, in_key;
     int root_done, saw_data, failed;
-    /* a value being captured: its first frame's depth, and its text */
+    /* a value being captured: its first frame's depth, and its text (what
+     * earlier chunks held of it; the current chunk's part starts at
+     * span_from) */
     int capture, capture_depth, capture_meta;
     ncmp_buf text;
+    const char *chunk; /* the bytes being fed, NULL outside a feed */
+    size_t pos;        /* the byte of the chunk being scanned */
+    size_t span_from;
     size_t index;
     size_t offset;
 };
@@ -84,23 +91,25 @@ static int scan_fail(datajob_scan *s, ncmp_err *err, const char *what)
                         what);
 }
 
-/* The captured value is complete: parse it and hand it over. */
-static int capture_end(datajob_scan *s, ncmp_err *err)
+/* The captured value is complete, its last byte before chunk[end]: hand
+ * it over (the metadata parsed, an operation as text). */
+static int capture_end(datajob_scan *s, size_t end, ncmp_err *err)
 {
     json_object *v = NULL;
     ncmp_err perr;
     int rc;
 
     s->capture = 0;
-    if (ncmp_json_parse(s->text.data, s->text.len, &v, &perr) != 0) {
-        s->failed = 1;
-        if (s->capture_meta)
-            return ncmp_err_set(err, NCMP_ERR_REJECT, "dataJobMetadata: %s", perr.msg);
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: %s", s->index, perr.msg);
+    if (s->chunk)
+        ncmp_buf_append(&s->text, s->chunk + s->span_from, end - s->span_from);
+    if (!s->capture_meta) {
+        rc = s->cb.operation(s->cb.arg, s->text.data, s->text.len, s->index++, err);
+    } else if (ncmp_json_parse(s->text.data, s->text.len, &v, &perr) != 0) {
+        rc = ncmp_err_set(err, NCMP_ERR_REJECT, "dataJobMetadata: %s", perr.msg);
+    } else {
+        rc = s->cb.metadata(s->cb.arg, v, err);
+        json_object_put(v);
     }
-    rc = s->capture_meta ? s->cb.metadata(s->cb.arg, v, err)
-                         : s->cb.operation(s->cb.arg, v, s->index++, err);
-    json_object_put(v);
     ncmp_buf_reset(&s->text);
     if (rc != 0)
         s->failed = 1;
@@ -108,10 +117,10 @@ static int capture_end(datajob_scan *s, ncmp_err *err)
 }
 
 /* A value ended at the current depth (a scalar, or a container just
- * closed). */
-static int value_end(datajob_scan *s, ncmp_err *err)
+ * closed), its last byte before chunk[end]. */
+static int value_end(datajob_scan *s, size_t end, ncmp_err *err)
 {
-    if (s->capture && s->depth == s->capture_depth && capture_end(s, err) != 0)
+    if (s->capture && s->depth == s->capture_depth && capture_end(s, end, err) != 0)
         return -1;
     if (s->depth == 0)
         s->root_done = 1;
@@ -120,9 +129,9 @@ static int value_end(datajob_scan *s, ncmp_err *err)
     return 0;
 }
 
-/* A value starts at the current depth: capture it when it is the
- * metadata or an operation. `c` is its first byte. */
-static void value_start(datajob_scan *s, char c)
+/* A value starts at the current depth, at chunk[pos]: capture it when it
+ * is the metadata or an operation. */
+static void value_start(datajob_scan *s)
 {
     const frame *p = s->depth ? &s->st[s->depth - 1] : NULL;
 
@@ -133,7 +142,7 @@ static void value_start(datajob_scan *s, char c)
         s->capture_depth = s->depth;
         s->capture_meta = p->tag == T_ROOT;
         ncmp_buf_reset(&s->text);
-        ncmp_buf_append_char(&s->text, c);
+        s->span_from = s->pos;
     }
 }
 
@@ -152,7 +161,7 @@ static int scan_open(datajob_scan *s, char c, ncmp_err *err)
         return scan_fail(s, err, "nested too deep");
     if (!p && c != '{')
         return scan_fail(s, err, "the body is not a JSON object");
-    value_start(s, c);
+    value_start(s);
     f = &s->st[s->depth++];
     memset(f, 0, sizeof(*f));
     f->array = c == '[';
@@ -182,7 +191,7 @@ static int scan_byte(datajob_scan *s, char c, ncmp_err *err)
                 f->expect = X_COLON;
                 return 0;
             }
-            return value_end(s, err);
+            return value_end(s, s->pos + 1, err);
         } else if ((unsigned char)c < 0x20) {
             return scan_fail(s, err, "a control character in a string");
         }
@@ -194,9 +203,7 @@ static int scan_byte(datajob_scan *s, char c, ncmp_err *err)
         if (literal_char(c))
             return 0;
         s->in_literal = 0;
-        if (s->capture && s->depth == s->capture_depth)
-            s->text.data[--s->text.len] = '\0'; /* `c` ends the literal, is not in it */
-        if (value_end(s, err) != 0)
+        if (value_end(s, s->pos, err) != 0) /* `c` ends the literal, is not in it */
             return -1;
         f = s->depth ? &s->st[s->depth - 1] : NULL;
     }
@@ -218,7 +225,7 @@ static int scan_byte(datajob_scan *s, char c, ncmp_err *err)
             (f->expect != X_COMMA && f->expect != (f->array ? X_VALUE0 : X_KEY0)))
             return scan_fail(s, err, "an unexpected closing bracket");
         s->depth--;
-        return value_end(s, err);
+        return value_end(s, s->pos + 1, err);
     case ':':
         if (f->expect != X_COLON)
             return scan_fail(s, err, "an unexpected ':'");
@@ -238,14 +245,14 @@ static int scan_byte(datajob_scan *s, char c, ncmp_err *err)
         }
         if (f->expect != X_VALUE0 && f->expect != X_VALUE)
             return scan_fail(s, err, "a string where none may be");
-        value_start(s, c);
+        value_start(s);
         s->in_string = 1;
         return 0;
     default:
         if ((f->expect != X_VALUE0 && f->expect != X_VALUE) ||
             !(c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n'))
             return scan_fail(s, err, "not JSON");
-        value_start(s, c);
+        value_start(s);
         s->in_literal = 1;
         return 0;
     }
@@ -255,17 +262,35 @@ int datajob_scan_feed(datajob_scan *s, const char *bytes, size_t len, ncmp_err *
 {
     if (s->failed)
         return ncmp_err_set(err, NCMP_ERR_REJECT, "malformed data job");
+    s->chunk = bytes;
+    s->span_from = 0;
     for (size_t i = 0; i < len; i++, s->offset++) {
-        /* a value being captured takes every byte (its first one is taken
-         * by value_start) */
-        if (s->capture) {
-            if (s->text.len >= s->max_value)
-                return scan_fail(s, err, "an operation larger than the limit");
-            ncmp_buf_append_char(&s->text, bytes[i]);
+        if (s->in_string && !s->escape && !s->in_key) {
+            /* inside a string value: on to its next quote, backslash or
+             * control character (most of a body is string values) */
+            size_t j = i;
+            while (j < len && (unsigned char)bytes[j] >= 0x20 && bytes[j] != '"' &&
+                   bytes[j] != '\\')
+                j++;
+            s->offset += j - i;
+            i = j;
+            if (i == len)
+                break;
         }
+        /* a value being captured is taken from the chunk when it ends, or
+         * when the chunk does */
+        if (s->capture && s->text.len + (i - s->span_from) >= s->max_value)
+            return scan_fail(s, err, "an operation larger than the limit");
+        s->pos = i;
         if (scan_byte(s, bytes[i], err) != 0)
             return -1;
     }
+    if (s->capture) {
+        if (s->text.len + (len - s->span_from) > s->max_value)
+            return scan_fail(s, err, "an operation larger than the limit");
+        ncmp_buf_append(&s->text, bytes + s->span_from, len - s->span_from);
+    }
+    s->chunk = NULL;
     return 0;
 }
 
@@ -275,7 +300,7 @@ int datajob_scan_end(datajob_scan *s, ncmp_err *err)
         return ncmp_err_set(err, NCMP_ERR_REJECT, "malformed data job");
     if (s->in_literal) {
         s->in_literal = 0;
-        if (value_end(s, err) != 0)
+        if (value_end(s, 0, err) != 0)
             return -1;
     }
     if (!s->root_done)
@@ -460,46 +485,135 @@ static dj_group *dj_group_of(dj_write *w, const char *dmi, const char *producer)
     return g;
 }
 
-static void note_first(char **first, const char *path)
-{
-    if (!*first)
-        *first = ncmp_xstrdup(path);
-}
+/* An operation to write: each member as JSON text (a string with its
+ * quotes), p NULL when absent; and the path's value, for messages. */
+typedef struct dj_op {
+    ncmp_jtok path, op, value, id;
+    const char *path_text;
+    size_t path_len;
+} dj_op;
 
 /* NCMP's DmiWriteOperation {path, op, moduleSetTag, value, operationId},
  * appended to the sub-job of the operation's handle. */
-static void dj_add(dj_write *w, json_object *op, const handle_info *h)
+static void dj_add(dj_write *w, const dj_op *op, const handle_info *h)
 {
     dj_group *g;
-    json_object *v;
-    const char *id = str_member(op, "operationId");
 
     if (h->state != NCMP_STATE_READY) {
-        w->not_ready++;
-        note_first(&w->first_not_ready, str_member(op, "path"));
+        if (w->not_ready++ == 0) {
+            w->first_not_ready = ncmp_xmalloc(op->path_len + 1);
+            memcpy(w->first_not_ready, op->path_text, op->path_len);
+            w->first_not_ready[op->path_len] = '\0';
+        }
         return;
     }
     g = dj_group_of(w, h->datajobs_write, h->data_producer);
     if (g->ops++)
         ncmp_buf_append_char(&g->body, ',');
     ncmp_buf_append_str(&g->body, "{\"path\":");
-    ncmp_buf_append_json_string(&g->body, str_member(op, "path"));
+    ncmp_buf_append(&g->body, op->path.p, op->path.n);
     ncmp_buf_append_str(&g->body, ",\"op\":");
-    ncmp_buf_append_json_string(&g->body, str_member(op, "op"));
+    ncmp_buf_append(&g->body, op->op.p, op->op.n);
     ncmp_buf_append_str(&g->body, ",\"moduleSetTag\":");
     ncmp_buf_append_json_string(&g->body, h->module_set_tag);
-    if (json_object_object_get_ex(op, "value", &v)) {
+    if (op->value.p) {
         ncmp_buf_append_str(&g->body, ",\"value\":");
-        ncmp_buf_append_str(&g->body,
-                            v ? json_object_to_json_string_ext(
-                                    v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
-                              : "null");
+        rest_json_append_compact_n(&g->body, op->value.p, op->value.n);
     }
-    if (id) {
+    if (op->id.p) {
         ncmp_buf_append_str(&g->body, ",\"operationId\":");
-        ncmp_buf_append_json_string(&g->body, id);
+        ncmp_buf_append(&g->body, op->id.p, op->id.n);
     }
     ncmp_buf_append_char(&g->body, '}');
+}
+
+typedef struct dj_add_ctx {
+    dj_write *w;
+    const dj_op *op;
+} dj_add_ctx;
+
+static void dj_add_found(const handle_info *h, void *arg)
+{
+    const dj_add_ctx *c = arg;
+
+    dj_add(c->w, c->op, h);
+}
+
+static ncmp_jtok json_text(json_object *v)
+{
+    const char *t =
+        json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    return (ncmp_jtok){t, strlen(t)};
+}
+
+/* The operation `o` (checked by dj_on_op_parsed) as a dj_op; its text is
+ * held by `o`. */
+static dj_op dj_op_of(json_object *o)
+{
+    dj_op op = {{NULL, 0}, {NULL, 0}, {NULL, 0}, {NULL, 0}, NULL, 0};
+    json_object *v;
+
+    json_object_object_get_ex(o, "path", &v);
+    op.path = json_text(v);
+    op.path_text = json_object_get_string(v);
+    op.path_len = strlen(op.path_text);
+    json_object_object_get_ex(o, "op", &v);
+    op.op = json_text(v);
+    if (json_object_object_get_ex(o, "value", &v))
+        op.value = v ? json_text(v) : (ncmp_jtok){"null", 4};
+    if (json_object_object_get_ex(o, "operationId", &v) && v)
+        op.id = json_text(v);
+    return op;
+}
+
+static int dj_add_if_known(dj_write *w, const dj_op *op)
+{
+    const dj_add_ctx c = {w, op};
+
+    return handle_cache_longest_with(data_cache(w->d), op->path_text, op->path_len, dj_add_found,
+                                     (void *)&c);
+}
+
+/* An operation the fast path did not take: parsed and checked whole (the
+ * errors come from here), added when the map knows its path, else kept
+ * for the database. */
+static int dj_on_op_parsed(dj_write *w, const char *text, size_t len, size_t index, ncmp_err *err)
+{
+    json_object *o = NULL, *v;
+    const char *path, *verb;
+    ncmp_err perr;
+    dj_op op;
+
+    if (ncmp_json_parse(text, len, &o, &perr) != 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: %s", index, perr.msg);
+    if (!json_object_is_type(o, json_type_object)) {
+        json_object_put(o);
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu] must be an object", index);
+    }
+    path = str_member(o, "path");
+    verb = str_member(o, "op");
+    if (!path || !*path || !verb || !*verb) {
+        json_object_put(o);
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: %s (a string) is required", index,
+                            !path || !*path ? "path" : "op");
+    }
+    if (json_object_object_get_ex(o, "operationId", &v) && v &&
+        !json_object_is_type(v, json_type_string)) {
+        json_object_put(o);
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: operationId must be a string", index);
+    }
+    w->ops++;
+    op = dj_op_of(o);
+    if (!dj_add_if_known(w, &op)) {
+        /* later, from the database (the map may lag a registration) */
+        if (w->npending == w->cappending) {
+            w->cappending = w->cappending ? 2 * w->cappending : 16;
+            w->pending = ncmp_xrealloc(w->pending, w->cappending * sizeof(*w->pending));
+        }
+        w->pending[w->npending++] = json_object_get(o);
+    }
+    json_object_put(o);
+    return 0;
 }
 
 static int dj_on_meta(void *arg, json_object *meta, ncmp_err *err)
@@ -521,37 +635,58 @@ static int dj_on_meta(void *arg, json_object *meta, ncmp_err *err)
     return 0;
 }
 
-static int dj_on_op(void *arg, json_object *op, size_t index, ncmp_err *err)
+/* The fast path's view of an operation's members. */
+typedef struct op_scan {
+    dj_op op;
+    int slow; /* something only the parsed path handles (escapes, types) */
+} op_scan;
+
+static int op_member(ncmp_jscan *sc, const ncmp_jtok *name, void *ctx)
+{
+    op_scan *f = ctx;
+    ncmp_jkind kind;
+    ncmp_jtok tok;
+
+    if (ncmp_jscan_value(sc, &kind, &tok) != 0)
+        return -1;
+    if (ncmp_jtok_escaped(name)) {
+        f->slow = 1;
+    } else if (ncmp_jtok_named(name, "path") || ncmp_jtok_named(name, "op")) {
+        if (kind != NCMP_J_STRING || tok.n == 2 || ncmp_jtok_escaped(&tok))
+            f->slow = 1;
+        *(name->p[1] == 'p' ? &f->op.path : &f->op.op) = tok;
+    } else if (ncmp_jtok_named(name, "operationId")) {
+        if (kind != NCMP_J_NULL && (kind != NCMP_J_STRING || ncmp_jtok_escaped(&tok)))
+            f->slow = 1;
+        f->op.id = kind == NCMP_J_NULL ? (ncmp_jtok){NULL, 0} : tok;
+    } else if (ncmp_jtok_named(name, "value")) {
+        f->op.value = tok;
+    }
+    return 0;
+}
+
+/* One operation: checked and picked apart in place when it is plain (no
+ * escapes in its names, path, op and operationId) and its path is in the
+ * map, the common case; else dj_on_op_parsed. */
+static int dj_on_op(void *arg, const char *text, size_t len, size_t index, ncmp_err *err)
 {
     dj_write *w = arg;
-    const char *path, *verb;
-    json_object *v;
-    handle_info h = {0};
+    op_scan f;
+    ncmp_jscan sc;
+    ncmp_err serr;
 
-    if (!json_object_is_type(op, json_type_object))
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu] must be an object", index);
-    path = str_member(op, "path");
-    verb = str_member(op, "op");
-    if (!path || !*path)
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: path (a string) is required", index);
-    if (!verb || !*verb)
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: op (a string) is required", index);
-    if (json_object_object_get_ex(op, "operationId", &v) && v &&
-        !json_object_is_type(v, json_type_string))
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: operationId must be a string", index);
-    w->ops++;
-    if (handle_cache_longest(data_cache(w->d), path, &h)) {
-        dj_add(w, op, &h);
-        handle_info_free(&h);
-        return 0;
+    memset(&f, 0, sizeof(f));
+    ncmp_jscan_init(&sc, text, len, &serr);
+    if (ncmp_jscan_peek(&sc) == '{' && ncmp_jscan_members(&sc, op_member, &f) == 0 &&
+        ncmp_jscan_end(&sc) == 0 && !f.slow && f.op.path.p && f.op.op.p) {
+        f.op.path_text = f.op.path.p + 1;
+        f.op.path_len = f.op.path.n - 2;
+        if (dj_add_if_known(w, &f.op)) {
+            w->ops++;
+            return 0;
+        }
     }
-    /* later, from the database (the map may lag a registration) */
-    if (w->npending == w->cappending) {
-        w->cappending = w->cappending ? 2 * w->cappending : 16;
-        w->pending = ncmp_xrealloc(w->pending, w->cappending * sizeof(*w->pending));
-    }
-    w->pending[w->npending++] = json_object_get(op);
-    return 0;
+    return dj_on_op_parsed(w, text, len, index, err);
 }
 
 /* The operations the map did not know: one database look-up per distinct
@@ -561,26 +696,23 @@ static int dj_resolve_pending(dj_write *w, ncmp_err *err)
     size_t lookups = 0;
 
     for (size_t i = 0; i < w->npending; i++) {
-        const char *path = str_member(w->pending[i], "path");
+        dj_op op = dj_op_of(w->pending[i]);
         handle_info h = {0};
         int found = 0, seen = 0;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = strcmp(str_member(w->pending[k], "path"), path) == 0;
-        if (seen && !handle_cache_longest(data_cache(w->d), path, &h)) {
-            /* looked up already and not found */
-        } else if (seen) {
-            found = 1;
+            seen = strcmp(str_member(w->pending[k], "path"), op.path_text) == 0;
+        if (seen) {
+            /* looked up already: in the map now when it was found */
+            found = dj_add_if_known(w, &op);
         } else if (lookups++ < MAX_DB_LOOKUPS &&
-                   data_resolve_longest(w->d, path, &h, &found, err) != 0) {
+                   data_resolve_longest(w->d, op.path_text, &h, &found, err) != 0) {
             return -1;
-        }
-        if (found) {
-            dj_add(w, w->pending[i], &h);
+        } else if (found) {
+            dj_add(w, &op, &h);
             handle_info_free(&h);
-        } else {
-            w->unknown++;
-            note_first(&w->first_unknown, path);
         }
+        if (!found && w->unknown++ == 0)
+            w->first_unknown = ncmp_xstrdup(op.path_text);
     }
     return 0;
 }

@@ -52,17 +52,19 @@ void datajob_stop(datajob *j);
 /* --- the body scanner (for tests) ---------------------------------------- */
 
 /* Scans a write job's JSON as it arrives, handing over the metadata
- * object and each element of dataJobWriteRequest.data whole (parsed), and
- * skipping everything else. Element and metadata values are parsed
- * strictly (ncmp_json_parse); the rest is checked for structure. */
+ * object (parsed strictly, ncmp_json_parse) and each element of
+ * dataJobWriteRequest.data whole, as its text, and skipping everything
+ * else. An element's text has balanced brackets and quotes; the
+ * callback checks its syntax (ncmp_jscan or ncmp_json_parse). The rest is
+ * checked for structure. */
 typedef struct datajob_scan datajob_scan;
 
 typedef struct datajob_scan_cb {
     /* the dataJobMetadata value (borrowed for the call); -1 stops the scan */
     int (*metadata)(void *arg, json_object *meta, ncmp_err *err);
-    /* one element of dataJobWriteRequest.data, with its index (borrowed;
-     * NULL when the element is JSON null, as json-c parses it) */
-    int (*operation)(void *arg, json_object *op, size_t index, ncmp_err *err);
+    /* one element of dataJobWriteRequest.data, text[0..len) as written
+     * (borrowed for the call), with its index */
+    int (*operation)(void *arg, const char *text, size_t len, size_t index, ncmp_err *err);
     void *arg;
 } datajob_scan_cb;
 

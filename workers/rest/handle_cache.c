@@ -62,13 +62,38 @@ struct handle_cache {
 
 /* --- the table (callers hold the lock) ----------------------------------- */
 
-static size_t hash(const char *s)
+static size_t hash_n(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ULL; /* FNV-1a */
 
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
     return (size_t)h;
+}
+
+static size_t hash(const char *s)
+{
+    return hash_n(s, strlen(s));
+}
+
+static int same(const char *key, const char *s, size_t n)
+{
+    return strncmp(key, s, n) == 0 && key[n] == '\0';
+}
+
+/* The entry whose id, else whose alternate id, is s[0..n), whose hash is h. */
+static entry *find_n(handle_cache *hc, const char *s, size_t n, size_t h)
+{
+    entry *e = hc->by_id[h & (hc->nbuckets - 1)];
+
+    while (e && !same(e->id, s, n))
+        e = e->next_id;
+    if (e)
+        return e;
+    e = hc->by_alt[h & (hc->nbuckets - 1)];
+    while (e && !same(e->alt, s, n))
+        e = e->next_alt;
+    return e;
 }
 
 static entry *find_id(handle_cache *hc, const char *id)
@@ -77,15 +102,6 @@ static entry *find_id(handle_cache *hc, const char *id)
 
     while (e && strcmp(e->id, id) != 0)
         e = e->next_id;
-    return e;
-}
-
-static entry *find_alt(handle_cache *hc, const char *alt)
-{
-    entry *e = hc->by_alt[hash(alt) & (hc->nbuckets - 1)];
-
-    while (e && strcmp(e->alt, alt) != 0)
-        e = e->next_alt;
     return e;
 }
 
@@ -226,17 +242,32 @@ static entry *apply_row(handle_cache *hc, const PGresult *res, int row)
     return e;
 }
 
+/* A view of entry e: its strings borrowed (under the lock). */
+static handle_info view_of(const entry *e)
+{
+    handle_info v = {e->id, e->alt, e->dmi, e->props, e->tag, e->dpi, e->jw, e->jr, e->state};
+    return v;
+}
+
+static void copy_out(const handle_info *h, void *arg)
+{
+    handle_info *out = arg;
+
+    out->id = ncmp_xstrdup(h->id);
+    out->alternate_id = ncmp_xstrdup(h->alternate_id);
+    out->dmi = ncmp_xstrdup(h->dmi);
+    out->properties = ncmp_xstrdup(h->properties);
+    out->module_set_tag = ncmp_xstrdup(h->module_set_tag);
+    out->data_producer = ncmp_xstrdup(h->data_producer);
+    out->datajobs_write = ncmp_xstrdup(h->datajobs_write);
+    out->datajobs_read = ncmp_xstrdup(h->datajobs_read);
+    out->state = h->state;
+}
+
 static void info_from(handle_info *out, const entry *e)
 {
-    out->id = ncmp_xstrdup(e->id);
-    out->alternate_id = ncmp_xstrdup(e->alt);
-    out->dmi = ncmp_xstrdup(e->dmi);
-    out->properties = ncmp_xstrdup(e->props);
-    out->module_set_tag = ncmp_xstrdup(e->tag);
-    out->data_producer = ncmp_xstrdup(e->dpi);
-    out->datajobs_write = ncmp_xstrdup(e->jw);
-    out->datajobs_read = ncmp_xstrdup(e->jr);
-    out->state = e->state;
+    handle_info v = view_of(e);
+    copy_out(&v, out);
 }
 
 void handle_info_free(handle_info *h)
@@ -260,9 +291,7 @@ int handle_cache_get(handle_cache *hc, const char *ref, handle_info *out)
     int found = 0;
 
     pthread_rwlock_rdlock(&hc->lock);
-    e = find_id(hc, ref);
-    if (!e)
-        e = find_alt(hc, ref);
+    e = find_n(hc, ref, strlen(ref), hash(ref));
     if (e && e->complete) {
         info_from(out, e);
         found = 1;
@@ -300,25 +329,37 @@ void handle_candidates_free(char **c, size_t n)
     free(c);
 }
 
-int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out)
+int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
+                              void (*fn)(const handle_info *h, void *arg), void *arg)
 {
-    size_t n;
-    char **cands = handle_candidates(ref, &n);
-    int found = 0;
+    const char *hash_at = memchr(ref, '#', len);
+    entry *e = NULL;
 
+    if (hash_at)
+        len = (size_t)(hash_at - ref);
     pthread_rwlock_rdlock(&hc->lock);
-    for (size_t i = 0; i < n && !found; i++) {
-        entry *e = find_id(hc, cands[i]);
-        if (!e)
-            e = find_alt(hc, cands[i]);
-        if (e && e->complete) {
-            info_from(out, e);
-            found = 1;
-        }
+    /* the candidates, longest first (handle_candidates), without copies */
+    while (len > 0) {
+        e = find_n(hc, ref, len, hash_n(ref, len));
+        if (e && e->complete)
+            break;
+        e = NULL;
+        while (len > 0 && ref[len - 1] != '/')
+            len--;
+        if (len > 0)
+            len--; /* the parent path, without its trailing '/' */
+    }
+    if (e) {
+        handle_info v = view_of(e);
+        fn(&v, arg);
     }
     pthread_rwlock_unlock(&hc->lock);
-    handle_candidates_free(cands, n);
-    return found;
+    return e != NULL;
+}
+
+int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out)
+{
+    return handle_cache_longest_with(hc, ref, strlen(ref), copy_out, out);
 }
 
 size_t handle_cache_containing(handle_cache *hc, const char *term,

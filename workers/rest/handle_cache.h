@@ -88,6 +88,12 @@ void handle_candidates_free(char **c, size_t n);
  * none. Never touches the database. */
 int handle_cache_longest(handle_cache *hc, const char *ref, handle_info *out);
 
+/* The same for ref[0..len) without a copy: fn is called with the handle,
+ * its strings borrowed, under the map's read lock (fn must be short and
+ * must not call the map). 1 when found (fn was called), else 0. */
+int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
+                              void (*fn)(const handle_info *h, void *arg), void *arg);
+
 /* Call fn for every handle whose id or alternate id holds `term` (NCMP's
  * reference LIKE '%term%'), under the map's read lock (fn must not call
  * the map). Returns how many. A scan of the whole map. */

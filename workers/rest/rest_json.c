@@ -49,25 +49,30 @@ static const char *col(const PGresult *res, int row, int c)
     return PQgetisnull(res, row, c) ? NULL : PQgetvalue(res, row, c);
 }
 
-void rest_json_append_compact(ncmp_buf *out, const char *json)
+void rest_json_append_compact_n(ncmp_buf *out, const char *json, size_t len)
 {
-    const char *p = json, *run = json;
+    const char *p = json, *end = json + len, *run = json;
     int in_string = 0;
 
-    for (; *p; p++) {
+    for (; p < end; p++) {
         if (in_string) {
-            if (*p == '\\' && p[1])
+            if (*p == '\\' && p + 1 < end)
                 p++;
             else if (*p == '"')
                 in_string = 0;
         } else if (*p == '"') {
             in_string = 1;
-        } else if (*p == ' ') {
+        } else if (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r') {
             ncmp_buf_append(out, run, (size_t)(p - run));
             run = p + 1;
         }
     }
     ncmp_buf_append(out, run, (size_t)(p - run));
+}
+
+void rest_json_append_compact(ncmp_buf *out, const char *json)
+{
+    rest_json_append_compact_n(out, json, strlen(json));
 }
 
 void rest_json_append_time(ncmp_buf *out, const char *iso)

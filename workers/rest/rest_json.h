@@ -49,6 +49,9 @@ void rest_json_raw_row(const PGresult *res, int row, ncmp_buf *out);
 /* Append jsonb's text output without the blanks it puts after ':' and ','
  * (blanks inside strings stay). */
 void rest_json_append_compact(ncmp_buf *out, const char *json);
+/* The same for any JSON text json[0..len): every blank outside strings
+ * (space, tab, newline, carriage return) is left out. */
+void rest_json_append_compact_n(ncmp_buf *out, const char *json, size_t len);
 
 /* "2026-12-02 13:21:59.902+00" (ISO, UTC) -> "2026-12-02T13:21:59.902+0000",
  * NCMP's pattern, milliseconds truncated. */

@@ -6,6 +6,8 @@
 
 #include "datajob.h"
 #include "fuzz_common.h"
+#include "ncmp_jscan.h"
+#include "ncmp_json.h"
 
 static const char *const tokens[] = {
     FUZZ_JSON_TOKENS,
@@ -39,15 +41,35 @@ static int on_metadata(void *arg, json_object *meta, ncmp_err *err)
     return 0;
 }
 
-static int on_operation(void *arg, json_object *op, size_t index, ncmp_err *err)
+/* An operation's text: the in-place scanner (ncmpd's fast path) and the
+ * strict parser (its slow path) must agree on whether it is JSON. */
+static int on_operation(void *arg, const char *text, size_t len, size_t index, ncmp_err *err)
 {
     seen *s = arg;
+    json_object *o = NULL;
+    ncmp_jscan sc;
+    ncmp_jkind kind;
+    ncmp_jtok tok;
+    ncmp_err perr, serr;
+    int parsed, scanned;
+    size_t lead = 0;
 
     (void)err;
-    (void)op; /* NULL for an element that is JSON null: the callback refuses it */
     if (index != s->operations)
         fuzz_fail("an operation out of order", s->input, "");
     s->operations++;
+    parsed = ncmp_json_parse(text, len, &o, &perr) == 0;
+    json_object_put(o);
+    ncmp_jscan_init(&sc, text, len, &serr);
+    scanned = ncmp_jscan_value(&sc, &kind, &tok) == 0 && ncmp_jscan_end(&sc) == 0;
+    if (parsed != scanned)
+        fuzz_fail(parsed ? "ncmp_jscan refuses what ncmp_json_parse takes"
+                         : "ncmp_jscan takes what ncmp_json_parse refuses",
+                  s->input, parsed ? serr.msg : perr.msg);
+    while (lead < len && strchr(" \t\r\n", text[lead]) && text[lead])
+        lead++;
+    if (scanned && (tok.p != text + lead || tok.p + tok.n > text + len))
+        fuzz_fail("ncmp_jscan's token is not the value's text", s->input, "");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "datajob.h"
 #include "ncmp_buf.h"
+#include "ncmp_json.h"
 
 typedef struct seen {
     ncmp_buf ops; /* "<index>:<path>|" per operation */
@@ -30,15 +31,21 @@ static int on_meta(void *arg, json_object *meta, ncmp_err *err)
     return 0;
 }
 
-static int on_op(void *arg, json_object *op, size_t index, ncmp_err *err)
+static int on_op(void *arg, const char *text, size_t len, size_t index, ncmp_err *err)
 {
     seen *s = arg;
-    json_object *v;
+    json_object *op = NULL, *v;
+    int found;
 
-    if (!json_object_object_get_ex(op, "path", &v))
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "no path in %zu", index);
-    ncmp_buf_appendf(&s->ops, "%zu:%s|", index, json_object_get_string(v));
-    return 0;
+    ncmp_err perr;
+
+    if (ncmp_json_parse(text, len, &op, &perr) != 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: %s", index, perr.msg);
+    found = json_object_object_get_ex(op, "path", &v);
+    if (found)
+        ncmp_buf_appendf(&s->ops, "%zu:%s|", index, json_object_get_string(v));
+    json_object_put(op);
+    return found ? 0 : ncmp_err_set(err, NCMP_ERR_REJECT, "no path in %zu", index);
 }
 
 /* Scan `body` in chunks of `chunk` bytes: 0 or -1 with *err. */
