@@ -43,7 +43,8 @@ static const char SQL_FETCH[] = "SELECT " CACHE_COLUMNS " FROM cm_handle h"
 typedef struct entry {
     char *id, *alt, *dmi, *props, *tag, *dpi, *jw, *jr;
     ncmp_handle_state state;
-    int complete; /* dmi and props known (a create event carries neither) */
+    int complete;       /* dmi and props known (a create event carries neither) */
+    size_t h_id, h_alt; /* hash(id), hash(alt) */
     struct entry *next_id, *next_alt;
 } entry;
 
@@ -62,12 +63,15 @@ struct handle_cache {
 
 /* --- the table (callers hold the lock) ----------------------------------- */
 
+#define FNV_BASIS      1469598103934665603ULL /* FNV-1a */
+#define FNV_STEP(h, c) (((h) ^ (unsigned char)(c)) * 1099511628211ULL)
+
 static size_t hash_n(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    uint64_t h = FNV_BASIS;
 
     for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+        h = FNV_STEP(h, s[i]);
     return (size_t)h;
 }
 
@@ -86,21 +90,22 @@ static entry *find_n(handle_cache *hc, const char *s, size_t n, size_t h)
 {
     entry *e = hc->by_id[h & (hc->nbuckets - 1)];
 
-    while (e && !same(e->id, s, n))
+    while (e && (e->h_id != h || !same(e->id, s, n)))
         e = e->next_id;
     if (e)
         return e;
     e = hc->by_alt[h & (hc->nbuckets - 1)];
-    while (e && !same(e->alt, s, n))
+    while (e && (e->h_alt != h || !same(e->alt, s, n)))
         e = e->next_alt;
     return e;
 }
 
 static entry *find_id(handle_cache *hc, const char *id)
 {
-    entry *e = hc->by_id[hash(id) & (hc->nbuckets - 1)];
+    size_t h = hash(id);
+    entry *e = hc->by_id[h & (hc->nbuckets - 1)];
 
-    while (e && strcmp(e->id, id) != 0)
+    while (e && (e->h_id != h || strcmp(e->id, id) != 0))
         e = e->next_id;
     return e;
 }
@@ -111,7 +116,8 @@ static void link_alt(handle_cache *hc, entry *e)
 
     if (!*e->alt)
         return;
-    b = hash(e->alt) & (hc->nbuckets - 1);
+    e->h_alt = hash(e->alt);
+    b = e->h_alt & (hc->nbuckets - 1);
     e->next_alt = hc->by_alt[b];
     hc->by_alt[b] = e;
 }
@@ -122,7 +128,7 @@ static void unlink_alt(handle_cache *hc, entry *e)
 
     if (!*e->alt)
         return;
-    pp = &hc->by_alt[hash(e->alt) & (hc->nbuckets - 1)];
+    pp = &hc->by_alt[e->h_alt & (hc->nbuckets - 1)];
     while (*pp && *pp != e)
         pp = &(*pp)->next_alt;
     if (*pp)
@@ -140,7 +146,7 @@ static void grow(handle_cache *hc)
     hc->by_alt = ncmp_xcalloc(hc->nbuckets, sizeof(entry *));
     for (size_t i = 0; i < old; i++) {
         for (entry *e = ids[i], *next; e; e = next) {
-            size_t b = hash(e->id) & (hc->nbuckets - 1);
+            size_t b = e->h_id & (hc->nbuckets - 1);
             next = e->next_id;
             e->next_id = hc->by_id[b];
             hc->by_id[b] = e;
@@ -190,7 +196,8 @@ static entry *upsert(handle_cache *hc, const char *id)
     e->dpi = ncmp_xstrdup("");
     e->jw = ncmp_xstrdup("");
     e->jr = ncmp_xstrdup("");
-    b = hash(id) & (hc->nbuckets - 1);
+    e->h_id = hash(id);
+    b = e->h_id & (hc->nbuckets - 1);
     e->next_id = hc->by_id[b];
     hc->by_id[b] = e;
     hc->count++;
@@ -329,18 +336,34 @@ void handle_candidates_free(char **c, size_t n)
     free(c);
 }
 
+#define MAX_CUTS 64 /* candidates hashed in one pass; more are hashed alone */
+
 int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
                               void (*fn)(const handle_info *h, void *arg), void *arg)
 {
     const char *hash_at = memchr(ref, '#', len);
+    size_t cut[MAX_CUTS], cut_hash[MAX_CUTS], ncut = 0;
+    uint64_t h = FNV_BASIS;
     entry *e = NULL;
 
     if (hash_at)
         len = (size_t)(hash_at - ref);
+    /* every candidate's hash in one pass: the parent paths end before a
+     * '/' (handle_candidates), the whole reference at len */
+    for (size_t i = 0; i < len; i++) {
+        if (ref[i] == '/' && i > 0 && ncut < MAX_CUTS) {
+            cut[ncut] = i;
+            cut_hash[ncut++] = (size_t)h;
+        }
+        h = FNV_STEP(h, ref[i]);
+    }
     pthread_rwlock_rdlock(&hc->lock);
-    /* the candidates, longest first (handle_candidates), without copies */
-    while (len > 0) {
-        e = find_n(hc, ref, len, hash_n(ref, len));
+    /* longest first */
+    for (int first = 1; len > 0; first = 0) {
+        size_t lh = first                          ? (size_t)h
+                    : ncut && cut[ncut - 1] == len ? cut_hash[ncut - 1]
+                                                   : hash_n(ref, len);
+        e = find_n(hc, ref, len, lh);
         if (e && e->complete)
             break;
         e = NULL;
@@ -348,6 +371,8 @@ int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
             len--;
         if (len > 0)
             len--; /* the parent path, without its trailing '/' */
+        while (ncut && cut[ncut - 1] > len)
+            ncut--;
     }
     if (e) {
         handle_info v = view_of(e);
