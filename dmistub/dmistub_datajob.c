@@ -80,6 +80,7 @@ static int scan_operation(ncmp_jscan *sc, void *ctx)
 {
     dmistub_subjob *out = ctx;
     op_ctx op = {out->operations, 0, 0, {NULL, 0}};
+    const char *start;
 
     if (ncmp_jscan_peek(sc) != '{') {
         ncmp_jkind kind;
@@ -89,8 +90,12 @@ static int scan_operation(ncmp_jscan *sc, void *ctx)
         return ncmp_err_set(sc->err, NCMP_ERR_REJECT, "data[%zu] must be an object, not %s",
                             out->operations, ncmp_jkind_name(kind));
     }
+    ncmp_jscan_peek(sc);
+    start = sc->s + sc->i;
     if (ncmp_jscan_members(sc, op_member, &op) != 0)
         return -1;
+    if (out->operations == 0)
+        out->first_operation = (ncmp_jtok){start, (size_t)(sc->s + sc->i - start)};
     if (!op.has_path || !op.has_op)
         return ncmp_err_set(sc->err, NCMP_ERR_REJECT, "data[%zu].%s (a string) is required",
                             op.index, op.has_path ? "op" : "path");
@@ -223,7 +228,12 @@ void dmistub_datajob_keep(dmistub_datajob *d, const dmistub_subjob *job, const c
             ncmp_buf_append_char(&b, ',');
         append_token(&b, &job->operation_ids[i]);
     }
-    ncmp_buf_append_str(&b, "],\"authorization\":");
+    ncmp_buf_append_str(&b, "],\"firstOperation\":");
+    if (job->first_operation.p)
+        ncmp_buf_append(&b, job->first_operation.p, job->first_operation.n);
+    else
+        ncmp_buf_append_str(&b, "null");
+    ncmp_buf_append_str(&b, ",\"authorization\":");
     ncmp_buf_append_json_string(&b, authorization ? authorization : "");
     ncmp_buf_append_char(&b, '}');
 

@@ -40,6 +40,7 @@ typedef struct dmistub_subjob {
     ncmp_jtok data_producer_id, data_job_id;
     size_t operations;
     ncmp_jtok operation_ids[DMISTUB_DATAJOB_KEPT_IDS]; /* of the first operations */
+    ncmp_jtok first_operation;                         /* data[0] as received */
 } dmistub_subjob;
 
 dmistub_datajob *dmistub_datajob_new(void);
@@ -67,7 +68,8 @@ int dmistub_datajob_failing(const dmistub_subjob *job);
 void dmistub_datajob_answer(dmistub_datajob *d, ncmp_buf *out);
 
 /* Keep a checked sub-job request ({"path","query","dataProducerId",
- * "dataJobId","operations","operationIds","authorization"}); the oldest
+ * "dataJobId","operations","operationIds","firstOperation" (data[0] as
+ * received),"authorization"}); the oldest
  * goes beyond DMISTUB_DATAJOB_KEPT. `path` and `query` as received (NULL
  * becomes ""). */
 void dmistub_datajob_keep(dmistub_datajob *d, const dmistub_subjob *job, const char *path,

@@ -226,6 +226,43 @@ Test(datajob, write_job_is_split_per_dmi_and_producer, .timeout = 180)
         cr_assert_eq(r.status, 404, "%s", r.body.data);
         it_front_reply_free(&r);
     }
+
+    /* what the DMI gets of an operation: its value as written (blanks
+     * between tokens aside), from the in-place path and from the parsed
+     * one (an escaped path) alike */
+    {
+        static const char *const ops[] = {
+            "{'path':'" ALT(4) "/X=1', 'op' : 'merge','operationId':'7','value': { 'a' : [1, "
+                               "-2.5e1, true, null] ,\n 's':'x y\\\"z\\u00e9' } }",
+            "{'path':'" ALT(4) "\\/X=2','op':'add','value':[ {} ]}",
+        };
+        static const char *const want[] = {
+            "{'path':'" ALT(4) "/X=1','op':'merge','moduleSetTag':'tagA','value':{'a':[1,-2.5e1,"
+                               "true,null],'s':'x y\\\"z\\u00e9'},'operationId':'7'}",
+            "{'path':'" ALT(4) "/X=2','op':'add','moduleSetTag':'tagA','value':[{}]}",
+        };
+        for (size_t i = 0; i < 2; i++) {
+            json_object *first, *expected;
+            ncmp_buf_reset(&b);
+            ncmp_buf_appendf(&b, "{" META ",'dataJobWriteRequest':{'data':[%s]}}", ops[i]);
+            it_front_call(c, "POST", WRITE("job-asis"), b.data, ct_json, &r);
+            cr_assert_eq(r.status, 200, "%s: %s", ops[i], r.body.data);
+            it_front_reply_free(&r);
+            last = it_front_stub_get(c, 1, "/stub/datajob/last");
+            first = json_object_object_get(
+                json_object_array_get_idx(last, json_object_array_length(last) - 1),
+                "firstOperation");
+            ncmp_buf_reset(&b);
+            for (const char *p = want[i]; *p; p++)
+                ncmp_buf_append_char(&b, *p == '\'' ? '"' : *p);
+            expected = json_tokener_parse(b.data);
+            cr_assert(expected, "%s", b.data);
+            cr_assert(json_object_equal(first, expected), "sent %s, want %s",
+                      json_object_to_json_string(first), b.data);
+            json_object_put(expected);
+            json_object_put(last);
+        }
+    }
     ncmp_buf_free(&b);
     it_front_fini(c);
 }
