@@ -1458,7 +1458,10 @@ Test(dmistub, datajob_last_keeps_the_last_50_subjobs, .timeout = 60)
     res_free(&res);
     job = kept_subjob(&s, &all, 0);
     cr_assert_eq(json_object_array_length(all), 1);
-    cr_assert_eq(json_object_object_length(job), 7, "%s", json_object_to_json_string(job));
+    cr_assert_eq(json_object_object_length(job), 8, "%s", json_object_to_json_string(job));
+    cr_assert_str_eq(json_object_get_string(json_object_object_get(
+                         json_object_object_get(job, "firstOperation"), "operationId")),
+                     "0-1", "%s", json_object_to_json_string(job));
     expect_kept(job, "path", "/dmi/v1/cmwriteJob");
     expect_kept(job, "query", "destination=a%2Fb&x=1");
     expect_kept(job, "dataProducerId", "producer-\xc3\xa9");
