@@ -39,7 +39,23 @@ fuzz_main() {
             only=${2:-}
             shift 2 || die "--target needs a name"
             ;;
-        *) die "unknown option '$1' (./run fuzz [--minutes N] [--target NAME])" ;;
+        -h | --help)
+            cat <<USAGE
+Usage: ./run fuzz [--minutes N] [--target NAME]
+
+Builds the fuzz targets with clang (libFuzzer, ASan+UBSan) in build-fuzz/
+and runs each target (or NAME alone) for N minutes (default 10) from its
+seed corpus in tests/fuzz/corpus/<target>/. What a run learns is kept in
+.local/fuzz/<target>/corpus, its log in .local/fuzz/<target>/log, and a
+crashing input in .local/fuzz/<target>/ (fix it, then add the input to the
+seed corpus, which ./run test replays). Prints one line per target with
+its executions; fails when a target found a crash.
+
+Targets: $(fuzz_targets | tr '\n' ' ')
+USAGE
+            return 0
+            ;;
+        *) die "unknown option '$1' (./run fuzz --help)" ;;
         esac
     done
     [[ "$minutes" =~ ^[0-9]+$ ]] && [ "$minutes" -gt 0 ] || die "--minutes needs a positive number"

@@ -11,6 +11,15 @@ RUN="$ROOT/run"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
+commands_have_help() {
+    local out
+    out=$("$RUN" fuzz --help) || { echo "fuzz --help failed"; return 1; }
+    grep -q '^Usage: ./run fuzz' <<<"$out" || { echo "fuzz --help: $out"; return 1; }
+    grep -q '^Targets: .*registration' <<<"$out" || { echo "fuzz --help lists no targets"; return 1; }
+    out=$("$RUN" chaos --help) || { echo "chaos --help failed"; return 1; }
+    grep -q '^Usage: ./run chaos' <<<"$out" || { echo "chaos --help: $out"; return 1; }
+}
+
 help_lists_commands() {
     local out
     out=$("$RUN" --help) || return 1
@@ -148,6 +157,7 @@ orphan_clusters_are_swept() {
 }
 
 check "help lists the commands" help_lists_commands
+check "fuzz and chaos explain themselves with --help, building nothing" commands_have_help
 check "unknown command fails" unknown_command_fails
 check "unknown benchmark fails" unknown_bench_fails
 check "taken port gives one clear line" taken_port_is_one_clear_line
