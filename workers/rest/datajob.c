@@ -593,9 +593,10 @@ static int dj_on_op_parsed(dj_write *w, const char *text, size_t len, size_t ind
     path = str_member(o, "path");
     verb = str_member(o, "op");
     if (!path || !*path || !verb || !*verb) {
+        const char *missing = !path || !*path ? "path" : "op";
         json_object_put(o);
         return ncmp_err_set(err, NCMP_ERR_REJECT, "data[%zu]: %s (a string) is required", index,
-                            !path || !*path ? "path" : "op");
+                            missing);
     }
     if (json_object_object_get_ex(o, "operationId", &v) && v &&
         !json_object_is_type(v, json_type_string)) {
