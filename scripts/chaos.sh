@@ -171,12 +171,21 @@ _chaos_expected() {
          END { for (h in alive) if (alive[h]) print h }' "$_chaos_dir/ops.txt"
 }
 
-# _chaos_settled: the database says the run is over: the expected
-# handles stored, none stuck, nothing left in the outbox.
+# _chaos_settled: the database says the run is over: exactly the expected
+# handles stored (expected.txt: the ids, not only their number, for the
+# churn swaps blocks of the same size: a registration and a removal still
+# on their way leave the count as it was), none stuck, nothing left in the
+# outbox.
 _chaos_settled() {
     local want=$1
-    [ "$(pg_psql -tAc "SELECT count(*) = $want AND count(*) FILTER (WHERE state <> 'READY') = 0
-        AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle" 2>/dev/null)" = t ]
+    [ "$({
+        printf 'CREATE TEMP TABLE want (id text);\nCOPY want FROM STDIN;\n'
+        cat "$_chaos_dir/expected.txt"
+        printf '\\.\n'
+        printf "SELECT count(*) = %s AND count(*) FILTER (WHERE state <> 'READY') = 0" "$want"
+        printf ' AND count(*) FILTER (WHERE id IN (SELECT id FROM want)) = %s' "$want"
+        printf ' AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle;\n'
+    } | pg_psql -tA 2>/dev/null)" = t ]
 }
 
 # ./run chaos [--minutes N] [--seed S] [--json FILE]
