@@ -280,7 +280,7 @@ USAGE
     printf '%s\n' "$figures" >"$_chaos_dir/figures.json"
     info "chaos: the checker's figures are in $_chaos_dir/figures.json"
     [ -n "$plot" ] && _chaos_plot "$plot"
-    _chaos_report "$seed" "$figures" "$healthy" "$i" "$json"
+    _chaos_report "$seed" "$healthy" "$i" "$json"
 }
 
 # _chaos_plot PNG: RSS of both processes and an id-search's time over the
@@ -312,19 +312,19 @@ GNUPLOT
     info "chaos: plot written to $1"
 }
 
-# _chaos_report SEED FIGURES HEALTHY SETTLE_S JSON: the figures with the
-# faults and samples, judged; printed as a table, written as JSON.
+# _chaos_report SEED HEALTHY SETTLE_S JSON: the checker's figures (kept in
+# $_chaos_dir/figures.json by chaos_main) with the faults and samples,
+# judged; printed as a table, written as JSON.
 _chaos_report() {
     local out passed d=$_chaos_dir
     # through files: a run of hours has more samples than fit in the
     # arguments of one command
-    printf '%s\n' "$2" >"$d/figures.json"
     awk '{printf "%s{\"t\":%s,\"process\":\"%s\",\"rss_kb\":%s,\"fds\":%s,\"threads\":%s,\"db_connections\":%s}", (NR>1?",":"["), $1, $2, $3, $4, $5, $6} END {if (NR) print "]"; else print "[]"}' \
         "$d/samples.txt" >"$d/samples.json" 2>/dev/null || echo '[]' >"$d/samples.json"
     awk '{printf "%s{\"t\":%s,\"id_search_ms\":%.1f}", (NR>1?",":"["), $1, $2 * 1000} END {if (NR) print "]"; else print "[]"}' \
         "$d/latency.txt" >"$d/latency.json" 2>/dev/null || echo '[]' >"$d/latency.json"
-    out=$(jq -n --argjson seed "$1" --slurpfile fs "$d/figures.json" --argjson healthy "$3" \
-        --argjson settle "$4" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
+    out=$(jq -n --argjson seed "$1" --slurpfile fs "$d/figures.json" --argjson healthy "$2" \
+        --argjson settle "$3" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
         --slurpfile faults "$d/faults.jsonl" \
         --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
         --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
@@ -341,7 +341,7 @@ _chaos_report() {
                    and .events_missing == 0 and .events_duplicated == 0 and .events_out_of_order == 0
                    and .outcomes_missing == 0 and .stuck == 0 and .outbox_left == 0
                    and .both_healthy)')
-    [ -n "$5" ] && printf '%s\n' "$out" >"$5"
+    [ -n "$4" ] && printf '%s\n' "$out" >"$4"
     printf '%s\n' "$out" | jq -r '
         "faults: \(.faults | length) (\(.faults | map(.fault) | group_by(.) | map("\(.[0]) \(length)") | join(", ")))",
         "seed \(.seed), \(.minutes) min, settled in \(.settle_s) s",
