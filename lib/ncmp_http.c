@@ -46,6 +46,9 @@ struct ncmp_http_server {
     pthread_mutex_t lock;
     ncmp_http_request *suspended;
     atomic_int in_flight; /* requests from their headers until on_completed */
+    /* set on destroy: requests that begin after it are answered 503 (MHD's
+     * own quiesce races its epoll threads in 0.9.7x and aborts) */
+    atomic_int closing;
     ncmp_gauge *in_flight_gauge;
     /* the worker threads and their queue (guarded by qlock) */
     pthread_t *workers;
@@ -886,6 +889,10 @@ static void request_begin(ncmp_http_request *req, const char *method)
     busy = atomic_fetch_add(&srv->in_flight, 1) >= srv->opts.max_in_flight &&
            srv->opts.max_in_flight > 0;
     ncmp_gauge_add(srv->in_flight_gauge, 1);
+    if (atomic_load(&srv->closing)) {
+        ncmp_http_respond_error(req, 503, "Service stopping", NULL);
+        return;
+    }
     open = route_open(req);
     if (busy && !open) {
         snprintf(msg, sizeof(msg), "more than %d requests in flight (http.max-in-flight)",
@@ -1338,9 +1345,9 @@ void ncmp_http_server_destroy(ncmp_http_server *srv)
 {
     if (!srv)
         return;
+    atomic_store(&srv->closing, 1);
     workers_stop(srv);
     if (srv->daemon) {
-        MHD_quiesce_daemon(srv->daemon);
         suspended_answer_all(srv);
         ncmp_sleep_ms(20); /* let the threads send those answers */
         MHD_stop_daemon(srv->daemon);

@@ -836,6 +836,37 @@ Test(ncmp_http, beyond_max_in_flight_is_503_with_retry_after_but_open_routes_ans
     pthread_mutex_destroy(&h.lock);
 }
 
+/* Stopping answers what still waits 503 and returns, again and again:
+ * with server threads in a pool (the runs' shape), where MHD's own quiesce
+ * could abort now and then. */
+Test(ncmp_http, destroy_answers_parked_requests_503_and_returns)
+{
+    for (int round = 0; round < 20; round++) {
+        ncmp_http_options o = loopback_opts(2);
+        ncmp_http_server *srv = NULL;
+        ncmp_err err = {0};
+        held h = {.n = 0};
+        hold_call c;
+        pthread_t thread;
+
+        pthread_mutex_init(&h.lock, NULL);
+        cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+        ncmp_http_route(srv, "GET", "/hold", h_hold, &h);
+        cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+        c.port = ncmp_http_server_port(srv);
+        pthread_create(&thread, NULL, hold_call_run, &c);
+        for (int i = 0; i < 500 && held_count(&h) < 1; i++)
+            ncmp_sleep_ms(10);
+        cr_assert_eq(held_count(&h), 1);
+        ncmp_http_server_destroy(srv);
+        pthread_join(thread, NULL);
+        cr_assert_eq(c.r.status, 503, "round %d: %ld %s", round, c.r.status, c.r.body.data);
+        cr_assert(strstr(c.r.body.data, "Service stopping"), "%s", c.r.body.data);
+        reply_free(&c.r);
+        pthread_mutex_destroy(&h.lock);
+    }
+}
+
 Test(ncmp_http, respond_busy_counts_its_reason_and_sets_retry_after)
 {
     uint64_t db0 = shed_count("db");
