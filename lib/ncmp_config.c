@@ -194,6 +194,11 @@ const ncmp_option ncmp_options[] = {
     {"rest.db-connections", NCMP_OPT_INT, "8", NULL, 1, 1000, 0, OFF(rest_db_connections),
      "Database connections of the rest role, shared by the server threads; a streamed answer "
      "holds one until its last byte."},
+    {"rest.query-timeout-ms", NCMP_OPT_INT, "8000", NULL, 0, 3600000, 0, OFF(rest_query_timeout_ms),
+     "Longest a read of the rest and cps roles (searches, inventory, modules, CPS data) may take "
+     "from its request's arrival: past it, its query is cancelled (PostgreSQL's "
+     "statement_timeout) and it is answered 503 with Retry-After, so that a client under load "
+     "hears a refusal instead of waiting for its own timeout; 0: no limit."},
     {"rest.registration-timeout-ms", NCMP_OPT_INT, "30000", NULL, 100, 3600000, 0,
      OFF(rest_registration_timeout_ms),
      "Longest wait for the outcome of a registration sent with POST /ncmpInventory/v1/ch; "

@@ -104,6 +104,7 @@ typedef struct ncmp_config {
     int http_jwt_clock_skew_s;
     int rest_db_connections;
     int rest_registration_timeout_ms;
+    int rest_query_timeout_ms;
     /* data access (workers/rest/data.h), in the rest role */
     char *data_request_topic;
     int data_async_enabled;

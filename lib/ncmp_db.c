@@ -79,7 +79,8 @@ ncmp_err_class ncmp_db_classify(PGconn *conn, const PGresult *res)
         return NCMP_ERR_RETRY; /* no SQLSTATE: the server went away mid-call */
     if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
         strncmp(state, "53", 2) == 0 || strcmp(state, "40001") == 0 ||
-        strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0)
+        strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0 ||
+        strcmp(state, "57014") == 0) /* cancelled (statement_timeout): nothing done */
         return NCMP_ERR_RETRY;
     if (strncmp(state, "22", 2) == 0 || strncmp(state, "23", 2) == 0)
         return NCMP_ERR_REJECT;

@@ -4,7 +4,7 @@
  *
  * A connection belongs to one thread at a time (a worker owns its own).
  * Errors are classified from SQLSTATE: a lost connection, a serialization
- * failure or a deadlock is RETRY; a data or integrity error is REJECT;
+ * failure, a deadlock or a cancelled statement is RETRY; a data or integrity error is REJECT;
  * anything else (a missing table, bad SQL) is FATAL.
  */
 #ifndef NCMP_DB_H

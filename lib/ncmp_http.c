@@ -232,6 +232,11 @@ int ncmp_http_server_new(ncmp_http_server **out, const ncmp_http_options *opts, 
     return 0;
 }
 
+double ncmp_http_age_ms(const ncmp_http_request *req)
+{
+    return ncmp_now_ms() - req->t_start;
+}
+
 int ncmp_http_in_flight(const ncmp_http_server *srv)
 {
     return atomic_load(&srv->in_flight);

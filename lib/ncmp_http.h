@@ -193,6 +193,8 @@ int ncmp_http_query_bool(const ncmp_http_request *req, const char *name, int def
 /* Request header (case-insensitive name); NULL when absent. Only valid on
  * the handler's thread, before it returns. */
 const char *ncmp_http_header(const ncmp_http_request *req, const char *name);
+/* Milliseconds since the request's first line arrived. */
+double ncmp_http_age_ms(const ncmp_http_request *req);
 /* The body (NUL-terminated, so JSON parsers may take it as a string);
  * *len excludes the NUL. Empty when none was sent. */
 const char *ncmp_http_body(const ncmp_http_request *req, size_t *len);

@@ -25,6 +25,7 @@
 #include "conformance.h"
 #include "it_util.h"
 #include "ncmp_buf.h"
+#include "ncmp_time.h"
 
 #define PARTITIONS 2
 #define NFLAGS     9
@@ -1002,6 +1003,43 @@ Test(rest, body_beyond_the_limit_is_413, .timeout = 180)
     cr_assert_eq(r.status, 200);
     reply_free(&r);
     ncmp_buf_free(&big);
+    case_fini(c);
+}
+
+/* A read that cannot finish within rest.query-timeout-ms of its arrival
+ * (here: its table locked by another transaction) is cancelled and
+ * answered 503 with Retry-After, not left to the client's own timeout;
+ * once the table is free the same reads answer. */
+Test(rest, read_past_the_query_timeout_is_503_with_retry_after, .timeout = 180)
+{
+    const char *extra[] = {"--rest.query-timeout-ms=700", NULL};
+    rest_case *c = case_start("rest-deadline", "rest", extra);
+    const char *paths[] = {"/ncmp/v1/ch/h-1", NULL};
+    double t0;
+    reply r;
+
+    sql(c, "BEGIN; LOCK TABLE cm_handle IN ACCESS EXCLUSIVE MODE");
+    t0 = ncmp_now_ms();
+    call(c, "POST", NB_IDS, "{}", &r);
+    expect_error(&r, 503, "503 SERVICE_UNAVAILABLE");
+    cr_assert(strstr(r.headers.data, "Retry-After:"), "%s", r.headers.data);
+    cr_assert_str_eq(field(r.json, "message"), "Request took too long");
+    cr_assert(strstr(field(r.json, "details"), "rest.query-timeout-ms (700 ms"), "%s", r.body.data);
+    cr_assert_lt(ncmp_now_ms() - t0, 5000.0, "answered only after %.0f ms", ncmp_now_ms() - t0);
+    reply_free(&r);
+    for (const char *const *p = paths; *p; p++) {
+        call(c, "GET", *p, NULL, &r);
+        expect_error(&r, 503, "503 SERVICE_UNAVAILABLE");
+        cr_assert(strstr(r.headers.data, "Retry-After:"), "%s", r.headers.data);
+        reply_free(&r);
+    }
+    sql(c, "COMMIT");
+    call(c, "POST", NB_IDS, "{}", &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    reply_free(&r);
+    call(c, "GET", paths[0], NULL, &r);
+    expect_error(&r, 404, "404 NOT_FOUND");
+    reply_free(&r);
     case_fini(c);
 }
 

@@ -1,5 +1,6 @@
 #include "rest_db.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #define POOL_WAIT_MS 5000
 
 struct rest_pool {
+    int query_timeout_ms; /* rest.query-timeout-ms; 0: none */
     pthread_mutex_t lock;
     pthread_cond_t freed;
     ncmp_db **free_dbs;
@@ -23,6 +25,7 @@ int rest_pool_new(rest_pool **out, const ncmp_config *cfg, ncmp_err *err)
 
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->freed, NULL);
+    pool->query_timeout_ms = cfg->rest_query_timeout_ms;
     pool->free_dbs = ncmp_xcalloc((size_t)cfg->rest_db_connections, sizeof(*pool->free_dbs));
     for (int i = 0; i < cfg->rest_db_connections; i++) {
         ncmp_db *db = NULL;
@@ -116,6 +119,62 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
 static const char SQL_BEGIN[] = "BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC';"
                                 " SET LOCAL DateStyle = 'ISO, YMD';"
                                 " SET LOCAL cursor_tuple_fraction = 1.0; SET LOCAL jit = off";
+
+/* What is left of `req`'s rest.query-timeout-ms (INT_MAX when there is no
+ * limit); a RETRY error in *err when nothing is. */
+static int budget_left(rest_pool *pool, const ncmp_http_request *req, int *left_ms, ncmp_err *err)
+{
+    double left;
+
+    *left_ms = INT_MAX;
+    if (pool->query_timeout_ms <= 0 || !req)
+        return 0;
+    left = pool->query_timeout_ms - ncmp_http_age_ms(req);
+    if (left < 1)
+        return ncmp_err_set(
+            err, NCMP_ERR_RETRY,
+            "the request waited past rest.query-timeout-ms (%d ms) before its query",
+            pool->query_timeout_ms);
+    *left_ms = (int)left;
+    return 0;
+}
+
+/* Take a connection and open the read-only transaction of a query for
+ * `req`, its statements cut at what is left of its budget. */
+static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **db, ncmp_err *err)
+{
+    char sql[sizeof(SQL_BEGIN) + 48];
+    int left;
+
+    *db = NULL;
+    if (budget_left(pool, req, &left, err) != 0 ||
+        rest_pool_get(pool, left < POOL_WAIT_MS ? left : POOL_WAIT_MS, db, err) != 0 ||
+        budget_left(pool, req, &left, err) != 0)
+        return -1;
+    snprintf(sql, sizeof(sql), "%s; SET LOCAL statement_timeout = %d", SQL_BEGIN,
+             left == INT_MAX ? 0 : left);
+    return ncmp_db_exec(*db, sql, err);
+}
+
+/* Answer a failed read of `req`: one cut by its budget (it waited past it
+ * for a connection, or its statement_timeout cancelled its query) is shed
+ * as "query-timeout" and says so in the client's terms; anything else as
+ * rest_db_answer_error. */
+static void answer_read_error(rest_pool *pool, ncmp_http_request *req, const ncmp_err *err)
+{
+    int cancelled = strstr(err->msg, "(SQLSTATE 57014)") != NULL;
+    char details[160];
+
+    if (err->cls != NCMP_ERR_RETRY || (!cancelled && !strstr(err->msg, "rest.query-timeout-ms"))) {
+        rest_db_answer_error(req, err);
+        return;
+    }
+    snprintf(details, sizeof(details),
+             "the request ran past rest.query-timeout-ms (%d ms from its arrival)%s",
+             pool->query_timeout_ms, cancelled ? ": its query was cancelled" : "");
+    log_warn("rest", "%s %s: %s", ncmp_http_method(req), ncmp_http_path(req), details);
+    ncmp_http_respond_busy(req, "query-timeout", "Request took too long", details);
+}
 
 typedef struct db_stream {
     rest_pool *pool;
@@ -226,16 +285,15 @@ static void stream_free(void *arg)
     free(st);
 }
 
-/* BEGIN, DECLARE the cursor, FETCH the first block: what can fail for a
- * reason the client should hear about fails here, before the first byte. */
+/* DECLARE the cursor and FETCH the first block (the transaction is open):
+ * what can fail for a reason the client should hear about fails here,
+ * before the first byte. */
 static int stream_open(db_stream *st, const char *sql, int nparams, const char *const *params,
                        int *rows, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
     int rc;
 
-    if (ncmp_db_exec(st->db, SQL_BEGIN, err) != 0)
-        return -1;
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
     rc = ncmp_db_query(st->db, declare.data, nparams, params, NULL, err);
@@ -259,10 +317,10 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
     snprintf(st->fetch_sql, sizeof(st->fetch_sql), "FETCH %d FROM rest_cursor", block_rows);
     st->ops = ops;
     st->state = state;
-    if (rest_pool_get(pool, POOL_WAIT_MS, &st->db, &err) != 0 ||
+    if (query_begin(pool, req, &st->db, &err) != 0 ||
         stream_open(st, sql, nparams, params, &rows, &err) != 0) {
         stream_free(st);
-        rest_db_answer_error(req, &err);
+        answer_read_error(pool, req, &err);
         return;
     }
     if (rows == 0 && ops->empty && ops->empty(state, req)) {
@@ -315,12 +373,8 @@ void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *s
 static int query_one(ncmp_db *db, const char *sql, int nparams, const char *const *params,
                      PGresult **res, ncmp_err *err)
 {
-    if (ncmp_db_exec(db, SQL_BEGIN, err) != 0)
+    if (ncmp_db_query(db, sql, nparams, params, res, err) != 0)
         return -1;
-    if (ncmp_db_query(db, sql, nparams, params, res, err) != 0) {
-        ncmp_db_rollback(db);
-        return -1;
-    }
     return ncmp_db_commit(db, err);
 }
 
@@ -334,12 +388,14 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
     ncmp_buf out = NCMP_BUF_INIT;
     ncmp_err err;
 
-    if (rest_pool_get(pool, POOL_WAIT_MS, &db, &err) != 0 ||
+    if (query_begin(pool, req, &db, &err) != 0 ||
         query_one(db, sql, nparams, params, &res, &err) != 0) {
-        if (db)
+        if (db) {
+            ncmp_db_rollback(db);
             rest_pool_put(pool, db);
+        }
         PQclear(res);
-        rest_db_answer_error(req, &err);
+        answer_read_error(pool, req, &err);
         return;
     }
     rest_pool_put(pool, db);
