@@ -26,14 +26,58 @@ bench_fresh() {
     instance_fresh bench "$pg" "$broker" "$controller"
 }
 
+# _bench_doc NAME: the comment above bench_NAME, its help.
+_bench_doc() {
+    awk -v f="bench_${1//-/_}() {" '
+        /^#/ { doc = doc $0 "\n"; next }
+        $0 == f { printf "%s", doc; exit }
+        { doc = "" }' "$NCMP_ROOT/scripts/bench.sh" |
+        sed -e 's/^# \{0,1\}//' -e "s/^bench_${1//-/_}/.\/run bench $1/"
+}
+
+# _bench_help [NAME]: every scenario with its options, or NAME's whole help.
+_bench_help() {
+    local s doc
+    if [ -n "${1:-}" ]; then
+        doc=$(_bench_doc "$1" | tr '\n' ' ')
+        printf 'Usage: %s\n\n' "${doc%%: *}"
+        printf '%s\n' "${doc#*: }" | fmt -w 76
+        return
+    fi
+    cat <<USAGE
+Usage: ./run bench <scenario> [options]
+
+Runs a benchmark on its own fresh PostgreSQL and Kafka (.local/bench),
+measures in the same run the raw limit it compares with, prints a table
+and writes JSON. ./run bench <scenario> --help tells what it measures.
+
+Scenarios:
+USAGE
+    for s in $(bench_list); do
+        doc=$(_bench_doc "$s" | tr '\n' ' ')
+        doc=${doc%%: *}
+        printf '  %s\n' "${doc#./run bench }"
+    done
+}
+
 bench_main() {
     local scenario=${1:-}
-    [ -n "$scenario" ] || die "usage: ./run bench <scenario> [--json FILE] (scenarios: $(bench_list))"
+    case "$scenario" in
+    "" | -h | --help)
+        _bench_help
+        [ -n "$scenario" ] || exit 2
+        return 0
+        ;;
+    esac
     shift
     case " $(bench_list) " in
     *" $scenario "*) ;;
     *) die "unknown benchmark '$scenario' (scenarios: $(bench_list))" ;;
     esac
+    if wants_help "$@"; then
+        _bench_help "$scenario"
+        return 0
+    fi
     # `all` runs each scenario as its own ./run, on its own fresh services
     [ "$scenario" = all ] && { bench_all "$@"; return; }
     bench_fresh

@@ -18,6 +18,18 @@ commands_have_help() {
     grep -q '^Targets: .*registration' <<<"$out" || { echo "fuzz --help lists no targets"; return 1; }
     out=$("$RUN" chaos --help) || { echo "chaos --help failed"; return 1; }
     grep -q '^Usage: ./run chaos' <<<"$out" || { echo "chaos --help: $out"; return 1; }
+    for c in deps build format up down status demo test report; do
+        out=$("$RUN" "$c" --help) || { echo "$c --help failed"; return 1; }
+        grep -q "^Usage: ./run $c" <<<"$out" || { echo "$c --help: $out"; return 1; }
+        [ "$(wc -l <<<"$out")" -ge 3 ] || { echo "$c --help says nothing: $out"; return 1; }
+    done
+    out=$("$RUN" bench --help) || { echo "bench --help failed"; return 1; }
+    grep -q '^  overload \[--handles N\]' <<<"$out" || { echo "bench --help: $out"; return 1; }
+    for c in $(cd "$ROOT" && bash -c '. scripts/bench.sh; bench_list'); do
+        out=$("$RUN" bench "$c" --help) || { echo "bench $c --help failed"; return 1; }
+        grep -q "^Usage: ./run bench $c" <<<"$out" || { echo "bench $c --help: $out"; return 1; }
+        [ "$(wc -l <<<"$out")" -ge 3 ] || { echo "bench $c --help says nothing: $out"; return 1; }
+    done
 }
 
 help_lists_commands() {
@@ -157,7 +169,7 @@ orphan_clusters_are_swept() {
 }
 
 check "help lists the commands" help_lists_commands
-check "fuzz and chaos explain themselves with --help, building nothing" commands_have_help
+check "every command and benchmark explains itself with --help, running nothing" commands_have_help
 check "unknown command fails" unknown_command_fails
 check "unknown benchmark fails" unknown_bench_fails
 check "taken port gives one clear line" taken_port_is_one_clear_line
