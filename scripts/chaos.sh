@@ -6,7 +6,9 @@
 # Two ncmpd processes (every role, one consumer group), the DMI stub,
 # PostgreSQL and Kafka on loopback, in the instance .local/chaos. The
 # churn registers blocks of handles from two DMI plugins and removes the
-# block before last, so the inventory keeps moving. A fault is applied,
+# block before last, so the inventory keeps moving. Beside it, AVC events
+# (NCMP's sample, each with its own ce_id) go to the DMI plugins' topic
+# for the avc-forward role to forward. A fault is applied,
 # held, and healed before the next one is drawn; the churn never stops
 # for it (a publish the broker did not acknowledge is sent again).
 
@@ -143,6 +145,27 @@ _chaos_churn() {
     done
 }
 
+# _chaos_avc: every 2 s, _chaos_avc_n AVC events to dmi-cm-events, each
+# with its own ce_id, until stop-churn exists. A publish the broker did not
+# take is not sent again: the checker compares what the input topic holds
+# with what the forwarder put on cm-events, whatever reached the input.
+_chaos_avc() {
+    local first=0 sample=$NCMP_ROOT/tests/bench/data/avc-sample.json
+    while [ ! -e "$_chaos_dir/stop-churn" ]; do
+        timeout 60 "$NCMP_BIN/tests/bench/ncmp-bench-raw" publish-avc -b "$(kafka_bootstrap)" \
+            -t dmi-cm-events -f "$sample" -n "$_chaos_avc_n" -s "$first" >>"$_chaos_dir/avc.log" 2>&1
+        first=$((first + _chaos_avc_n))
+        sleep 2
+    done
+}
+
+# _chaos_forwarded: the avc-forward role has committed every AVC event
+# on its input (it commits after the broker took the forwarded copies).
+_chaos_forwarded() {
+    "$NCMP_BIN/tests/bench/ncmp-bench-raw" committed -b "$(kafka_bootstrap)" \
+        -g ncmp-group-avc-forward -t dmi-cm-events -n 0 -w 2 >/dev/null 2>&1
+}
+
 # _chaos_sample: every 5 s, each ncmpd's RSS (kB), open files, threads,
 # the database connections of ncmpd, and an id-search's time.
 _chaos_sample() {
@@ -188,10 +211,23 @@ _chaos_settled() {
     } | pg_psql -tA 2>/dev/null)" = t ]
 }
 
+# _chaos_end: on any exit, the load and the sampler stop with the run
+# (a failure or Ctrl-C would leave them publishing to a broker that is
+# gone), then the instance ends as every instance does.
+_chaos_end() {
+    local j
+    [ -d "${_chaos_dir:-}" ] && touch "$_chaos_dir/stop-churn" "$_chaos_dir/stop-sample" "$_chaos_dir/abandon"
+    for j in $(jobs -p); do
+        kill "$j" 2>/dev/null
+    done
+    instance_end
+}
+
 # ./run chaos [--minutes N] [--seed S] [--json FILE]
 chaos_main() {
     local json="" plot="" seed="" wait_s=240 i expected figures healthy=1 n code port sample_pid churn_pid
-    _chaos_minutes=10 _chaos_block=200 _chaos_batch=100
+    local avc_pid
+    _chaos_minutes=10 _chaos_block=200 _chaos_batch=100 _chaos_avc_n=100
     while [ $# -gt 0 ]; do
         case "$1" in
         --minutes) _chaos_minutes=${2:-}; shift 2 || die "--minutes needs a number" ;;
@@ -205,12 +241,12 @@ Usage: ./run chaos [--minutes N] [--seed S] [--json FILE] [--plot PNG] [--block 
 
 Two ncmpd processes, the DMI stub, PostgreSQL and Kafka on loopback under
 registration churn from two DMI plugins (blocks of N handles, default 200,
-registered and removed) for N minutes (default 10), while one fault at a
-time, drawn from seed S (default: the time; printed), hits them: kill -9 or
-SIGSTOP of either ncmpd, the broker stopped, PostgreSQL crashed, the stub
-killed, slowed or answering garbage. Then the churn stops, everything is
-healed, and after a bounded settle every invariant is checked; the run fails
-on any breach. --json FILE writes the figures, --plot PNG draws memory and
+registered and removed) and AVC events to forward (50/s), for N minutes
+(default 10), while one fault at a time, drawn from seed S (default: the
+time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
+stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage.
+Then the load stops, everything is healed, and after a bounded settle every
+invariant is checked; the run fails on any breach. --json FILE writes the figures, --plot PNG draws memory and
 an id-search's time over the run with the faults marked (docs/reliability.md).
 USAGE
             return 0
@@ -230,6 +266,7 @@ USAGE
     for n in "$_chaos_http" $((_chaos_http + 1)); do
         port_in_use "$n" && die "chaos: $(port_taken "$n") (set NCMP_CHAOS_HTTP_PORT)"
     done
+    trap '_chaos_end' EXIT
     _chaos_dir="$NCMP_INSTANCE_DIR/run"
     mkdir -p "$_chaos_dir"
     : >"$_chaos_dir/faults.jsonl"
@@ -248,6 +285,8 @@ USAGE
     sample_pid=$!
     _chaos_churn &
     churn_pid=$!
+    _chaos_avc &
+    avc_pid=$!
     # one fault at a time, 5-20 s apart
     while [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ]; do
         sleep $((5 + RANDOM % 16))
@@ -256,10 +295,10 @@ USAGE
     done
     info "chaos: stopping the churn, then settling (at most ${wait_s}s)"
     touch "$_chaos_dir/stop-churn"
-    wait "$churn_pid"
+    wait "$churn_pid" "$avc_pid"
     expected=$(_chaos_expected | tee "$_chaos_dir/expected.txt" | wc -l)
     for ((i = 0; i < wait_s; i++)); do
-        _chaos_settled "$expected" && break
+        _chaos_settled "$expected" && _chaos_forwarded && break
         sleep 1
     done
     info "chaos: settled after ${i}s; checking"
@@ -274,7 +313,8 @@ USAGE
     done
     figures=$("$NCMP_BIN/tests/chaos/ncmp-chaos-check" -b "$(kafka_bootstrap)" -d "$(pg_url)" \
         --lcm-topic ncmp-events --response-topic ncmp-dmi-registration-response \
-        --requests "$_chaos_dir/requests.txt" --expected "$_chaos_dir/expected.txt") ||
+        --requests "$_chaos_dir/requests.txt" --expected "$_chaos_dir/expected.txt" \
+        --avc-in dmi-cm-events --avc-out cm-events) ||
         die "chaos: the invariant check could not read the run's results"
     # kept whatever happens next: the services' data goes when the run ends
     printf '%s\n' "$figures" >"$_chaos_dir/figures.json"
@@ -340,6 +380,7 @@ _chaos_report() {
         .passed = (.handles_missing == 0 and .handles_unexpected == 0 and .duplicate_alternate_ids == 0
                    and .events_missing == 0 and .events_duplicated == 0 and .events_out_of_order == 0
                    and .outcomes_missing == 0 and .stuck == 0 and .outbox_left == 0
+                   and .avc_missing == 0 and .avc_unknown == 0
                    and .both_healthy)')
     [ -n "$4" ] && printf '%s\n' "$out" >"$4"
     printf '%s\n' "$out" | jq -r '
@@ -352,6 +393,7 @@ _chaos_report() {
         "duplicate alt ids      \(.duplicate_alternate_ids)",
         "events                 \(.events_total) (missing \(.events_missing), duplicated \(.events_duplicated), out of order \(.events_out_of_order))",
         "outcomes               \(.outcomes_received) of \(.outcomes_expected) requests (missing \(.outcomes_missing), duplicated \(.outcomes_duplicated): at least once)",
+        "AVC events forwarded   \(.avc_delivered) of \(.avc_published) (missing \(.avc_missing), duplicated \(.avc_duplicated): at least once, unknown \(.avc_unknown))",
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",

@@ -15,15 +15,19 @@
  *       records per second (each call leaves at its scheduled time, as
  *       k6's constant arrival rate; what the producer cannot send by the
  *       schedule's end is not sent: the count printed says what was),
- *       otherwise as fast as possible
+ *       otherwise as fast as possible; with -s FIRST, each record has
+ *       its own ce_id, numbered from FIRST (./run chaos finds every one
+ *       on the forwarder's output)
  *   ncmp-bench-raw forward -b BROKERS -t TOPIC -o OUT -n N
  *       consume N records from the start of every partition of TOPIC and
  *       produce each (value, key, headers) to OUT, as fast as librdkafka
  *       allows: the raw limit of a forwarder (no group, no commits)
- *   ncmp-bench-raw committed -b BROKERS -g GROUP -t TOPIC -n N
+ *   ncmp-bench-raw committed -b BROKERS -g GROUP -t TOPIC -n N [-w SECS]
  *       wait until GROUP has committed N offsets of TOPIC (summed over the
  *       partitions) and print `committed <n> <unix time, seconds>` at that
- *       moment: the end of a forwarding run that commits after the acks
+ *       moment: the end of a forwarding run that commits after the acks.
+ *       -n 0: N is the topic's end offsets, as they are at the start.
+ *       Gives up after SECS (900) with exit status 1
  *   ncmp-bench-raw copy-handles -d DBURL -n N
  *       COPY the N handles of the reference registration workload (the same
  *       columns and values ncmpd stores) into an empty copy of cm_handle
@@ -212,7 +216,7 @@ static rd_kafka_headers_t *avc_headers(long call)
 }
 
 static int bench_publish_avc(const char *brokers, const char *topic, const char *file, long n,
-                             double rate)
+                             double rate, long first)
 {
     bench_acks acks = {0, 0};
     ncmp_buf value = NCMP_BUF_INIT;
@@ -247,7 +251,8 @@ static int bench_publish_avc(const char *brokers, const char *topic, const char 
         }
         /* the value is one buffer for all: not copied */
         if (bench_send(rk, topic, key, strlen(key), value.data, value.len,
-                       rd_kafka_headers_copy(call_headers), NULL) != 0)
+                       first >= 0 ? avc_headers(first + i) : rd_kafka_headers_copy(call_headers),
+                       NULL) != 0)
             goto done;
     }
     rd_kafka_flush(rk, 600000);
@@ -322,16 +327,17 @@ done:
 }
 
 /* Poll the group's committed offsets every 20 ms until they sum to n. */
-static int bench_committed(const char *brokers, const char *group, const char *topic, long n)
+static int bench_committed(const char *brokers, const char *group, const char *topic, long n,
+                           int wait_s)
 {
     ncmp_kafka_opts kopts = {0};
     rd_kafka_topic_partition_list_t *parts;
     rd_kafka_t *rk = NULL;
     ncmp_err err;
     struct timespec ts;
-    long sum = 0;
-    int nparts = 0;
-    double deadline = now_s() + 900;
+    long sum = 0, end = 0;
+    int nparts = 0, from_end = n <= 0;
+    double deadline = now_s() + (wait_s > 0 ? wait_s : 900);
 
     /* a reader named after the group: it can ask for the group's offsets */
     kopts.bootstrap_servers = brokers;
@@ -342,8 +348,21 @@ static int bench_committed(const char *brokers, const char *group, const char *t
         return 1;
     }
     parts = rd_kafka_topic_partition_list_new(nparts);
-    for (int p = 0; p < nparts; p++)
+    for (int p = 0; p < nparts; p++) {
+        int64_t lo = 0, hi = 0;
         rd_kafka_topic_partition_list_add(parts, topic, p);
+        if (!from_end)
+            continue;
+        if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 10000) != 0) {
+            fprintf(stderr, "ncmp-bench-raw: no end offset of %s [%d]\n", topic, p);
+            rd_kafka_topic_partition_list_destroy(parts);
+            ncmp_kafka_reader_close(rk);
+            return 1;
+        }
+        end += (long)hi;
+    }
+    if (from_end)
+        n = end;
     while (sum < n && now_s() < deadline) {
         sum = 0;
         if (rd_kafka_committed(rk, parts, 10000) == RD_KAFKA_RESP_ERR_NO_ERROR)
@@ -504,19 +523,21 @@ int main(int argc, char **argv)
     const char *brokers = "127.0.0.1:9092", *topic = NULL, *group = NULL, *url = NULL, *out = NULL,
                *file = NULL;
     long n = 0, handles = 50000;
+    long first = -1;
     double rate = 0;
-    int c, print = 0, runs = 5;
+    int c, print = 0, runs = 5, wait_s = 0;
 
     if (argc < 2) {
-        fprintf(stderr,
-                "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
-                "copy-handles|datajob-parse [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
-                "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] -n N\n");
+        fprintf(
+            stderr,
+            "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
+            "copy-handles|datajob-parse [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
+            "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] [-s FIRST] [-w SECS] -n N\n");
         return 2;
     }
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
-    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:R:p")) != -1) {
+    while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:R:s:w:p")) != -1) {
         switch (c) {
         case 'b':
             brokers = optarg;
@@ -551,18 +572,24 @@ int main(int argc, char **argv)
         case 'R':
             rate = strtod(optarg, NULL);
             break;
+        case 's':
+            first = strtol(optarg, NULL, 10);
+            break;
+        case 'w':
+            wait_s = (int)strtol(optarg, NULL, 10);
+            break;
         default:
             return 2;
         }
     }
     if (strcmp(argv[1], "consume") == 0 && topic && n > 0)
         return bench_consume(brokers, topic, n, print);
-    if (strcmp(argv[1], "committed") == 0 && group && topic && n > 0)
-        return bench_committed(brokers, group, topic, n);
+    if (strcmp(argv[1], "committed") == 0 && group && topic && n >= 0)
+        return bench_committed(brokers, group, topic, n, wait_s);
     if (strcmp(argv[1], "forward") == 0 && topic && out && n > 0)
         return bench_forward(brokers, topic, out, n);
     if (strcmp(argv[1], "publish-avc") == 0 && topic && file && n > 0)
-        return bench_publish_avc(brokers, topic, file, n, rate);
+        return bench_publish_avc(brokers, topic, file, n, rate, first);
     if (strcmp(argv[1], "copy") == 0 && url && n > 0)
         return bench_copy(url, n);
     if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)

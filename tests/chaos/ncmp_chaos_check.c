@@ -5,7 +5,7 @@
  * read_committed consumer sees them).
  *
  *   ncmp-chaos-check -b HOST:PORT -d DB_URL --lcm-topic T --response-topic T
- *                    --requests FILE --expected FILE
+ *                    --requests FILE --expected FILE [--avc-in T --avc-out T]
  *
  * --requests: "<ce_id> ..." per registration request sent (ncmp-loadgen
  * --print-ids), each of which must have one outcome. --expected: one
@@ -21,6 +21,11 @@
  * in means an event is missing before it (out of order). At the end each
  * handle's last state must be its state in the database (none when it is
  * not there).
+ *
+ * With --avc-in and --avc-out (the avc-forward role's input and output),
+ * every AVC event on the input (each with its own ce_id) must be on the
+ * output: avc_missing counts those that are not, avc_duplicated the
+ * copies beyond the input's own (at least once: counted, not judged).
  *
  * Prints one JSON object of figures (see docs/reliability.md); exits 0
  * when it could read everything, whatever the figures say (the caller
@@ -46,7 +51,7 @@
 
 static const char usage[] =
     "Usage: " PROG " -b HOST:PORT -d DB_URL --lcm-topic TOPIC --response-topic TOPIC\n"
-    "                        --requests FILE --expected FILE\n"
+    "                        --requests FILE --expected FILE [--avc-in TOPIC --avc-out TOPIC]\n"
     "\n"
     "Check a chaos run's invariants and print its figures as JSON.\n";
 
@@ -199,6 +204,21 @@ static int scan_keys(const rd_kafka_message_t *m, void *arg, ncmp_err *err)
     return 0;
 }
 
+static int scan_ce_ids(const rd_kafka_message_t *m, void *arg, ncmp_err *err)
+{
+    rd_kafka_headers_t *h = NULL;
+    const void *v = NULL;
+    size_t len = 0;
+
+    (void)err;
+    if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        rd_kafka_header_get_last(h, "ce_id", &v, &len) == RD_KAFKA_RESP_ERR_NO_ERROR && v)
+        strs_add(arg, v, len);
+    else
+        strs_add(arg, "", 0); /* no id: can match nothing */
+    return 0;
+}
+
 /* Every committed record of `topic` through fn. */
 static int read_topic(const char *bootstrap, const char *topic, ncmp_kafka_scan_fn fn, void *arg)
 {
@@ -227,8 +247,8 @@ done:
     return rc;
 }
 
-/* How many of the sorted `want` the sorted `got` lacks, and how many
- * entries of `got` are repeats. */
+/* How many of the sorted `want` the sorted `got` lacks (an entry wanted
+ * twice is one), and how many entries of `got` are repeats. */
 static void merge_count(const strs *want, const strs *got, long *missing, long *repeated)
 {
     size_t i = 0, j = 0;
@@ -239,12 +259,16 @@ static void merge_count(const strs *want, const strs *got, long *missing, long *
     while (i < want->n) {
         int c = j < got->n ? strcmp(want->v[i], got->v[j]) : -1;
         if (c == 0) {
-            i++;
-            while (j < got->n && strcmp(got->v[j], want->v[i - 1]) == 0)
+            const char *w = want->v[i];
+            while (i < want->n && strcmp(want->v[i], w) == 0) /* wanted twice: one will do */
+                i++;
+            while (j < got->n && strcmp(got->v[j], w) == 0)
                 j++;
         } else if (c < 0) {
+            const char *w = want->v[i];
             (*missing)++;
-            i++;
+            while (i < want->n && strcmp(want->v[i], w) == 0)
+                i++;
         } else {
             j++;
         }
@@ -350,11 +374,16 @@ int main(int argc, char **argv)
                                              {"response-topic", required_argument, NULL, 'r'},
                                              {"requests", required_argument, NULL, 'q'},
                                              {"expected", required_argument, NULL, 'e'},
+                                             {"avc-in", required_argument, NULL, 'i'},
+                                             {"avc-out", required_argument, NULL, 'o'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *bootstrap = NULL, *url = NULL, *lcm_topic = NULL, *response_topic = NULL;
-    const char *requests_file = NULL, *expected_file = NULL;
-    strs requests = {0}, outcomes = {0}, expected = {0}, stored = {0};
+    const char *requests_file = NULL, *expected_file = NULL, *avc_in = NULL, *avc_out = NULL;
+    strs requests = {0}, outcomes = {0}, expected = {0}, stored = {0}, avc_sent = {0},
+         avc_got = {0};
+    long avc_missing = 0, avc_dup_in = 0, avc_dup_out = 0, avc_unknown = 0;
+    ncmp_buf avc = NCMP_BUF_INIT;
     events evs = {0};
     figures f = {0};
     ncmp_db *db = NULL;
@@ -383,6 +412,12 @@ int main(int argc, char **argv)
         case 'e':
             expected_file = optarg;
             break;
+        case 'i':
+            avc_in = optarg;
+            break;
+        case 'o':
+            avc_out = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -391,7 +426,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (!bootstrap || !url || !lcm_topic || !response_topic || !requests_file || !expected_file) {
+    if (!bootstrap || !url || !lcm_topic || !response_topic || !requests_file || !expected_file ||
+        !avc_in != !avc_out) {
         fputs(usage, stderr);
         return 2;
     }
@@ -404,6 +440,9 @@ int main(int argc, char **argv)
     }
     if (read_topic(bootstrap, lcm_topic, scan_lcm, &evs) != 0 ||
         read_topic(bootstrap, response_topic, scan_keys, &outcomes) != 0)
+        goto done;
+    if (avc_in && (read_topic(bootstrap, avc_in, scan_ce_ids, &avc_sent) != 0 ||
+                   read_topic(bootstrap, avc_out, scan_ce_ids, &avc_got) != 0))
         goto done;
     if (ncmp_db_query(db, "SELECT id, state FROM cm_handle ORDER BY id COLLATE \"C\"", 0, NULL,
                       &rows, &err) != 0) {
@@ -420,13 +459,24 @@ int main(int argc, char **argv)
     merge_count(&requests, &outcomes, &outcomes_missing, &outcomes_duplicated);
     merge_count(&expected, &stored, &handles_missing, &dup);
     merge_count(&stored, &expected, &handles_unexpected, &dup);
+    if (avc_in) {
+        qsort(avc_sent.v, avc_sent.n, sizeof(char *), cmp_str);
+        qsort(avc_got.v, avc_got.n, sizeof(char *), cmp_str);
+        merge_count(&avc_sent, &avc_got, &avc_missing, &avc_dup_out);
+        merge_count(&avc_got, &avc_sent, &avc_unknown, &avc_dup_in);
+        ncmp_buf_appendf(&avc,
+                         ",\"avc_published\":%zu,\"avc_delivered\":%zu,\"avc_missing\":%ld,"
+                         "\"avc_duplicated\":%ld,\"avc_unknown\":%ld",
+                         avc_sent.n, avc_got.n, avc_missing,
+                         avc_dup_out > avc_dup_in ? avc_dup_out - avc_dup_in : 0, avc_unknown);
+    }
 
     printf("{\"handles_expected\":%zu,\"handles_stored\":%zu,\"handles_missing\":%ld,"
            "\"handles_unexpected\":%ld,\"duplicate_alternate_ids\":%ld,"
            "\"events_total\":%ld,\"events_missing\":%ld,\"events_duplicated\":%ld,"
            "\"events_out_of_order\":%ld,\"handles_with_events\":%ld,"
            "\"outcomes_expected\":%zu,\"outcomes_received\":%zu,\"outcomes_missing\":%ld,"
-           "\"outcomes_duplicated\":%ld,\"stuck\":%ld,\"outbox_left\":%ld}\n",
+           "\"outcomes_duplicated\":%ld,\"stuck\":%ld,\"outbox_left\":%ld%s}\n",
            expected.n, stored.n, handles_missing, handles_unexpected,
            query_long(db, "SELECT count(alternate_id) - count(DISTINCT alternate_id) FROM "
                           "cm_handle"),
@@ -434,7 +484,7 @@ int main(int argc, char **argv)
            f.handles_with_events, requests.n, outcomes.n, outcomes_missing, outcomes_duplicated,
            query_long(db, "SELECT count(*) FROM cm_handle WHERE state <> 'READY' AND NOT (state "
                           "= 'LOCKED' AND lock_reason IS NOT NULL)"),
-           query_long(db, "SELECT count(*) FROM lcm_outbox"));
+           query_long(db, "SELECT count(*) FROM lcm_outbox"), avc.len ? avc.data : "");
     rc = 0;
 done:
     PQclear(rows);
@@ -448,5 +498,8 @@ done:
     strs_free(&outcomes);
     strs_free(&expected);
     strs_free(&stored);
+    strs_free(&avc_sent);
+    strs_free(&avc_got);
+    ncmp_buf_free(&avc);
     return rc;
 }

@@ -73,7 +73,12 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     static const char *const requests[] = {"r1 h-ok", "r2 h-gone", "r3 h-dup-id", NULL};
     it_outgoing recs[32], outs[3];
     ncmp_buf texts[32];
-    char topic[128], lcm_topic[160], resp_topic[160], url[512], cmd[2048], out[4096] = "";
+    static const char *const avc_ids_in[] = {"a1", "a2", "a3", "a4", "a4"};
+    static const char *const avc_ids_out[] = {"a1", "a1", "a2", "a4", "a4", "zz"};
+    const char *avc_headers[6][3], *avc_in_headers[5][3];
+    it_outgoing avc_in[5], avc_out[6];
+    char topic[128], lcm_topic[160], resp_topic[160], avc_in_topic[160], avc_out_topic[160];
+    char url[512], cmd[2048], out[4096] = "";
     ncmp_db *db;
     ncmp_err err;
     json_object *doc = NULL;
@@ -88,6 +93,10 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     snprintf(resp_topic, sizeof(resp_topic), "%s-resp", topic);
     it_create_topic(lcm_topic, 3);
     it_create_topic(resp_topic, 3);
+    snprintf(avc_in_topic, sizeof(avc_in_topic), "%s-avc-in", topic);
+    snprintf(avc_out_topic, sizeof(avc_out_topic), "%s-avc-out", topic);
+    it_create_topic(avc_in_topic, 2);
+    it_create_topic(avc_out_topic, 2);
 
     /* as they should be */
     add_event(recs, texts, &n, "h-ok", N, A, "e-ok-1");
@@ -117,6 +126,24 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     outs[1] = (it_outgoing){.key = "r1", .value = "{}", .len = 2};
     outs[2] = (it_outgoing){.key = "r3", .value = "{}", .len = 2};
     it_publish(resp_topic, outs, 3);
+    /* AVC events by ce_id: a3 never forwarded, a1 forwarded twice, a4
+     * published twice and forwarded twice (no duplicate), zz from nowhere */
+    for (size_t i = 0; i < 6; i++) {
+        avc_headers[i][0] = "ce_id";
+        avc_headers[i][1] = avc_ids_out[i];
+        avc_headers[i][2] = NULL;
+        avc_out[i] =
+            (it_outgoing){.key = "neType-1", .value = "{}", .len = 2, .headers = avc_headers[i]};
+    }
+    for (size_t i = 0; i < 5; i++) {
+        avc_in_headers[i][0] = "ce_id";
+        avc_in_headers[i][1] = avc_ids_in[i];
+        avc_in_headers[i][2] = NULL;
+        avc_in[i] =
+            (it_outgoing){.key = "neType-1", .value = "{}", .len = 2, .headers = avc_in_headers[i]};
+    }
+    it_publish(avc_in_topic, avc_in, 5);
+    it_publish(avc_out_topic, avc_out, 6);
 
     it_scratch_db_create("it_chaos", the_db, sizeof(the_db), url, sizeof(url));
     cr_assert_eq(ncmp_db_open(&db, url, NULL, 10, &err), 0, "%s", err.msg);
@@ -140,9 +167,10 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     write_lines(the_files[0], expected);
     write_lines(the_files[1], requests);
     snprintf(cmd, sizeof(cmd),
-             "%s -b %s -d '%s' --lcm-topic %s --response-topic %s --expected %s --requests %s",
+             "%s -b %s -d '%s' --lcm-topic %s --response-topic %s --expected %s --requests %s"
+             " --avc-in %s --avc-out %s",
              NCMP_CHAOS_CHECK_PATH, it_kafka(), url, lcm_topic, resp_topic, the_files[0],
-             the_files[1]);
+             the_files[1], avc_in_topic, avc_out_topic);
     p = popen(cmd, "r");
     cr_assert_not_null(p);
     got = fread(out, 1, sizeof(out) - 1, p);
@@ -167,6 +195,11 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     cr_assert_eq(figure(doc, "stuck"), 2, "%s", out);
     cr_assert_eq(figure(doc, "outbox_left"), 1);
     cr_assert_eq(figure(doc, "duplicate_alternate_ids"), 0);
+    cr_assert_eq(figure(doc, "avc_published"), 5, "%s", out);
+    cr_assert_eq(figure(doc, "avc_delivered"), 6, "%s", out);
+    cr_assert_eq(figure(doc, "avc_missing"), 1, "a3: %s", out);
+    cr_assert_eq(figure(doc, "avc_duplicated"), 1, "a1: %s", out);
+    cr_assert_eq(figure(doc, "avc_unknown"), 1, "zz: %s", out);
     json_object_put(doc);
     for (size_t i = 0; i < 32; i++)
         ncmp_buf_free(&texts[i]);
