@@ -63,6 +63,22 @@ static void write_lines(const char *path, const char *const *lines)
     fclose(f);
 }
 
+/* n AVC-shaped records on `topic`, the i-th with ce_id ids[i]. */
+static void publish_avc(const char *topic, const char *const *ids, size_t n)
+{
+    const char *headers[8][3];
+    it_outgoing recs[8];
+
+    cr_assert_leq(n, 8);
+    for (size_t i = 0; i < n; i++) {
+        headers[i][0] = "ce_id";
+        headers[i][1] = ids[i];
+        headers[i][2] = NULL;
+        recs[i] = (it_outgoing){.key = "neType-1", .value = "{}", .len = 2, .headers = headers[i]};
+    }
+    it_publish(topic, recs, n);
+}
+
 Test(chaos_check, counts_each_breach_once, .timeout = 120)
 {
     const ncmp_handle_state A = NCMP_STATE_ADVISED, R = NCMP_STATE_READY, L = NCMP_STATE_LOCKED;
@@ -75,8 +91,6 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     ncmp_buf texts[32];
     static const char *const avc_ids_in[] = {"a1", "a2", "a3", "a4", "a4"};
     static const char *const avc_ids_out[] = {"a1", "a1", "a2", "a4", "a4", "zz"};
-    const char *avc_headers[6][3], *avc_in_headers[5][3];
-    it_outgoing avc_in[5], avc_out[6];
     char topic[128], lcm_topic[160], resp_topic[160], avc_in_topic[160], avc_out_topic[160];
     char url[512], cmd[2048], out[4096] = "";
     ncmp_db *db;
@@ -128,22 +142,8 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     it_publish(resp_topic, outs, 3);
     /* AVC events by ce_id: a3 never forwarded, a1 forwarded twice, a4
      * published twice and forwarded twice (no duplicate), zz from nowhere */
-    for (size_t i = 0; i < 6; i++) {
-        avc_headers[i][0] = "ce_id";
-        avc_headers[i][1] = avc_ids_out[i];
-        avc_headers[i][2] = NULL;
-        avc_out[i] =
-            (it_outgoing){.key = "neType-1", .value = "{}", .len = 2, .headers = avc_headers[i]};
-    }
-    for (size_t i = 0; i < 5; i++) {
-        avc_in_headers[i][0] = "ce_id";
-        avc_in_headers[i][1] = avc_ids_in[i];
-        avc_in_headers[i][2] = NULL;
-        avc_in[i] =
-            (it_outgoing){.key = "neType-1", .value = "{}", .len = 2, .headers = avc_in_headers[i]};
-    }
-    it_publish(avc_in_topic, avc_in, 5);
-    it_publish(avc_out_topic, avc_out, 6);
+    publish_avc(avc_in_topic, avc_ids_in, 5);
+    publish_avc(avc_out_topic, avc_ids_out, 6);
 
     it_scratch_db_create("it_chaos", the_db, sizeof(the_db), url, sizeof(url));
     cr_assert_eq(ncmp_db_open(&db, url, NULL, 10, &err), 0, "%s", err.msg);
