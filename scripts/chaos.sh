@@ -48,7 +48,8 @@ _chaos_pg_crash() {
 
 # _chaos_fault: draw one fault from $RANDOM (seeded), apply, hold, heal.
 _chaos_fault() {
-    local faults=(kill-a kill-b stop-a stop-b broker-stop pg-crash stub-kill stub-slow stub-garbage)
+    local faults=(kill-a kill-b stop-a stop-b broker-stop pg-crash stub-kill stub-slow stub-garbage
+        relay-stall)
     local f=${faults[RANDOM % ${#faults[@]}]} secs n
     case "$f" in
     kill-a | kill-b)
@@ -95,6 +96,16 @@ _chaos_fault() {
         _chaos_stub --extra-delay-ms 3000
         sleep "$secs"
         _chaos_stub
+        ;;
+    relay-stall)
+        # the outbox left behind: the relays' checkpoint table locked, so
+        # the leader's round cannot finish while registrations go on
+        # writing events; it catches up once the lock goes
+        secs=$((10 + RANDOM % 21))
+        _chaos_mark "$f" "$secs"
+        pg_psql -q -c "BEGIN; LOCK TABLE lcm_relay_checkpoint IN ACCESS EXCLUSIVE MODE;
+            SELECT pg_sleep($secs); COMMIT;" >/dev/null 2>&1
+        info "chaos: the outbox holds $(pg_psql -tAc 'SELECT count(*) FROM lcm_outbox' 2>/dev/null) events as the relay resumes"
         ;;
     stub-garbage)
         # module resources that are not JSON: handles lock, then retry
@@ -244,10 +255,11 @@ registration churn from two DMI plugins (blocks of N handles, default 200,
 registered and removed) and AVC events to forward (50/s), for N minutes
 (default 10), while one fault at a time, drawn from seed S (default: the
 time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
-stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage.
-Then the load stops, everything is healed, and after a bounded settle every
-invariant is checked; the run fails on any breach. --json FILE writes the figures, --plot PNG draws memory and
-an id-search's time over the run with the faults marked (docs/reliability.md).
+stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage,
+the outbox relay held back. Then the load stops, everything is healed, and
+after a bounded settle every invariant is checked; the run fails on any
+breach. --json FILE writes the figures, --plot PNG draws memory and an
+id-search's time over the run with the faults marked (docs/reliability.md).
 USAGE
             return 0
             ;;
