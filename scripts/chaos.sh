@@ -170,11 +170,38 @@ _chaos_avc() {
     done
 }
 
-# _chaos_forwarded: the avc-forward role has committed every AVC event
-# on its input (it commits after the broker took the forwarded copies).
+# _chaos_batch_reads: every 2 s, a legacy batch read (POST /ncmp/v1/data)
+# of the handles that stay (ch-90000001..20, registered first) through
+# ncmpd-a and ncmpd-b in turn, its results for chaos-batch-results: the
+# stub puts them on ncmp-async-m2m, the async-forward role forwards them.
+# Each answer goes to batch.log as "<unix time> <body> <status>" (a
+# process that is down or stopped answers nothing: that request is simply
+# not made).
+_chaos_batch_reads() {
+    local i=0 port ids body
+    ids=$(seq -f '"ch-%.0f"' 90000001 90000020 | paste -sd,)
+    body='{"operations":[{"operation":"read","operationId":"op-1",'
+    body+='"datastore":"ncmp-datastore:passthrough-operational",'
+    body+='"resourceIdentifier":"ManagedElement=1","targetIds":['"$ids"']}]}'
+    while [ ! -e "$_chaos_dir/stop-churn" ]; do
+        port=$((_chaos_http + i % 2))
+        printf '%s %s\n' "$(_chaos_now)" "$(curl -s -m 5 -w ' %{http_code}' -X POST \
+            -H 'Content-Type: application/json' -d "$body" \
+            "http://127.0.0.1:$port/ncmp/v1/data?topic=chaos-batch-results" 2>/dev/null)" \
+            >>"$_chaos_dir/batch.log"
+        i=$((i + 1))
+        sleep 2
+    done
+}
+
+# _chaos_forwarded: the avc-forward and async-forward roles have committed
+# everything on their inputs (each commits after the broker took the
+# forwarded copies).
 _chaos_forwarded() {
     "$NCMP_BIN/tests/bench/ncmp-bench-raw" committed -b "$(kafka_bootstrap)" \
-        -g ncmp-group-avc-forward -t dmi-cm-events -n 0 -w 2 >/dev/null 2>&1
+        -g ncmp-group-avc-forward -t dmi-cm-events -n 0 -w 2 >/dev/null 2>&1 &&
+        "$NCMP_BIN/tests/bench/ncmp-bench-raw" committed -b "$(kafka_bootstrap)" \
+            -g ncmp-group-async-forward -t ncmp-async-m2m -n 0 -w 2 >/dev/null 2>&1
 }
 
 # _chaos_sample: every 5 s, each ncmpd's RSS (kB), open files, threads,
@@ -237,7 +264,7 @@ _chaos_end() {
 # ./run chaos [--minutes N] [--seed S] [--json FILE]
 chaos_main() {
     local json="" plot="" seed="" wait_s=240 i expected figures healthy=1 n code port sample_pid churn_pid
-    local avc_pid
+    local avc_pid batch_pid
     _chaos_minutes=10 _chaos_block=200 _chaos_batch=100 _chaos_avc_n=100
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -252,9 +279,9 @@ Usage: ./run chaos [--minutes N] [--seed S] [--json FILE] [--plot PNG] [--block 
 
 Two ncmpd processes, the DMI stub, PostgreSQL and Kafka on loopback under
 registration churn from two DMI plugins (blocks of N handles, default 200,
-registered and removed) and AVC events to forward (50/s), for N minutes
-(default 10), while one fault at a time, drawn from seed S (default: the
-time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
+registered and removed), AVC events (50/s) and batch reads (one per 2 s)
+whose results are forwarded, for N minutes (default 10), while one fault at
+a time, drawn from seed S (default: the time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
 stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage,
 the outbox relay held back. Then the load stops, everything is healed, and
 after a bounded settle every invariant is checked; the run fails on any
@@ -290,8 +317,12 @@ USAGE
     _chaos_dmi_a="http://127.0.0.1:$NCMP_DMISTUB_PORT"
     _chaos_dmi_b="http://localhost:$NCMP_DMISTUB_PORT"
     _chaos_stub
+    "$NCMP_BIN/workers/ncmpd" --ingest.topic=chaos-batch-results create-topics \
+        >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "chaos: cannot create the batch-read topic"
     _chaos_ncmpd a
     _chaos_ncmpd b
+    # the handles the batch reads ask for: registered once, never removed
+    _chaos_publish register "$_chaos_dmi_a" 90000001 20
     _chaos_t0=$(_chaos_now)
     _chaos_sample &
     sample_pid=$!
@@ -299,6 +330,8 @@ USAGE
     churn_pid=$!
     _chaos_avc &
     avc_pid=$!
+    _chaos_batch_reads &
+    batch_pid=$!
     # one fault at a time, 5-20 s apart
     while [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ]; do
         sleep $((5 + RANDOM % 16))
@@ -307,7 +340,8 @@ USAGE
     done
     info "chaos: stopping the churn, then settling (at most ${wait_s}s)"
     touch "$_chaos_dir/stop-churn"
-    wait "$churn_pid" "$avc_pid"
+    wait "$churn_pid" "$avc_pid" "$batch_pid"
+    sleep 2 # the stub's answers to the last batch reads (300 ms)
     expected=$(_chaos_expected | tee "$_chaos_dir/expected.txt" | wc -l)
     for ((i = 0; i < wait_s; i++)); do
         _chaos_settled "$expected" && _chaos_forwarded && break
@@ -326,7 +360,8 @@ USAGE
     figures=$("$NCMP_BIN/tests/chaos/ncmp-chaos-check" -b "$(kafka_bootstrap)" -d "$(pg_url)" \
         --lcm-topic ncmp-events --response-topic ncmp-dmi-registration-response \
         --requests "$_chaos_dir/requests.txt" --expected "$_chaos_dir/expected.txt" \
-        --avc-in dmi-cm-events --avc-out cm-events) ||
+        --avc-in dmi-cm-events --avc-out cm-events \
+        --batch-in ncmp-async-m2m --batch-out chaos-batch-results) ||
         die "chaos: the invariant check could not read the run's results"
     # kept whatever happens next: the services' data goes when the run ends
     printf '%s\n' "$figures" >"$_chaos_dir/figures.json"
@@ -379,11 +414,13 @@ _chaos_report() {
         --argjson settle "$3" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
         --slurpfile faults "$d/faults.jsonl" \
         --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
+        --argjson batch_ok "$(cat "$d/batch.log" 2>/dev/null | grep -c ' 200$')" \
         --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
         $fs[0] as $f | $ss[0] as $samples | $ls[0] as $latency |
         ($samples | map(select(.process == "a"))) as $a |
         $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
+              batch_requests_accepted: $batch_ok, batch_results_asked: ($batch_ok * 20),
               rss_mb_first: (($a | first | .rss_kb // 0) / 1024 | floor),
               rss_mb_last: (($a | last | .rss_kb // 0) / 1024 | floor),
               fds_first: ($a | first | .fds // 0), fds_last: ($a | last | .fds // 0),
@@ -392,7 +429,7 @@ _chaos_report() {
         .passed = (.handles_missing == 0 and .handles_unexpected == 0 and .duplicate_alternate_ids == 0
                    and .events_missing == 0 and .events_duplicated == 0 and .events_out_of_order == 0
                    and .outcomes_missing == 0 and .stuck == 0 and .outbox_left == 0
-                   and .avc_missing == 0 and .avc_unknown == 0
+                   and .avc_missing == 0 and .avc_unknown == 0 and .batch_missing == 0
                    and .both_healthy)')
     [ -n "$4" ] && printf '%s\n' "$out" >"$4"
     printf '%s\n' "$out" | jq -r '
@@ -406,6 +443,7 @@ _chaos_report() {
         "events                 \(.events_total) (missing \(.events_missing), duplicated \(.events_duplicated), out of order \(.events_out_of_order))",
         "outcomes               \(.outcomes_received) of \(.outcomes_expected) requests (missing \(.outcomes_missing), duplicated \(.outcomes_duplicated): at least once)",
         "AVC events forwarded   \(.avc_delivered) of \(.avc_published) (missing \(.avc_missing), duplicated \(.avc_duplicated): at least once, unknown \(.avc_unknown))",
+        "batch-read results     \(.batch_delivered) on the client topic for \(.batch_results_asked) asked, of them from DMI \(.batch_published) (missing \(.batch_missing), duplicated \(.batch_duplicated): at least once; ncmpd'"'"'s own \(.batch_unknown))",
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",

@@ -6,6 +6,7 @@
  *
  *   ncmp-chaos-check -b HOST:PORT -d DB_URL --lcm-topic T --response-topic T
  *                    --requests FILE --expected FILE [--avc-in T --avc-out T]
+ *                    [--batch-in T --batch-out T]
  *
  * --requests: "<ce_id> ..." per registration request sent (ncmp-loadgen
  * --print-ids), each of which must have one outcome. --expected: one
@@ -25,7 +26,13 @@
  * With --avc-in and --avc-out (the avc-forward role's input and output),
  * every AVC event on the input (each with its own ce_id) must be on the
  * output: avc_missing counts those that are not, avc_duplicated the
- * copies beyond the input's own (at least once: counted, not judged).
+ * copies beyond the input's own (at least once: counted, not judged),
+ * avc_unknown those on the output that are not on the input. The same
+ * for --batch-in and --batch-out (the async-forward role's input, where
+ * DMI plugins put batch-read results, and the client's topic), as
+ * batch_*: there, ncmpd's own results (for handles it could not ask a
+ * DMI plugin about) are on the output alone, so batch_unknown is only
+ * counted.
  *
  * Prints one JSON object of figures (see docs/reliability.md); exits 0
  * when it could read everything, whatever the figures say (the caller
@@ -52,6 +59,7 @@
 static const char usage[] =
     "Usage: " PROG " -b HOST:PORT -d DB_URL --lcm-topic TOPIC --response-topic TOPIC\n"
     "                        --requests FILE --expected FILE [--avc-in TOPIC --avc-out TOPIC]\n"
+    "                        [--batch-in TOPIC --batch-out TOPIC]\n"
     "\n"
     "Check a chaos run's invariants and print its figures as JSON.\n";
 
@@ -275,6 +283,35 @@ static void merge_count(const strs *want, const strs *got, long *missing, long *
     }
 }
 
+/* Compare a forwarder's input and output by ce_id and append the figures
+ * `<what>_published`, `_delivered`, `_missing`, `_duplicated` and
+ * `_unknown` to `out` (",..." JSON members). */
+static int forwarded(const char *bootstrap, const char *in, const char *out_topic, const char *what,
+                     ncmp_buf *out)
+{
+    strs sent = {0}, got = {0};
+    long missing = 0, dup_in = 0, dup_out = 0, unknown = 0;
+    int rc = -1;
+
+    if (read_topic(bootstrap, in, scan_ce_ids, &sent) != 0 ||
+        read_topic(bootstrap, out_topic, scan_ce_ids, &got) != 0)
+        goto done;
+    qsort(sent.v, sent.n, sizeof(char *), cmp_str);
+    qsort(got.v, got.n, sizeof(char *), cmp_str);
+    merge_count(&sent, &got, &missing, &dup_out);
+    merge_count(&got, &sent, &unknown, &dup_in);
+    ncmp_buf_appendf(out,
+                     ",\"%s_published\":%zu,\"%s_delivered\":%zu,\"%s_missing\":%ld,"
+                     "\"%s_duplicated\":%ld,\"%s_unknown\":%ld",
+                     what, sent.n, what, got.n, what, missing, what,
+                     dup_out > dup_in ? dup_out - dup_in : 0, what, unknown);
+    rc = 0;
+done:
+    strs_free(&sent);
+    strs_free(&got);
+    return rc;
+}
+
 static long query_long(ncmp_db *db, const char *sql)
 {
     PGresult *res = NULL;
@@ -376,14 +413,15 @@ int main(int argc, char **argv)
                                              {"expected", required_argument, NULL, 'e'},
                                              {"avc-in", required_argument, NULL, 'i'},
                                              {"avc-out", required_argument, NULL, 'o'},
+                                             {"batch-in", required_argument, NULL, 'I'},
+                                             {"batch-out", required_argument, NULL, 'O'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     const char *bootstrap = NULL, *url = NULL, *lcm_topic = NULL, *response_topic = NULL;
     const char *requests_file = NULL, *expected_file = NULL, *avc_in = NULL, *avc_out = NULL;
-    strs requests = {0}, outcomes = {0}, expected = {0}, stored = {0}, avc_sent = {0},
-         avc_got = {0};
-    long avc_missing = 0, avc_dup_in = 0, avc_dup_out = 0, avc_unknown = 0;
-    ncmp_buf avc = NCMP_BUF_INIT;
+    const char *batch_in = NULL, *batch_out = NULL;
+    strs requests = {0}, outcomes = {0}, expected = {0}, stored = {0};
+    ncmp_buf fwd = NCMP_BUF_INIT;
     events evs = {0};
     figures f = {0};
     ncmp_db *db = NULL;
@@ -418,6 +456,12 @@ int main(int argc, char **argv)
         case 'o':
             avc_out = optarg;
             break;
+        case 'I':
+            batch_in = optarg;
+            break;
+        case 'O':
+            batch_out = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -427,7 +471,7 @@ int main(int argc, char **argv)
         }
     }
     if (!bootstrap || !url || !lcm_topic || !response_topic || !requests_file || !expected_file ||
-        !avc_in != !avc_out) {
+        !avc_in != !avc_out || !batch_in != !batch_out) {
         fputs(usage, stderr);
         return 2;
     }
@@ -441,8 +485,8 @@ int main(int argc, char **argv)
     if (read_topic(bootstrap, lcm_topic, scan_lcm, &evs) != 0 ||
         read_topic(bootstrap, response_topic, scan_keys, &outcomes) != 0)
         goto done;
-    if (avc_in && (read_topic(bootstrap, avc_in, scan_ce_ids, &avc_sent) != 0 ||
-                   read_topic(bootstrap, avc_out, scan_ce_ids, &avc_got) != 0))
+    if ((avc_in && forwarded(bootstrap, avc_in, avc_out, "avc", &fwd) != 0) ||
+        (batch_in && forwarded(bootstrap, batch_in, batch_out, "batch", &fwd) != 0))
         goto done;
     if (ncmp_db_query(db, "SELECT id, state FROM cm_handle ORDER BY id COLLATE \"C\"", 0, NULL,
                       &rows, &err) != 0) {
@@ -459,18 +503,6 @@ int main(int argc, char **argv)
     merge_count(&requests, &outcomes, &outcomes_missing, &outcomes_duplicated);
     merge_count(&expected, &stored, &handles_missing, &dup);
     merge_count(&stored, &expected, &handles_unexpected, &dup);
-    if (avc_in) {
-        qsort(avc_sent.v, avc_sent.n, sizeof(char *), cmp_str);
-        qsort(avc_got.v, avc_got.n, sizeof(char *), cmp_str);
-        merge_count(&avc_sent, &avc_got, &avc_missing, &avc_dup_out);
-        merge_count(&avc_got, &avc_sent, &avc_unknown, &avc_dup_in);
-        ncmp_buf_appendf(&avc,
-                         ",\"avc_published\":%zu,\"avc_delivered\":%zu,\"avc_missing\":%ld,"
-                         "\"avc_duplicated\":%ld,\"avc_unknown\":%ld",
-                         avc_sent.n, avc_got.n, avc_missing,
-                         avc_dup_out > avc_dup_in ? avc_dup_out - avc_dup_in : 0, avc_unknown);
-    }
-
     printf("{\"handles_expected\":%zu,\"handles_stored\":%zu,\"handles_missing\":%ld,"
            "\"handles_unexpected\":%ld,\"duplicate_alternate_ids\":%ld,"
            "\"events_total\":%ld,\"events_missing\":%ld,\"events_duplicated\":%ld,"
@@ -484,7 +516,7 @@ int main(int argc, char **argv)
            f.handles_with_events, requests.n, outcomes.n, outcomes_missing, outcomes_duplicated,
            query_long(db, "SELECT count(*) FROM cm_handle WHERE state <> 'READY' AND NOT (state "
                           "= 'LOCKED' AND lock_reason IS NOT NULL)"),
-           query_long(db, "SELECT count(*) FROM lcm_outbox"), avc.len ? avc.data : "");
+           query_long(db, "SELECT count(*) FROM lcm_outbox"), fwd.len ? fwd.data : "");
     rc = 0;
 done:
     PQclear(rows);
@@ -498,8 +530,6 @@ done:
     strs_free(&outcomes);
     strs_free(&expected);
     strs_free(&stored);
-    strs_free(&avc_sent);
-    strs_free(&avc_got);
-    ncmp_buf_free(&avc);
+    ncmp_buf_free(&fwd);
     return rc;
 }

@@ -63,7 +63,7 @@ static void write_lines(const char *path, const char *const *lines)
     fclose(f);
 }
 
-/* n AVC-shaped records on `topic`, the i-th with ce_id ids[i]. */
+/* n records on `topic`, the i-th with ce_id ids[i]. */
 static void publish_avc(const char *topic, const char *const *ids, size_t n)
 {
     const char *headers[8][3];
@@ -91,7 +91,10 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     ncmp_buf texts[32];
     static const char *const avc_ids_in[] = {"a1", "a2", "a3", "a4", "a4"};
     static const char *const avc_ids_out[] = {"a1", "a1", "a2", "a4", "a4", "zz"};
+    static const char *const batch_ids_in[] = {"b1", "b2"};
+    static const char *const batch_ids_out[] = {"b1", "b3"};
     char topic[128], lcm_topic[160], resp_topic[160], avc_in_topic[160], avc_out_topic[160];
+    char batch_in_topic[160], batch_out_topic[160];
     char url[512], cmd[2048], out[4096] = "";
     ncmp_db *db;
     ncmp_err err;
@@ -111,6 +114,10 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     snprintf(avc_out_topic, sizeof(avc_out_topic), "%s-avc-out", topic);
     it_create_topic(avc_in_topic, 2);
     it_create_topic(avc_out_topic, 2);
+    snprintf(batch_in_topic, sizeof(batch_in_topic), "%s-batch-in", topic);
+    snprintf(batch_out_topic, sizeof(batch_out_topic), "%s-batch-out", topic);
+    it_create_topic(batch_in_topic, 2);
+    it_create_topic(batch_out_topic, 2);
 
     /* as they should be */
     add_event(recs, texts, &n, "h-ok", N, A, "e-ok-1");
@@ -144,6 +151,9 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
      * published twice and forwarded twice (no duplicate), zz from nowhere */
     publish_avc(avc_in_topic, avc_ids_in, 5);
     publish_avc(avc_out_topic, avc_ids_out, 6);
+    /* batch-read results: b2 never forwarded, b3 ncmpd's own */
+    publish_avc(batch_in_topic, batch_ids_in, 2);
+    publish_avc(batch_out_topic, batch_ids_out, 2);
 
     it_scratch_db_create("it_chaos", the_db, sizeof(the_db), url, sizeof(url));
     cr_assert_eq(ncmp_db_open(&db, url, NULL, 10, &err), 0, "%s", err.msg);
@@ -168,9 +178,9 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     write_lines(the_files[1], requests);
     snprintf(cmd, sizeof(cmd),
              "%s -b %s -d '%s' --lcm-topic %s --response-topic %s --expected %s --requests %s"
-             " --avc-in %s --avc-out %s",
+             " --avc-in %s --avc-out %s --batch-in %s --batch-out %s",
              NCMP_CHAOS_CHECK_PATH, it_kafka(), url, lcm_topic, resp_topic, the_files[0],
-             the_files[1], avc_in_topic, avc_out_topic);
+             the_files[1], avc_in_topic, avc_out_topic, batch_in_topic, batch_out_topic);
     p = popen(cmd, "r");
     cr_assert_not_null(p);
     got = fread(out, 1, sizeof(out) - 1, p);
@@ -200,6 +210,10 @@ Test(chaos_check, counts_each_breach_once, .timeout = 120)
     cr_assert_eq(figure(doc, "avc_missing"), 1, "a3: %s", out);
     cr_assert_eq(figure(doc, "avc_duplicated"), 1, "a1: %s", out);
     cr_assert_eq(figure(doc, "avc_unknown"), 1, "zz: %s", out);
+    cr_assert_eq(figure(doc, "batch_published"), 2, "%s", out);
+    cr_assert_eq(figure(doc, "batch_missing"), 1, "b2: %s", out);
+    cr_assert_eq(figure(doc, "batch_duplicated"), 0, "%s", out);
+    cr_assert_eq(figure(doc, "batch_unknown"), 1, "b3: %s", out);
     json_object_put(doc);
     for (size_t i = 0; i < 32; i++)
         ncmp_buf_free(&texts[i]);
