@@ -420,7 +420,7 @@ _chaos_report() {
         ($samples | map(select(.process == "a"))) as $a |
         $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
-              batch_requests_accepted: $batch_ok, batch_results_asked: ($batch_ok * 20),
+              batch_requests_accepted: $batch_ok,
               rss_mb_first: (($a | first | .rss_kb // 0) / 1024 | floor),
               rss_mb_last: (($a | last | .rss_kb // 0) / 1024 | floor),
               fds_first: ($a | first | .fds // 0), fds_last: ($a | last | .fds // 0),
@@ -443,7 +443,7 @@ _chaos_report() {
         "events                 \(.events_total) (missing \(.events_missing), duplicated \(.events_duplicated), out of order \(.events_out_of_order))",
         "outcomes               \(.outcomes_received) of \(.outcomes_expected) requests (missing \(.outcomes_missing), duplicated \(.outcomes_duplicated): at least once)",
         "AVC events forwarded   \(.avc_delivered) of \(.avc_published) (missing \(.avc_missing), duplicated \(.avc_duplicated): at least once, unknown \(.avc_unknown))",
-        "batch-read results     \(.batch_delivered) on the client topic for \(.batch_results_asked) asked, of them from DMI \(.batch_published) (missing \(.batch_missing), duplicated \(.batch_duplicated): at least once; ncmpd'"'"'s own \(.batch_unknown))",
+        "batch-read results     \(.batch_delivered) on the client topic for \(.batch_requests_accepted) requests, of them from DMI \(.batch_published) (missing \(.batch_missing), duplicated \(.batch_duplicated): at least once; ncmpd'"'"'s own \(.batch_unknown))",
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",
