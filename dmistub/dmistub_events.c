@@ -14,6 +14,7 @@
 #include "ncmp_kafka.h"
 #include "ncmp_lcm.h"
 #include "ncmp_log.h"
+#include "ncmp_time.h"
 
 #define EVENT_TYPE   "org.onap.cps.ncmp.events.async1_0_0.DataOperationEvent"
 #define EVENT_SCHEMA "urn:cps:" EVENT_TYPE ":1.0.0"
@@ -402,13 +403,7 @@ static void *publisher_main(void *arg)
         rd_kafka_poll(ncmp_producer_rk(ev->producer), 0);
         pthread_mutex_lock(&ev->lock);
         if (!ev->head && !ev->stopping) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            ts.tv_nsec += 50 * 1000000L;
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = ncmp_deadline_ts(CLOCK_MONOTONIC, 50);
             pthread_cond_timedwait(&ev->wake, &ev->lock, &ts);
         }
     }

@@ -645,46 +645,96 @@ void ncmp_http_respond_busy(ncmp_http_request *req, const char *reason, const ch
     answer_set(req, 503, resp);
 }
 
-typedef struct http_stream {
+struct ncmp_http_stream {
     ncmp_http_stream_fn fn;
     void *arg;
     void (*free_fn)(void *);
-} http_stream;
+    struct MHD_Connection *conn;
+    pthread_mutex_t lock; /* guards suspended and woken */
+    int suspended;        /* waiting for ncmp_http_stream_wake */
+    int woken;            /* woken before it could wait: ask fn again */
+};
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-    http_stream *st = cls;
+    ncmp_http_stream *st = cls;
     ssize_t n = st->fn(st->arg, buf, max);
 
+    (void)pos;
     if (n > 0)
         return n;
+    if (n == NCMP_HTTP_STREAM_WAIT) {
+        /* MHD asks again at once after a 0: suspended, it waits for the
+         * wake instead (suspending from here is allowed) */
+        pthread_mutex_lock(&st->lock);
+        if (st->woken) {
+            st->woken = 0;
+        } else {
+            st->suspended = 1;
+            MHD_suspend_connection(st->conn);
+        }
+        pthread_mutex_unlock(&st->lock);
+        return 0;
+    }
     return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
 static void stream_free(void *cls)
 {
-    http_stream *st = cls;
+    ncmp_http_stream *st = cls;
 
     if (st->free_fn)
         st->free_fn(st->arg);
+    pthread_mutex_destroy(&st->lock);
     free(st);
 }
 
-void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *content_type,
-                              size_t block, ncmp_http_stream_fn fn, void *arg,
-                              void (*free_fn)(void *))
+ncmp_http_stream *ncmp_http_respond_stream(ncmp_http_request *req, int status,
+                                           const char *content_type, size_t block,
+                                           ncmp_http_stream_fn fn, void *arg,
+                                           void (*free_fn)(void *))
 {
-    http_stream *st = ncmp_xcalloc(1, sizeof(*st));
+    ncmp_http_stream *st = ncmp_xcalloc(1, sizeof(*st));
     struct MHD_Response *resp;
 
     st->fn = fn;
     st->arg = arg;
     st->free_fn = free_fn;
+    st->conn = req->conn;
+    pthread_mutex_init(&st->lock, NULL);
     resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block ? block : 65536, stream_read,
                                              st, stream_free);
     if (content_type)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
     answer_set(req, status, resp);
+    return st;
+}
+
+void ncmp_http_stream_wake(ncmp_http_stream *st)
+{
+    pthread_mutex_lock(&st->lock);
+    if (st->suspended) {
+        st->suspended = 0;
+        MHD_resume_connection(st->conn);
+    } else {
+        st->woken = 1;
+    }
+    pthread_mutex_unlock(&st->lock);
+}
+
+int ncmp_http_on_worker(const ncmp_http_request *req)
+{
+    int on;
+
+    pthread_mutex_lock((pthread_mutex_t *)&req->lock);
+    on = req->on_worker;
+    pthread_mutex_unlock((pthread_mutex_t *)&req->lock);
+    return on;
+}
+
+int ncmp_http_stopping(const ncmp_http_request *req)
+{
+    return atomic_load(&req->srv->closing);
 }
 
 void ncmp_http_suspend(ncmp_http_request *req)

@@ -221,16 +221,35 @@ void ncmp_http_respond_busy(ncmp_http_request *req, const char *reason, const ch
                             const char *details);
 
 /* Fill buf[0..max) with the next bytes of the body. Return how many (> 0),
- * 0 at the end, or -1 to abort (the client sees a cut chunked body). Runs
- * on a server thread, any time until the end or the free callback. */
+ * 0 at the end, -1 to abort (the client sees a cut chunked body), or
+ * NCMP_HTTP_STREAM_WAIT when the next bytes are not there yet: the
+ * connection then waits, holding no thread, until ncmp_http_stream_wake().
+ * Runs on a server thread, any time until the end or the free callback;
+ * it must not wait itself. */
 typedef ssize_t (*ncmp_http_stream_fn)(void *arg, char *buf, size_t max);
+#define NCMP_HTTP_STREAM_WAIT (-2)
+
+typedef struct ncmp_http_stream ncmp_http_stream;
 
 /* A chunked body produced by `fn`, in blocks of about `block` bytes.
  * `arg` is taken over: `free_fn(arg)` runs once the body is done or the
- * client went away (may be NULL). */
-void ncmp_http_respond_stream(ncmp_http_request *req, int status, const char *content_type,
-                              size_t block, ncmp_http_stream_fn fn, void *arg,
-                              void (*free_fn)(void *));
+ * client went away (may be NULL). Returns the stream, for
+ * ncmp_http_stream_wake(), valid until free_fn has run. */
+ncmp_http_stream *ncmp_http_respond_stream(ncmp_http_request *req, int status,
+                                           const char *content_type, size_t block,
+                                           ncmp_http_stream_fn fn, void *arg,
+                                           void (*free_fn)(void *));
+
+/* The next bytes of a stream whose fn answered NCMP_HTTP_STREAM_WAIT are
+ * there: fn is asked again. From any thread, until free_fn has run (so a
+ * producer calls it under the lock its free_fn takes). */
+void ncmp_http_stream_wake(ncmp_http_stream *s);
+
+/* Whether `req`'s handler runs on a worker thread (it may wait there
+ * while its answer is sent), and whether the server is stopping (such a
+ * wait must then end). */
+int ncmp_http_on_worker(const ncmp_http_request *req);
+int ncmp_http_stopping(const ncmp_http_request *req);
 
 /* A header for the answer, whichever respond function sends it (call
  * before it, from the handler's thread); up to 4 per request. */

@@ -343,14 +343,7 @@ static void *refresh_main(void *arg)
         double after_ms = have && !v->refetch ? v->refresh_s * 1000.0 : REFETCH_MIN_S * 1000.0;
         double left_ms = last + after_ms - ncmp_now_ms();
         if (left_ms > 0) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_sec += (time_t)(left_ms / 1000);
-            ts.tv_nsec += (long)((left_ms - (double)(long)(left_ms / 1000) * 1000) * 1e6);
-            if (ts.tv_nsec >= 1000000000L) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000L;
-            }
+            struct timespec ts = ncmp_deadline_ts(CLOCK_REALTIME, left_ms);
             pthread_cond_timedwait(&v->cond, &v->mu, &ts);
             continue;
         }

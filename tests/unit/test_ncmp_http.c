@@ -625,6 +625,143 @@ Test(ncmp_http, streamed_answer_arrives_whole_and_chunked)
     ncmp_http_server_destroy(srv);
 }
 
+static ncmp_http_options loopback_opts(int threads);
+
+/* A stream fed by another thread, 20 pieces 20 ms apart: its fn has
+ * nothing most of the time and answers NCMP_HTTP_STREAM_WAIT. */
+typedef struct trickle {
+    pthread_mutex_t lock;
+    ncmp_buf ready; /* produced, not yet taken */
+    int done, refs;
+    ncmp_http_stream *http; /* NULL once the stream is freed */
+} trickle;
+
+static void trickle_unref(trickle *t)
+{
+    int last;
+
+    pthread_mutex_lock(&t->lock);
+    last = --t->refs == 0;
+    pthread_mutex_unlock(&t->lock);
+    if (last) {
+        ncmp_buf_free(&t->ready);
+        pthread_mutex_destroy(&t->lock);
+        free(t);
+    }
+}
+
+static ssize_t trickle_next(void *arg, char *buf, size_t max)
+{
+    trickle *t = arg;
+    ssize_t n;
+
+    pthread_mutex_lock(&t->lock);
+    n = (ssize_t)(t->ready.len < max ? t->ready.len : max);
+    if (n) {
+        memcpy(buf, t->ready.data, (size_t)n);
+        memmove(t->ready.data, t->ready.data + n, t->ready.len - (size_t)n);
+        t->ready.len -= (size_t)n;
+    }
+    if (!n && !t->done)
+        n = NCMP_HTTP_STREAM_WAIT;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+static void trickle_free(void *arg)
+{
+    trickle *t = arg;
+
+    pthread_mutex_lock(&t->lock);
+    t->http = NULL;
+    pthread_mutex_unlock(&t->lock);
+    trickle_unref(t);
+}
+
+static void *trickle_produce(void *arg)
+{
+    trickle *t = arg;
+
+    for (int i = 0; i <= 20; i++) {
+        ncmp_sleep_ms(20);
+        pthread_mutex_lock(&t->lock);
+        if (i == 20) {
+            ncmp_buf_append_str(&t->ready, "]");
+            t->done = 1;
+        } else {
+            ncmp_buf_appendf(&t->ready, "%s%d", i ? "," : "[", i);
+        }
+        if (t->http)
+            ncmp_http_stream_wake(t->http);
+        pthread_mutex_unlock(&t->lock);
+    }
+    trickle_unref(t);
+    return NULL;
+}
+
+static void h_trickle(ncmp_http_request *req, void *arg)
+{
+    trickle *t = ncmp_xcalloc(1, sizeof(*t));
+    pthread_t thread;
+
+    (void)arg;
+    pthread_mutex_init(&t->lock, NULL);
+    t->refs = 2;
+    pthread_mutex_lock(&t->lock);
+    t->http =
+        ncmp_http_respond_stream(req, 200, "application/json", 4096, trickle_next, t, trickle_free);
+    pthread_mutex_unlock(&t->lock);
+    pthread_create(&thread, NULL, trickle_produce, t);
+    pthread_detach(thread);
+}
+
+typedef struct trickle_call {
+    int port;
+    reply r;
+} trickle_call;
+
+static void *trickle_call_run(void *arg)
+{
+    trickle_call *c = arg;
+    call(c->port, "GET", "/trickle", NULL, 0, NULL, &c->r);
+    return NULL;
+}
+
+/* A stream with nothing to send waits without its server thread: with one
+ * server thread, other requests are answered meanwhile, and the stream
+ * still arrives whole. */
+Test(ncmp_http, waiting_stream_holds_no_server_thread)
+{
+    ncmp_http_options o = loopback_opts(1);
+    ncmp_http_server *srv = NULL;
+    ncmp_err err = {0};
+    trickle_call c = {0};
+    pthread_t thread;
+    reply r;
+    json_object *a;
+
+    cr_assert_eq(ncmp_http_server_new(&srv, &o, &err), 0, "%s", err.msg);
+    ncmp_http_route(srv, "GET", "/trickle", h_trickle, NULL);
+    ncmp_http_route(srv, "GET", "/things/{ref}", h_echo, NULL);
+    cr_assert_eq(ncmp_http_server_start(srv, &err), 0, "%s", err.msg);
+    c.port = ncmp_http_server_port(srv);
+    pthread_create(&thread, NULL, trickle_call_run, &c);
+    ncmp_sleep_ms(60);
+    for (int i = 0; i < 5; i++) {
+        call(c.port, "GET", "/things/x", NULL, 0, NULL, &r);
+        cr_assert_eq(r.status, 200, "%s", r.body.data);
+        reply_free(&r);
+    }
+    pthread_join(thread, NULL);
+    cr_assert_eq(c.r.status, 200, "%s", c.r.body.data);
+    a = parse(&c.r);
+    cr_assert_eq(json_object_array_length(a), 20, "%s", c.r.body.data);
+    cr_assert_eq(json_object_get_int(json_object_array_get_idx(a, 19)), 19);
+    json_object_put(a);
+    reply_free(&c.r);
+    ncmp_http_server_destroy(srv);
+}
+
 Test(ncmp_http, suspended_request_answered_from_another_thread)
 {
     ncmp_http_server *srv = server(NULL, NULL, NULL);

@@ -8,6 +8,7 @@
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
+#include "ncmp_time.h"
 
 #define POOL_WAIT_MS 5000
 
@@ -57,16 +58,9 @@ void rest_pool_destroy(rest_pool *pool)
 
 int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err)
 {
-    struct timespec until;
+    struct timespec until = ncmp_deadline_ts(CLOCK_REALTIME, timeout_ms);
     int rc = 0;
 
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += timeout_ms / 1000;
-    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
     pthread_mutex_lock(&pool->lock);
     while (pool->nfree == 0 && rc == 0)
         rc = pthread_cond_timedwait(&pool->freed, &pool->lock, &until);
@@ -176,18 +170,35 @@ static void answer_read_error(rest_pool *pool, ncmp_http_request *req, const ncm
     ncmp_http_respond_busy(req, "query-timeout", "Request took too long", details);
 }
 
+/* How far a worker thread reads ahead of what the client has taken. */
+#define READ_AHEAD_BYTES (256 * 1024)
+
+/* A streamed answer. Its rows are read where the request's handler runs:
+ * on a worker thread, which reads ahead of the client (READ_AHEAD_BYTES)
+ * while the server thread only sends what is there, and has the
+ * connection wait (NCMP_HTTP_STREAM_WAIT) when nothing is: a slow query
+ * never holds a server thread, nor the other connections it serves. A
+ * handler on a server thread (http.worker-threads 0) reads the next block
+ * when the last one is sent, as before. */
 typedef struct db_stream {
     rest_pool *pool;
-    ncmp_db *db; /* NULL once given back */
+    ncmp_db *db; /* NULL once given back; the fetching thread's alone */
     const rest_stream_ops *ops;
     void *state;
     int block_rows;
     char fetch_sql[64]; /* FETCH block_rows FROM rest_cursor */
     int ahead;          /* that FETCH is sent and its result not read yet */
     int last_block;     /* the last FETCH returned fewer rows than asked */
-    int closed;         /* the tail is in `pending` */
-    ncmp_buf pending;   /* formatted, not yet sent */
-    size_t sent;        /* bytes of `pending` already sent */
+    /* shared by the fetching worker and the server thread (lock) */
+    pthread_mutex_t lock;
+    pthread_cond_t taken;   /* the client took bytes: room to read ahead */
+    ncmp_http_stream *http; /* to wake the connection; NULL: read inline */
+    int refs;               /* the stream, and the worker while it reads */
+    int gone;               /* the stream is done or its client went away */
+    int failed;             /* a read failed: the answer is cut */
+    int closed;             /* the tail is in `pending` */
+    ncmp_buf pending;       /* formatted, not yet sent */
+    size_t sent;            /* bytes of `pending` already sent */
 } db_stream;
 
 static void stream_release(db_stream *st, int commit)
@@ -210,11 +221,12 @@ static void stream_release(db_stream *st, int commit)
     st->db = NULL;
 }
 
-/* FETCH the next block and format it into `pending`; *rows is how many
- * came. The FETCH after it is sent before this one's rows are formatted
- * and sent to the client, so that PostgreSQL reads the next block while
- * the last one travels (a large answer took half again as long without). */
-static int stream_fetch(db_stream *st, int *rows, ncmp_err *err)
+/* FETCH the next block and format it into `out` (the tail too after the
+ * last block); *rows is how many came. The FETCH after it is sent before
+ * this one's rows are formatted, so that PostgreSQL reads the next block
+ * while the last one travels (a large answer took half again as long
+ * without). */
+static int stream_fetch(db_stream *st, ncmp_buf *out, int *rows, ncmp_err *err)
 {
     PGresult *res = NULL;
     int n;
@@ -234,55 +246,143 @@ static int stream_fetch(db_stream *st, int *rows, ncmp_err *err)
         st->ahead = 1;
     }
     for (int i = 0; i < n; i++)
-        st->ops->row(st->state, res, i, &st->pending);
+        st->ops->row(st->state, res, i, out);
     PQclear(res);
+    if (st->last_block)
+        st->ops->tail(st->state, out);
+    if (rows)
+        *rows = n;
+    return 0;
+}
+
+/* Read inline: the next block into `pending`, the transaction closed
+ * after the last. */
+static int stream_fetch_inline(db_stream *st, int *rows, ncmp_err *err)
+{
+    if (stream_fetch(st, &st->pending, rows, err) != 0)
+        return -1;
     if (st->last_block) {
-        st->ops->tail(st->state, &st->pending);
         st->closed = 1;
         stream_release(st, 1);
     }
-    if (rows)
-        *rows = n;
     return 0;
 }
 
 static ssize_t stream_next(void *arg, char *buf, size_t max)
 {
     db_stream *st = arg;
-    size_t out = 0;
+    ssize_t out = 0;
     ncmp_err err;
 
-    while (out < max) {
+    pthread_mutex_lock(&st->lock);
+    while ((size_t)out < max) {
         size_t left = st->pending.len - st->sent;
         if (left) {
-            size_t n = left < max - out ? left : max - out;
+            size_t n = left < max - (size_t)out ? left : max - (size_t)out;
             memcpy(buf + out, st->pending.data + st->sent, n);
             st->sent += n;
-            out += n;
+            out += (ssize_t)n;
             continue;
         }
-        if (st->closed)
-            break;
         ncmp_buf_reset(&st->pending);
         st->sent = 0;
-        if (stream_fetch(st, NULL, &err) != 0) {
+        if (st->closed)
+            break;
+        if (st->http) { /* the worker reads: what there is, or wait for it */
+            if (!out)
+                out = st->failed ? -1 : NCMP_HTTP_STREAM_WAIT;
+            break;
+        }
+        if (stream_fetch_inline(st, NULL, &err) != 0) {
             log_warn("rest", "streamed answer cut: %s", err.msg);
             stream_release(st, 0);
-            return -1;
+            out = -1;
+            break;
         }
     }
-    return (ssize_t)out;
+    if (st->http)
+        pthread_cond_signal(&st->taken); /* room to read ahead */
+    pthread_mutex_unlock(&st->lock);
+    return out;
 }
 
-static void stream_free(void *arg)
+static void stream_destroy(db_stream *st)
 {
-    db_stream *st = arg;
-
     stream_release(st, 0);
     ncmp_buf_free(&st->pending);
     if (st->ops->free)
         st->ops->free(st->state);
+    pthread_cond_destroy(&st->taken);
+    pthread_mutex_destroy(&st->lock);
     free(st);
+}
+
+/* Drop one reference; the last one frees. */
+static void stream_unref(db_stream *st)
+{
+    int last;
+
+    pthread_mutex_lock(&st->lock);
+    last = --st->refs == 0;
+    pthread_mutex_unlock(&st->lock);
+    if (last)
+        stream_destroy(st);
+}
+
+/* The HTTP side is done with the stream (answered or client gone). */
+static void stream_free(void *arg)
+{
+    db_stream *st = arg;
+
+    pthread_mutex_lock(&st->lock);
+    st->gone = 1;
+    st->http = NULL; /* freed after this returns: not to be woken */
+    pthread_cond_signal(&st->taken);
+    pthread_mutex_unlock(&st->lock);
+    stream_unref(st);
+}
+
+/* On the worker thread that answered: read the rest of the answer ahead
+ * of the client, until the last block, a failure, the client gone or the
+ * server stopping. */
+static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
+{
+    ncmp_buf block = NCMP_BUF_INIT;
+    ncmp_err err;
+    int rc = 0;
+
+    for (;;) {
+        pthread_mutex_lock(&st->lock);
+        while (!st->gone && st->pending.len - st->sent >= READ_AHEAD_BYTES &&
+               !ncmp_http_stopping(req)) {
+            struct timespec until = ncmp_deadline_ts(CLOCK_REALTIME, 100);
+            pthread_cond_timedwait(&st->taken, &st->lock, &until);
+        }
+        if (st->gone || ncmp_http_stopping(req)) {
+            st->failed = !st->closed;
+            if (st->http)
+                ncmp_http_stream_wake(st->http);
+            pthread_mutex_unlock(&st->lock);
+            break;
+        }
+        pthread_mutex_unlock(&st->lock);
+        ncmp_buf_reset(&block);
+        rc = stream_fetch(st, &block, NULL, &err); /* the database, unlocked */
+        if (rc != 0)
+            log_warn("rest", "streamed answer cut: %s", err.msg);
+        pthread_mutex_lock(&st->lock);
+        ncmp_buf_append(&st->pending, block.data, block.len);
+        st->failed = rc != 0;
+        st->closed = rc == 0 && st->last_block;
+        if (st->http)
+            ncmp_http_stream_wake(st->http);
+        pthread_mutex_unlock(&st->lock);
+        if (rc != 0 || st->last_block)
+            break;
+    }
+    ncmp_buf_free(&block);
+    stream_release(st, rc == 0 && st->last_block);
+    stream_unref(st);
 }
 
 /* DECLARE the cursor and FETCH the first block (the transaction is open):
@@ -301,7 +401,7 @@ static int stream_open(db_stream *st, const char *sql, int nparams, const char *
     if (rc != 0)
         return -1;
     st->ops->head(st->state, &st->pending);
-    return stream_fetch(st, rows, err);
+    return stream_fetch_inline(st, rows, err);
 }
 
 void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
@@ -309,7 +409,7 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
                     void *state)
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
-    int rows = 0;
+    int rows = 0, ahead;
     ncmp_err err;
 
     st->pool = pool;
@@ -317,18 +417,32 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
     snprintf(st->fetch_sql, sizeof(st->fetch_sql), "FETCH %d FROM rest_cursor", block_rows);
     st->ops = ops;
     st->state = state;
+    st->refs = 1;
+    pthread_mutex_init(&st->lock, NULL);
+    pthread_cond_init(&st->taken, NULL);
     if (query_begin(pool, req, &st->db, &err) != 0 ||
         stream_open(st, sql, nparams, params, &rows, &err) != 0) {
-        stream_free(st);
+        stream_destroy(st);
         answer_read_error(pool, req, &err);
         return;
     }
     if (rows == 0 && ops->empty && ops->empty(state, req)) {
-        stream_free(st);
+        stream_destroy(st);
         return;
     }
-    ncmp_http_respond_stream(req, 200, ops->content_type ? ops->content_type : "application/json",
-                             64 * 1024, stream_next, st, stream_free);
+    /* more to read, and a worker thread to read it on: it reads ahead */
+    ahead = !st->closed && ncmp_http_on_worker(req);
+    if (ahead)
+        st->refs = 2;
+    pthread_mutex_lock(&st->lock);
+    st->http = ncmp_http_respond_stream(req, 200,
+                                        ops->content_type ? ops->content_type : "application/json",
+                                        64 * 1024, stream_next, st, stream_free);
+    if (!ahead)
+        st->http = NULL;
+    pthread_mutex_unlock(&st->lock);
+    if (ahead)
+        stream_read_ahead(st, req);
 }
 
 /* A JSON array of rows, each written by a rest_row_fn. */

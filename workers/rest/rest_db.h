@@ -4,9 +4,14 @@
  *
  * A streamed answer reads its rows in blocks (FETCH n) inside one
  * read-only transaction and holds its connection until the last byte is
- * sent, so memory stays flat whatever the size of the answer. A query
+ * sent, so memory stays flat whatever the size of the answer. The blocks
+ * after the first are read on the worker thread that ran the handler, at
+ * most 256 KB ahead of the client, while the server thread only sends
+ * what is there: the database never holds a server thread. A query
  * error before the first byte becomes the HTTP status (rest_db_answer_error);
  * one after it cuts the chunked body, which the client sees as an error.
+ * Every query has what is left of rest.query-timeout-ms as its
+ * statement_timeout: past it the request is answered 503 with Retry-After.
  */
 #ifndef NCMPD_REST_DB_H
 #define NCMPD_REST_DB_H
