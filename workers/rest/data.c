@@ -638,6 +638,8 @@ static int pt_check_query(data *d, ncmp_http_request *req, const pt_method *m, c
 
 /* The handle of {ref}: 0 with *h filled (owned by the caller), or -1
  * with the request answered (404, 500 not READY, 503). */
+static void h_passthrough(ncmp_http_request *req, void *arg);
+
 static int pt_handle(data *d, ncmp_http_request *req, handle_info *h)
 {
     const char *ref = ncmp_http_param(req, "ref");
@@ -645,7 +647,13 @@ static int pt_handle(data *d, ncmp_http_request *req, handle_info *h)
     ncmp_err err;
     ncmp_buf msg = NCMP_BUF_INIT;
 
-    if (resolve(d, &ref, 1, h, &found, &err) != 0) {
+    if (!ncmp_http_on_worker(req) && !(found = handle_cache_get(d->cache, ref, h))) {
+        /* not in the map (it may lag a registration): the database has
+         * the last word, asked on a worker thread, never a server thread */
+        ncmp_http_to_worker(req, h_passthrough, d);
+        return -1;
+    }
+    if (!found && resolve(d, &ref, 1, h, &found, &err) != 0) {
         rest_db_answer_error(req, &err);
         return -1;
     }
@@ -726,7 +734,7 @@ static void operational_get(ncmp_http_request *req, void *arg)
 }
 
 /* {GET|POST|PUT|PATCH|DELETE} /ncmp/v1/ch/{ref}/data/ds/{datastore} (on
- * the server thread) */
+ * the server thread; on a worker when the handle map misses) */
 static void h_passthrough(ncmp_http_request *req, void *arg)
 {
     data *d = arg;

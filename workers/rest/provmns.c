@@ -574,14 +574,24 @@ static int patch_items(ncmp_http_request *req, int max, json_object **items)
     return -1;
 }
 
-/* The handle of `fdn`, checked as NCMP does: 0 with c->h filled, or -1
- * answered (404, 422, 406, or the database's error). */
+static void h_provmns(ncmp_http_request *req, void *arg);
+
+/* The handle of `fdn`, checked as NCMP does: 0 with c->h filled, -1
+ * answered (404, 422, 406, or the database's error), or 1 when the
+ * handle map does not know it: the request goes on on a worker thread,
+ * where the database has the last word (the map may lag a registration),
+ * never on a server thread. */
 static int pm_handle(pm_call *c, const char *fdn)
 {
     int found = 0;
     ncmp_err err;
 
-    if (data_resolve_longest(c->d, fdn, &c->h, &found, &err) != 0) {
+    if (!ncmp_http_on_worker(c->req) &&
+        !(found = handle_cache_longest(data_cache(c->d), fdn, &c->h))) {
+        ncmp_http_to_worker(c->req, h_provmns, c->d);
+        return 1;
+    }
+    if (!found && data_resolve_longest(c->d, fdn, &c->h, &found, &err) != 0) {
         pm_error(c->req, err.cls == NCMP_ERR_RETRY ? 503 : 500, "Handle lookup failed", err.msg,
                  NO_BADOP);
         return -1;
