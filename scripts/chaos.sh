@@ -46,6 +46,22 @@ _chaos_pg_crash() {
     rm -f "$NCMP_INSTANCE_DIR/pg.pid"
 }
 
+# _chaos_revive: a process that stopped by itself (a fatal error stops
+# ncmpd, for its supervisor to start it again) is started again, as a
+# supervisor would, and the exit is kept in exits.jsonl (the figure
+# process_exits: counted, not judged, and said in the report).
+_chaos_revive() {
+    local n
+    for n in a b; do
+        pid_alive "$NCMP_INSTANCE_DIR/ncmpd-$n.pid" && continue
+        printf '{"t":%d,"process":"ncmpd-%s","last_log":%s}\n' "$(($(_chaos_now) - _chaos_t0))" "$n" \
+            "$(grep -E ' (error|fatal) ' "$NCMP_INSTANCE_DIR/ncmpd-$n.log" 2>/dev/null | tail -n 1 |
+                cut -c1-300 | jq -Rs 'rtrimstr("\n")')" >>"$_chaos_dir/exits.jsonl"
+        info "chaos: t=$(($(_chaos_now) - _chaos_t0))s ncmpd-$n had stopped by itself; starting it again"
+        _chaos_ncmpd "$n"
+    done
+}
+
 # _chaos_fault: draw one fault from $RANDOM (seeded), apply, hold, heal.
 _chaos_fault() {
     local faults=(kill-a kill-b stop-a stop-b broker-stop pg-crash stub-kill stub-slow stub-garbage
@@ -309,6 +325,7 @@ USAGE
     _chaos_dir="$NCMP_INSTANCE_DIR/run"
     mkdir -p "$_chaos_dir"
     : >"$_chaos_dir/faults.jsonl"
+    : >"$_chaos_dir/exits.jsonl"
     : >"$_chaos_dir/requests.txt"
     : >"$_chaos_dir/ops.txt"
     info "chaos: seed $seed (replay with --seed $seed), $_chaos_minutes minute(s)"
@@ -336,8 +353,10 @@ USAGE
     while [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ]; do
         sleep $((5 + RANDOM % 16))
         [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ] || break
+        _chaos_revive
         _chaos_fault
     done
+    _chaos_revive
     info "chaos: stopping the churn, then settling (at most ${wait_s}s)"
     touch "$_chaos_dir/stop-churn"
     wait "$churn_pid" "$avc_pid" "$batch_pid"
@@ -412,13 +431,14 @@ _chaos_report() {
         "$d/latency.txt" >"$d/latency.json" 2>/dev/null || echo '[]' >"$d/latency.json"
     out=$(jq -n --argjson seed "$1" --slurpfile fs "$d/figures.json" --argjson healthy "$2" \
         --argjson settle "$3" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
-        --slurpfile faults "$d/faults.jsonl" \
+        --slurpfile faults "$d/faults.jsonl" --slurpfile exits "$d/exits.jsonl" \
         --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
         --argjson batch_ok "$(cat "$d/batch.log" 2>/dev/null | grep -c ' 200$')" \
         --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
         $fs[0] as $f | $ss[0] as $samples | $ls[0] as $latency |
         ($samples | map(select(.process == "a"))) as $a |
         $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
+              exits: $exits, process_exits: ($exits | length),
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
               batch_requests_accepted: $batch_ok,
               rss_mb_first: (($a | first | .rss_kb // 0) / 1024 | floor),
@@ -447,6 +467,7 @@ _chaos_report() {
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",
+        "stopped by themselves  \(.process_exits) (started again, as a supervisor would; counted, not judged)",
         "ncmpd-a RSS MB         \(.rss_mb_first) -> \(.rss_mb_last), fds \(.fds_first) -> \(.fds_last), threads \(.threads_first) -> \(.threads_last)",
         "",
         (if .passed then "chaos: passed" else "chaos: FAILED" end)'
