@@ -371,6 +371,11 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
         if (rc != 0)
             log_warn("rest", "streamed answer cut: %s", err.msg);
         pthread_mutex_lock(&st->lock);
+        if (st->sent) { /* what was sent goes: the buffer stays within the read-ahead */
+            memmove(st->pending.data, st->pending.data + st->sent, st->pending.len - st->sent);
+            st->pending.len -= st->sent;
+            st->sent = 0;
+        }
         ncmp_buf_append(&st->pending, block.data, block.len);
         st->failed = rc != 0;
         st->closed = rc == 0 && st->last_block;
