@@ -19,6 +19,7 @@ struct ncmp_producer {
 struct ncmp_consumer {
     rd_kafka_t *rk;
     rd_kafka_queue_t *queue;
+    char group[256];
 };
 
 /* --- what every client gets ---------------------------------------------- */
@@ -29,9 +30,9 @@ static void log_cb(const rd_kafka_t *rk, int level, const char *fac, const char 
     NCMP_LOG(lvl, "rdkafka", "%s: %s: %s", rd_kafka_name(rk), fac, buf);
 }
 
-/* A fatal error: the client cannot keep its promises any more. Log it and
- * stop the process in order; a new process starts from what the database
- * and the committed offsets say. */
+/* A producer's fatal error: it cannot keep its promises any more. Log it
+ * and stop the process in order; a new process starts from what the
+ * database and the committed offsets say. */
 static void fatal_stop(rd_kafka_t *rk)
 {
     char why[512];
@@ -43,13 +44,18 @@ static void fatal_stop(rd_kafka_t *rk)
 }
 
 /* Runs on the thread that polls the client. librdkafka reconnects and
- * retries on its own: only what needs a person is an error. */
+ * retries on its own: only what needs a person is an error. A group
+ * consumer's fatal error is its owner's to handle (ncmp_kafka_consumer_failed):
+ * the member is made again, the process goes on. */
 static void error_cb(rd_kafka_t *rk, int e, const char *reason, void *opaque)
 {
     (void)opaque;
     switch (e) {
     case RD_KAFKA_RESP_ERR__FATAL:
-        fatal_stop(rk);
+        if (rd_kafka_type(rk) == RD_KAFKA_CONSUMER)
+            log_warn("kafka", "%s: %s", rd_kafka_name(rk), reason);
+        else
+            fatal_stop(rk);
         break;
     case RD_KAFKA_RESP_ERR__AUTHENTICATION:
     case RD_KAFKA_RESP_ERR__SSL:
@@ -465,6 +471,7 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_kafka_opts *opts, const ch
         return -1;
     c = ncmp_xcalloc(1, sizeof(*c));
     c->rk = rk;
+    snprintf(c->group, sizeof(c->group), "%s", group);
     c->queue = rd_kafka_queue_get_consumer(rk);
     *out = c;
     return 0;
@@ -484,11 +491,7 @@ int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, 
     for (ssize_t i = 0; i < got; i++) {
         rd_kafka_message_t *m = msgs[i];
         if (m->err) {
-            /* a group member's fatal error (e.g. its static instance id
-             * taken over) comes as a consumer error */
-            if (m->err == RD_KAFKA_RESP_ERR__FATAL)
-                fatal_stop(c->rk);
-            else if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
                 log_warn("kafka", "consumer error on %s [%d]: %s",
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
                          rd_kafka_message_errstr(m));
@@ -497,8 +500,30 @@ int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, 
         }
         msgs[kept++] = m;
     }
+    if (ncmp_kafka_consumer_failed(c->rk, c->group, err)) {
+        /* nothing of this member can be committed any more */
+        for (size_t i = 0; i < kept; i++)
+            rd_kafka_message_destroy(msgs[i]);
+        *n = 0;
+        return -1;
+    }
     *n = kept;
     return 0;
+}
+
+int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
+{
+    char why[512];
+    rd_kafka_resp_err_t e = rd_kafka_fatal_error(rk, why, sizeof(why));
+
+    if (!e)
+        return 0;
+    ncmp_counter_add(
+        ncmp_counter_get(ncmp_metrics_lib_get()->consumer_renewals, (const char *const[]){group}),
+        1);
+    ncmp_err_set(err, NCMP_ERR_FATAL, "group %s: member failed for good (%s: %s)", group,
+                 rd_kafka_err2name(e), why);
+    return 1;
 }
 
 void ncmp_consumer_commit(ncmp_consumer *c, rd_kafka_message_t *const *msgs, size_t n)

@@ -18,11 +18,16 @@
  *     which would hold back the lines of a client nobody polls for a
  *     while (the admin client, a producer between batches);
  *   - an error callback, served by whichever thread polls the client. A
- *     fatal error (rd_kafka_fatal_error: e.g. an idempotent producer that
- *     can no longer keep its order and no-duplicates promise) is logged
- *     and stops the process in order (ncmp_signal_request_stop): a new
- *     process starts from what the database and the committed offsets
- *     say. Other errors are logged; librdkafka recovers from them itself.
+ *     producer's fatal error (rd_kafka_fatal_error: e.g. an idempotent
+ *     producer that can no longer keep its order and no-duplicates
+ *     promise) is logged and stops the process in order
+ *     (ncmp_signal_request_stop): a new process starts from what the
+ *     database and the committed offsets say. A group consumer's fatal
+ *     error (a static member fenced: FENCED_INSTANCE_ID after a pause
+ *     past its session or a broker restart) is its owner's: it drops what
+ *     it polled, closes the consumer and makes a new one, which resumes
+ *     from the committed offsets (ncmp_kafka_consumer_failed). Other
+ *     errors are logged; librdkafka recovers from them itself.
  *
  * Two kinds of constructors: ncmp_producer and ncmp_consumer wrap their
  * client and do the bookkeeping (delivery tracking, commits); the
@@ -157,8 +162,10 @@ int ncmp_consumer_new(ncmp_consumer **c, const ncmp_kafka_opts *opts, const char
                       ncmp_err *err);
 
 /* Wait up to `timeout_ms` for up to `max` records. Records that carry an
- * error are logged and dropped (a fatal one stops the process). The
- * records in msgs[0..*n) are owned by the caller (rd_kafka_message_destroy). */
+ * error are logged and dropped. Fails with FATAL when the member failed
+ * for good (ncmp_kafka_consumer_failed; nothing polled is returned): close
+ * it and make a new one. The records in msgs[0..*n) are owned by the
+ * caller (rd_kafka_message_destroy). */
 int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
                        size_t *n, ncmp_err *err);
 
@@ -185,6 +192,17 @@ rd_kafka_t *ncmp_consumer_rk(ncmp_consumer *c);
 int ncmp_kafka_consumer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, const char *group,
                             const char *instance_id, const char *const *topics, size_t ntopics,
                             const ncmp_kafka_hooks *hooks, ncmp_err *err);
+
+/* Whether group consumer `rk` (of `group`) failed for good: a fatal error,
+ * which for a consumer means its static instance id was fenced (another
+ * member joined with it, or the broker already replaced this member after
+ * a pause past its session). Nothing it holds can be committed any more.
+ * Then err is set (FATAL, with librdkafka's reason), the renewal is
+ * counted (ncmp_kafka_consumer_renewals_total{group}), and 1 is returned:
+ * the owner destroys the records it polled, closes the consumer and makes
+ * a new one with the same instance id, which starts from the committed
+ * offsets. 0 otherwise. Cheap: call it after every poll. */
+int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err);
 
 /* --- readers ------------------------------------------------------------- */
 

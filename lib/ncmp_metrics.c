@@ -654,6 +654,13 @@ static void lib_register(void)
     lib.produce_failures = ncmp_metrics_counter(
         "ncmp_produce_failures_total",
         "Records refused by the local producer or whose delivery failed, per topic.", topic);
+    {
+        static const char *const group[] = {"group", NULL};
+        lib.consumer_renewals = ncmp_metrics_counter(
+            "ncmp_kafka_consumer_renewals_total",
+            "Group members made again after a fatal consumer error (a fenced static member).",
+            group);
+    }
     lib.db_statement_seconds = ncmp_metrics_histogram(
         "ncmp_db_statement_duration_seconds",
         "PostgreSQL round trips by statement name (or adhoc, begin, commit, copy).", statement,

@@ -133,8 +133,9 @@ typedef struct ncmp_metrics_lib {
     ncmp_metric *dead_letters;     /* counter {role, topic} */
     ncmp_metric *consumer_lag;     /* gauge {role, topic} */
     /* lib/ncmp_kafka.c */
-    ncmp_metric *produced_records; /* counter {topic} */
-    ncmp_metric *produce_failures; /* counter {topic} */
+    ncmp_metric *produced_records;  /* counter {topic} */
+    ncmp_metric *produce_failures;  /* counter {topic} */
+    ncmp_metric *consumer_renewals; /* counter {group} */
     /* lib/ncmp_db.c */
     ncmp_metric *db_statement_seconds; /* histogram {statement} */
     ncmp_metric *db_reconnects;        /* counter */

@@ -434,15 +434,19 @@ static int consumer_new(pump_worker *w, ncmp_err *err)
     const char *topics[1] = {w->p->role->input};
     char instance[300] = "";
     ncmp_kafka_opts kopts;
+    rd_kafka_t *consumer = NULL;
 
     if (*cfg->kafka_instance_id)
         snprintf(instance, sizeof(instance), "%s-%s-%d", cfg->kafka_instance_id, w->p->role->name,
                  w->index);
     ncmp_kafka_opts_from_config(&kopts, cfg);
-    if (ncmp_kafka_consumer_new(&w->consumer, &kopts, w->p->group, instance, topics, 1, &hooks,
-                                err) != 0)
+    if (ncmp_kafka_consumer_new(&consumer, &kopts, w->p->group, instance, topics, 1, &hooks, err) !=
+        0)
         return ncmp_err_prefix(err, "%s", w->p->role->input);
-    w->queue = rd_kafka_queue_get_consumer(w->consumer);
+    w->queue = rd_kafka_queue_get_consumer(consumer);
+    pthread_mutex_lock(&w->p->lock); /* in the lag collector's sight */
+    w->consumer = consumer;
+    pthread_mutex_unlock(&w->p->lock);
     return 0;
 }
 
@@ -472,30 +476,73 @@ static void worker_set_ready(pump_worker *w)
     pthread_mutex_unlock(&w->p->lock);
 }
 
+static void consumer_close(pump_worker *w)
+{
+    rd_kafka_t *consumer = w->consumer;
+
+    if (w->queue)
+        rd_kafka_queue_destroy(w->queue);
+    w->queue = NULL;
+    if (!consumer)
+        return;
+    pthread_mutex_lock(&w->p->lock); /* out of the lag collector's sight */
+    w->consumer = NULL;
+    pthread_mutex_unlock(&w->p->lock);
+    rd_kafka_consumer_close(consumer);
+    rd_kafka_destroy(consumer);
+}
+
+/* The member failed for good (fenced: ncmp_kafka_consumer_failed): close
+ * it and make a new one with the same instance id after a pause, until
+ * one is made or the pump stops. The new one resumes from the committed
+ * offsets: what the old one forwarded without committing is forwarded
+ * again (forwarding is at least once). */
+static void renew_consumer(pump_worker *w, const ncmp_err *why)
+{
+    long pause = 1000;
+    ncmp_err err;
+
+    log_error(w->p->role->name, "worker %d: %s; making the member again", w->index, why->msg);
+    consumer_close(w);
+    while (!pump_stopping(w->p)) {
+        for (long slept = 0; slept < pause && !pump_stopping(w->p); slept += 50)
+            ncmp_sleep_ms(50);
+        if (pump_stopping(w->p))
+            return;
+        if (consumer_new(w, &err) == 0) {
+            log_info(w->p->role->name, "worker %d: member of %s again", w->index, w->p->group);
+            return;
+        }
+        log_warn(w->p->role->name, "worker %d: %s; retrying", w->index, err.msg);
+        pause = pause * 2 > 30000 ? 30000 : pause * 2;
+    }
+}
+
 /* Wait for records; drop (and log) the error events among them. */
 static size_t poll_batch(pump_worker *w)
 {
     ssize_t got = rd_kafka_consume_batch_queue(w->queue, w->p->role->batch_wait_ms, w->msgs,
                                                (size_t)w->p->role->batch_size);
     size_t kept = 0;
+    ncmp_err err;
 
     for (ssize_t i = 0; i < got; i++) {
         rd_kafka_message_t *m = w->msgs[i];
-        if (m->err == RD_KAFKA_RESP_ERR__FATAL) {
-            log_error(w->p->role->name, "worker %d: consumer failed for good: %s", w->index,
-                      rd_kafka_message_errstr(m));
-            ncmp_signal_request_stop();
-        } else if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+        if (m->err) {
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
                 log_warn(w->p->role->name, "consumer error on %s [%d]: %s",
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
                          rd_kafka_message_errstr(m));
-        }
-        if (m->err) {
             rd_kafka_message_destroy(m);
             continue;
         }
         w->msgs[kept++] = m;
+    }
+    if (ncmp_kafka_consumer_failed(w->consumer, w->p->group, &err)) {
+        for (size_t i = 0; i < kept; i++)
+            rd_kafka_message_destroy(w->msgs[i]);
+        renew_consumer(w, &err);
+        return 0;
     }
     return kept;
 }
@@ -555,7 +602,7 @@ static void *worker_main(void *arg)
         goto done;
     }
     worker_set_ready(w);
-    while (!pump_stopping(w->p)) {
+    while (!pump_stopping(w->p) && w->consumer) {
         size_t n = poll_batch(w);
         if (n)
             run_batch(w, n, pos);
@@ -566,16 +613,7 @@ static void *worker_main(void *arg)
              w->index, w->sent, w->dead, w->done, w->skipped, w->retried);
 done:
     worker_set_ready(w);
-    if (w->queue)
-        rd_kafka_queue_destroy(w->queue);
-    if (w->consumer) {
-        rd_kafka_t *consumer = w->consumer;
-        pthread_mutex_lock(&w->p->lock); /* out of the lag collector's sight */
-        w->consumer = NULL;
-        pthread_mutex_unlock(&w->p->lock);
-        rd_kafka_consumer_close(consumer);
-        rd_kafka_destroy(consumer);
-    }
+    consumer_close(w);
     if (w->producer) {
         rd_kafka_flush(w->producer, 10000);
         rd_kafka_destroy(w->producer);

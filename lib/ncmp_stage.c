@@ -358,6 +358,40 @@ static int worker_connect(ncmp_stage *st, ncmp_stage_ctx *ctx, ncmp_err *err)
     return ncmp_err_set(err, NCMP_ERR_RETRY, "stopped before the database was reached");
 }
 
+/* The worker's member of the group, made again after it failed for good
+ * (fenced: ncmp_kafka_consumer_failed): closed, then a new one with the
+ * same instance id after a pause, until one is made or the process stops.
+ * It resumes from the committed offsets; what the old one had applied
+ * without committing is skipped by the offsets kept in the database. */
+static ncmp_consumer *renew_consumer(stage_worker *w, ncmp_consumer *old, const char *instance)
+{
+    ncmp_stage *st = w->st;
+    ncmp_kafka_opts kopts;
+    ncmp_consumer *consumer = NULL;
+    ncmp_err err;
+    long pause = 1000;
+
+    log_error(st->role->name, "worker %d: %s; making the member again", w->index, w->err.msg);
+    worker_set_consumer(w, NULL);
+    ncmp_consumer_close(old);
+    ncmp_kafka_opts_from_config(&kopts, st->cfg);
+    while (!ncmp_stopping) {
+        for (long slept = 0; slept < pause && !ncmp_stopping; slept += 50)
+            ncmp_sleep_ms(50);
+        if (ncmp_stopping)
+            break;
+        if (ncmp_consumer_new(&consumer, &kopts, st->group, instance, st->role->topics,
+                              st->role->ntopics, &err) == 0) {
+            log_info(st->role->name, "worker %d: member of %s again", w->index, st->group);
+            worker_set_consumer(w, consumer);
+            return consumer;
+        }
+        log_warn(st->role->name, "worker %d: %s; retrying", w->index, err.msg);
+        pause = pause * 2 > 30000 ? 30000 : pause * 2;
+    }
+    return NULL;
+}
+
 static void *worker_main(void *arg)
 {
     stage_worker *w = arg;
@@ -406,7 +440,10 @@ static void *worker_main(void *arg)
         size_t n = 0;
         double start;
         if (ncmp_consumer_poll(consumer, msgs, max, role->batch_wait_ms, &n, &w->err) != 0) {
-            log_warn(role->name, "%s", w->err.msg);
+            if (w->err.cls != NCMP_ERR_FATAL)
+                log_warn(role->name, "%s", w->err.msg);
+            else if (!(consumer = renew_consumer(w, consumer, instance)))
+                break; /* stopping */
             continue;
         }
         if (!n)

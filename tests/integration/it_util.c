@@ -549,3 +549,26 @@ void it_kill_wait(pid_t *pid)
         *pid = 0;
     }
 }
+
+ncmp_consumer *it_intruder(const char *group, const char *instance, const char *topic)
+{
+    const char *topics[1] = {topic};
+    ncmp_consumer *c = NULL;
+    ncmp_kafka_opts opts;
+    ncmp_err err;
+
+    it_kafka_opts(&opts);
+    cr_assert_eq(ncmp_consumer_new(&c, &opts, group, instance, topics, 1, &err), 0, "%s", err.msg);
+    return c;
+}
+
+void it_intruder_poll(ncmp_consumer *c, int ms)
+{
+    rd_kafka_message_t *msgs[16];
+    size_t n = 0;
+    ncmp_err err;
+
+    if (ncmp_consumer_poll(c, msgs, 16, ms, &n, &err) == 0)
+        for (size_t i = 0; i < n; i++)
+            rd_kafka_message_destroy(msgs[i]);
+}

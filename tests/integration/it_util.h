@@ -60,6 +60,13 @@ size_t it_consume_all(const char *topic, size_t expected, int timeout_ms,
                       rd_kafka_message_t ***out);
 void it_consume_release(rd_kafka_message_t **msgs, size_t n);
 
+/* A member of `group` with static instance id `instance`, subscribed to
+ * `topic`: joining fences the member that held that id before. */
+ncmp_consumer *it_intruder(const char *group, const char *instance, const char *topic);
+
+/* Serve `c` for about `ms`, dropping whatever it reads. */
+void it_intruder_poll(ncmp_consumer *c, int ms);
+
 /* Sum over partitions of the offsets committed in Kafka by `group` for
  * `topic`. */
 long it_committed_sum(const char *group, const char *topic, int partitions);

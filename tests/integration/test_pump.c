@@ -13,8 +13,10 @@
 
 #include "it_util.h"
 #include "ncmp_buf.h"
+#include "ncmp_kafka.h"
 #include "ncmp_metrics.h"
 #include "ncmp_pump.h"
+#include "ncmp_signal.h"
 
 #define PARTITIONS 2
 #define RECORDS    40
@@ -148,22 +150,31 @@ static ncmp_pump_verdict hold(void *arg, const rd_kafka_message_t *m,
     return NCMP_PUMP_DONE;
 }
 
+/* The value of `series` (name and labels) as scraped; `absent` when there
+ * is no such sample. */
+static double scraped(const char *series, double absent)
+{
+    ncmp_buf out = NCMP_BUF_INIT;
+    size_t len = strlen(series);
+    double v = absent;
+
+    ncmp_metrics_render(&out);
+    for (const char *p = out.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, series, len) == 0 && p[len] == ' ')
+            v = strtod(p + len + 1, NULL);
+    ncmp_buf_free(&out);
+    return v;
+}
+
 /* ncmp_consumer_lag_records{role, topic} of the pump, as scraped; -1 when
  * there is no such sample. */
 static double pump_lag(const char *topic)
 {
-    ncmp_buf out = NCMP_BUF_INIT;
     char series[300];
-    double v = -1;
 
-    snprintf(series, sizeof(series), "ncmp_consumer_lag_records{role=\"lagprobe\",topic=\"%s\"} ",
+    snprintf(series, sizeof(series), "ncmp_consumer_lag_records{role=\"lagprobe\",topic=\"%s\"}",
              topic);
-    ncmp_metrics_render(&out);
-    for (const char *p = out.data; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-        if (strncmp(p, series, strlen(series)) == 0)
-            v = strtod(p + strlen(series), NULL);
-    ncmp_buf_free(&out);
-    return v;
+    return scraped(series, -1);
 }
 
 Test(pump, its_lag_grows_while_it_is_held_and_falls_to_zero, .timeout = 120)
@@ -211,5 +222,94 @@ Test(pump, its_lag_grows_while_it_is_held_and_falls_to_zero, .timeout = 120)
     cr_assert_eq(ncmp_pump_join(pump, &err), 0, "%s", err.msg);
     ncmp_pump_destroy(pump);
     cr_assert_eq(pump_lag(in), 0, "the series stays, the collector is gone");
+    ncmp_config_destroy(cfg);
+}
+
+/* --- a fenced member ------------------------------------------------------- */
+
+static long fence_handled;
+
+static ncmp_pump_verdict count_done(void *arg, const rd_kafka_message_t *m,
+                                    const rd_kafka_headers_t *headers, ncmp_pump_route *r)
+{
+    (void)arg;
+    (void)m;
+    (void)headers;
+    (void)r;
+    __atomic_add_fetch(&fence_handled, 1, __ATOMIC_SEQ_CST);
+    return NCMP_PUMP_DONE;
+}
+
+/* ncmp_kafka_consumer_renewals_total{group} as scraped; 0 when absent. */
+static double renewals(const char *group)
+{
+    char series[300];
+
+    snprintf(series, sizeof(series), "ncmp_kafka_consumer_renewals_total{group=\"%s\"}", group);
+    return scraped(series, 0);
+}
+
+static void publish_numbers(const char *topic, int first, int n)
+{
+    char values[RECORDS][16];
+    it_outgoing recs[RECORDS];
+
+    cr_assert_leq(n, RECORDS);
+    for (int i = 0; i < n; i++) {
+        snprintf(values[i], sizeof(values[i]), "%d", first + i);
+        recs[i] = (it_outgoing){NULL, values[i], strlen(values[i]), NULL};
+    }
+    it_publish(topic, recs, (size_t)n);
+}
+
+/* Another member joins with the pump's static instance id: the broker
+ * fences the pump's member (FENCED_INSTANCE_ID, fatal for librdkafka).
+ * The pump makes its member again and reads on; the process is not asked
+ * to stop. */
+Test(pump, a_fenced_member_is_made_again_and_reads_on, .timeout = 180)
+{
+    ncmp_config *cfg = it_config();
+    ncmp_pump_role role;
+    ncmp_pump *pump = NULL;
+    ncmp_consumer *intruder;
+    ncmp_err err;
+    char in[128], buf[256], group[256], instance[300];
+
+    it_unique(in, sizeof(in), "it-pump-fence");
+    it_create_topic(in, 1);
+    snprintf(buf, sizeof(buf), "g-%s", in);
+    cr_assert_eq(ncmp_config_set(cfg, "kafka.group.id", buf, &err), 0, "%s", err.msg);
+    snprintf(buf, sizeof(buf), "i-%s", in);
+    cr_assert_eq(ncmp_config_set(cfg, "kafka.instance-id", buf, &err), 0, "%s", err.msg);
+    snprintf(group, sizeof(group), "g-%s-fenceprobe", in);
+    snprintf(instance, sizeof(instance), "i-%s-fenceprobe-0", in);
+    role = (ncmp_pump_role){.name = "fenceprobe",
+                            .input = in,
+                            .workers = 1,
+                            .batch_size = 10,
+                            .batch_wait_ms = 20,
+                            .handle = count_done};
+    cr_assert_eq(ncmp_pump_start(&pump, cfg, &role, &err), 0, "%s", err.msg);
+    publish_numbers(in, 0, 10);
+    for (int i = 0; i < 300 && it_committed_sum(group, in, 1) < 10; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(group, in, 1), 10, "the first ten were consumed");
+
+    intruder = it_intruder(group, instance, in);
+    for (int i = 0; i < 600 && renewals(group) < 1; i++)
+        it_intruder_poll(intruder, 50);
+    ncmp_consumer_close(intruder);
+    cr_assert_geq(renewals(group), 1, "the pump's member was fenced and made again");
+    cr_assert_eq(ncmp_stopping, 0, "the process was not asked to stop");
+
+    publish_numbers(in, 10, 10);
+    for (int i = 0; i < 600 && it_committed_sum(group, in, 1) < 20; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(group, in, 1), 20, "the new member read on");
+    cr_assert_geq(__atomic_load_n(&fence_handled, __ATOMIC_SEQ_CST), 20);
+    ncmp_pump_stop(pump);
+    cr_assert_eq(ncmp_pump_join(pump, &err), 0, "%s", err.msg);
+    ncmp_pump_destroy(pump);
+    cr_assert_eq(ncmp_stopping, 0);
     ncmp_config_destroy(cfg);
 }

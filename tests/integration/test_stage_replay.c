@@ -150,3 +150,82 @@ Test(stage_replay, trust, .timeout = 240)
 {
     replay_is_skipped("trust", "trust", "heartbeat-topic");
 }
+
+/* --- a fenced member --------------------------------------------------------- */
+
+static void publish_bad(const char *topic, int first, int n, char bodies[][32])
+{
+    const char *values[RECORDS];
+    size_t lens[RECORDS];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(bodies[first + i], 32, "not json %d", first + i);
+        values[i] = bodies[first + i];
+        lens[i] = strlen(bodies[first + i]);
+    }
+    it_publish_raw(topic, values, lens, (size_t)n, NULL);
+}
+
+/* Another member joins ncmpd's stage group with the worker's static
+ * instance id: the broker fences ncmpd's member (FENCED_INSTANCE_ID,
+ * fatal for librdkafka). ncmpd used to stop then, and stayed down until
+ * something started it again; now the worker makes its member again and
+ * reads on, and nothing is applied twice. */
+Test(stage_replay, a_fenced_member_is_made_again_and_reads_on, .timeout = 240)
+{
+    const char *dir = getenv("NCMP_TEST_LOG_DIR");
+    char topic[128], dlq[160], group[160], stage_group[224], log[512], url[512], instance[300];
+    char f_db[600], f_topic[256], f_group[224], f_instance[224];
+    char bodies[2 * RECORDS][32];
+    ncmp_consumer *intruder;
+    it_record *recs = NULL;
+    size_t n;
+    pid_t pid;
+    int status;
+
+    it_unique(topic, sizeof(topic), "it-fence");
+    snprintf(dlq, sizeof(dlq), "%s-dlq", topic);
+    snprintf(group, sizeof(group), "g-%s", topic);
+    snprintf(stage_group, sizeof(stage_group), "%s-ingest", group);
+    snprintf(instance, sizeof(instance), "i-%s-ingest-0", topic);
+    snprintf(log, sizeof(log), "%s/%s.log", dir && *dir ? dir : "/tmp", topic);
+    it_scratch_db_create("it_fence", scratch_db, sizeof(scratch_db), url, sizeof(url));
+    it_create_topic(topic, 1);
+    it_create_topic(dlq, 1);
+    snprintf(f_db, sizeof(f_db), "--db.url=%s", url);
+    snprintf(f_topic, sizeof(f_topic), "--ingest.topic=%s", topic);
+    snprintf(f_group, sizeof(f_group), "--kafka.group.id=%s", group);
+    snprintf(f_instance, sizeof(f_instance), "--kafka.instance-id=i-%s", topic);
+    {
+        const char *args[] = {
+            f_db, f_topic, f_group, f_instance, "--roles=ingest", "--ingest.workers=1", NULL};
+        pid = it_ncmpd_start(log, args);
+    }
+    publish_bad(topic, 0, RECORDS, bodies);
+    for (int i = 0; i < 600 && it_committed_sum(stage_group, topic, 1) < RECORDS; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(stage_group, topic, 1), RECORDS, "first records; log %s", log);
+
+    intruder = it_intruder(stage_group, instance, topic);
+    for (int i = 0; i < 600 && !it_file_contains(log, "member of " /* again */); i++)
+        it_intruder_poll(intruder, 50);
+    ncmp_consumer_close(intruder);
+    cr_assert(it_file_contains(log, "making the member again"), "ncmpd's member was fenced; log %s",
+              log);
+    cr_assert(it_file_contains(log, "member of "), "and made again; log %s", log);
+    cr_assert_eq(waitpid(pid, &status, WNOHANG), 0, "ncmpd is still running; log %s", log);
+
+    publish_bad(topic, RECORDS, RECORDS, bodies);
+    for (int i = 0; i < 600 && it_committed_sum(stage_group, topic, 1) < 2 * RECORDS; i++)
+        it_sleep_ms(100);
+    cr_assert_eq(it_committed_sum(stage_group, topic, 1), 2 * RECORDS, "read on; log %s", log);
+    status = it_ncmpd_stop(pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "clean stop; log %s", log);
+    n = it_read_topic(dlq, 2 * RECORDS + 1, 5000, &recs);
+    cr_assert_eq(n, 2 * RECORDS, "one dead letter per record, none twice; got %zu", n);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_str_eq(recs[i].value, bodies[i], "dead letter %zu", i);
+    it_records_free(recs, n);
+    cr_assert_eq(it_scratch_db_drop(scratch_db), 0);
+    *scratch_db = '\0';
+}

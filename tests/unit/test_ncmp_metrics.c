@@ -973,6 +973,7 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_consumer_lag_records", "`role`, `topic`"},
             {"ncmp_produced_records_total", "`topic`"},
             {"ncmp_produce_failures_total", "`topic`"},
+            {"ncmp_kafka_consumer_renewals_total", "`group`"},
             {"ncmp_db_statement_duration_seconds", "`statement`"},
             {"ncmp_db_reconnects_total", "(none)"},
             {"ncmp_http_requests_total", "`method`, `route`, `status`"},
