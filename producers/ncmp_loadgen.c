@@ -16,7 +16,18 @@
  * "<ce_id> <handles>" per request so that the outcome events (keyed by the
  * request's ce_id) can be matched. Exit status 0 only when the broker
  * acknowledged every record.
+ *
+ * With --rest URL the same bodies go to ncmpd's REST door instead, as
+ * NCMP's k6 setup and teardown send them: POST URL/ncmpInventory/v1/ch,
+ * one request at a time, each answered before the next. A line on stdout
+ * says what came of them:
+ *   rest <requests> ok <ok> handles <n> seconds <s>
+ * ok: answered 200 (registration, as k6 checks it) or with any status
+ * below 400 (deregistration: k6's error_code 0); handles: those of the ok
+ * requests; seconds: from the first request to the last answer. Exit
+ * status 0 only when every request was ok.
  */
+#include <curl/curl.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -60,6 +71,9 @@ static const char usage[] =
     "                             (default: http://ncmp-dmi-plugin-demo-and-csit-stub:8092)\n"
     "      --seed S               seed of the random network segments (default: 1)\n"
     "      --print-ids FILE       write \"<ce_id> <handles>\" per request to FILE (- = stdout)\n"
+    "      --rest URL             POST the requests to URL/ncmpInventory/v1/ch one at a\n"
+    "                             time instead (NCMP's k6 setup); prints\n"
+    "                             \"rest <requests> ok <ok> handles <n> seconds <s>\"\n"
     "  -X NAME=VALUE              set a librdkafka property (a kafka. prefix is dropped)\n"
     "                             or log.level (repeatable), e.g. -X debug=msg\n"
     "                             -X log.level=debug\n"
@@ -79,6 +93,7 @@ typedef struct loadgen_opts {
     const char *topic;
     const char *dmi;
     const char *ids_path;
+    const char *rest; /* --rest URL: POST instead of publishing */
     long handles;
     long batch;
     long first;
@@ -130,7 +145,7 @@ static int loadgen_parse_long(const char *name, const char *text, long min, long
  * (the error is printed). */
 static int loadgen_opts_parse(loadgen_opts *o, int argc, char **argv)
 {
-    enum { OPT_HANDLES = 256, OPT_BATCH, OPT_FIRST, OPT_DMI, OPT_SEED, OPT_PRINT_IDS };
+    enum { OPT_HANDLES = 256, OPT_BATCH, OPT_FIRST, OPT_DMI, OPT_SEED, OPT_PRINT_IDS, OPT_REST };
     static const struct option longopts[] = {{"bootstrap", required_argument, 0, 'b'},
                                              {"topic", required_argument, 0, 't'},
                                              {"handles", required_argument, 0, OPT_HANDLES},
@@ -139,6 +154,7 @@ static int loadgen_opts_parse(loadgen_opts *o, int argc, char **argv)
                                              {"dmi", required_argument, 0, OPT_DMI},
                                              {"seed", required_argument, 0, OPT_SEED},
                                              {"print-ids", required_argument, 0, OPT_PRINT_IDS},
+                                             {"rest", required_argument, 0, OPT_REST},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
@@ -150,6 +166,7 @@ static int loadgen_opts_parse(loadgen_opts *o, int argc, char **argv)
     o->topic = "ncmp-dmi-registration";
     o->dmi = "http://ncmp-dmi-plugin-demo-and-csit-stub:8092";
     o->ids_path = NULL;
+    o->rest = NULL;
     o->handles = 50000;
     o->batch = 2000;
     o->first = 1;
@@ -192,6 +209,9 @@ static int loadgen_opts_parse(loadgen_opts *o, int argc, char **argv)
             break;
         case OPT_PRINT_IDS:
             o->ids_path = optarg;
+            break;
+        case OPT_REST:
+            o->rest = optarg;
             break;
         case 'X':
             if (o->nprops == LOADGEN_MAX_PROPS || !strchr(optarg, '=') || optarg[0] == '=') {
@@ -238,8 +258,8 @@ static int loadgen_opts_parse(loadgen_opts *o, int argc, char **argv)
     }
     if (!o->bootstrap || !*o->bootstrap)
         o->bootstrap = "127.0.0.1:9092";
-    if (!*o->topic || !*o->dmi || (o->ids_path && !*o->ids_path)) {
-        fprintf(stderr, PROG ": --topic, --dmi and --print-ids must not be empty\n");
+    if (!*o->topic || !*o->dmi || (o->ids_path && !*o->ids_path) || (o->rest && !*o->rest)) {
+        fprintf(stderr, PROG ": --topic, --dmi, --print-ids and --rest must not be empty\n");
         return 2;
     }
     return 0;
@@ -355,6 +375,67 @@ static void loadgen_progress(const loadgen_opts *o, long done, double t0)
             (double)done / (now_s() - t0 + 1e-9));
 }
 
+static size_t loadgen_keep(char *p, size_t size, size_t n, void *arg)
+{
+    ncmp_buf_append(arg, p, size * n);
+    return size * n;
+}
+
+/* --rest: each body POSTed in turn, as NCMP's k6 setup and teardown do. */
+static int loadgen_rest(const loadgen_opts *o, loadgen_rng *rng)
+{
+    ncmp_buf body = NCMP_BUF_INIT, answer = NCMP_BUF_INIT;
+    char url[2048];
+    long requests = (o->handles + o->batch - 1) / o->batch, ok = 0, handles = 0;
+    struct curl_slist *headers;
+    CURL *e;
+    double t0;
+
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    e = curl_easy_init();
+    headers = curl_slist_append(NULL, "Content-Type: application/json");
+    headers = curl_slist_append(headers, "Expect:");
+    snprintf(url, sizeof(url), "%s/ncmpInventory/v1/ch", o->rest);
+    t0 = now_s();
+    for (long r = 0; r < requests; r++) {
+        long first = o->first + r * o->batch;
+        long count = o->handles - r * o->batch < o->batch ? o->handles - r * o->batch : o->batch;
+        long status = 0;
+        CURLcode res;
+
+        if (o->mode == LOADGEN_REGISTER)
+            loadgen_body_register(&body, o->dmi, first, count, rng);
+        else
+            loadgen_body_deregister(&body, o->dmi, first, count);
+        curl_easy_reset(e);
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, body.data);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body.len);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, 600L);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, loadgen_keep);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, &answer);
+        ncmp_buf_reset(&answer);
+        res = curl_easy_perform(e);
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        if (res == CURLE_OK &&
+            (o->mode == LOADGEN_REGISTER ? status == 200 : status > 0 && status < 400)) {
+            ok++;
+            handles += count;
+        } else {
+            fprintf(stderr, PROG ": request %ld: %s, HTTP %ld: %.300s\n", r + 1,
+                    curl_easy_strerror(res), status, answer.data ? answer.data : "");
+        }
+    }
+    printf("rest %ld ok %ld handles %ld seconds %.3f\n", requests, ok, handles, now_s() - t0);
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(e);
+    curl_global_cleanup();
+    ncmp_buf_free(&body);
+    ncmp_buf_free(&answer);
+    return ok == requests ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     loadgen_opts o;
@@ -380,6 +461,8 @@ int main(int argc, char **argv)
     progress = !o.quiet && isatty(STDERR_FILENO);
     requests = (o.handles + o.batch - 1) / o.batch;
     rng.state = o.seed;
+    if (o.rest)
+        return loadgen_rest(&o, &rng);
 
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     kopts.bootstrap_servers = o.bootstrap;

@@ -8,8 +8,9 @@ NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cp
 NCMP_BENCH_SERIES=(registration-scale all)
 # Single scenarios kept out of `all`: avc-apply is the AVC phase of the
 # coming `bench data-sync`, run alone until that joins it; overload drives
-# the machine past what it can serve for minutes.
-NCMP_BENCH_EXTRA=(avc-apply overload)
+# the machine past what it can serve for minutes; kpi is NCMP's whole KPI
+# suite, a quarter of an hour at least.
+NCMP_BENCH_EXTRA=(avc-apply overload kpi)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]} ${NCMP_BENCH_EXTRA[*]}"; }
 
@@ -935,20 +936,11 @@ bench_provmns() {
 
 # --- overload ---------------------------------------------------------------
 
-# _ol_clients PHASE FACTOR SECS: NCMP's KPI scenarios (WORKLOAD.md §1.5) at
-# FACTOR times their rates for SECS s, all at once, each an open-loop
-# client writing its report to $_ol_dir/PHASE-NAME.json; the AVC background
-# load beside them. Waits for all of them.
-_ol_clients() {
-    local phase=$1 f=$2 secs=$3 bin="$NCMP_BIN/tests/bench/ncmp-bench-data" pids=() p
-    local name mode args rate common=(--handles "$_ol_handles" --seconds "$secs")
-    while read -r name rate mode args; do
-        # shellcheck disable=SC2086
-        "$bin" $mode --url "$_ol_url" --rate "$(awk -v r="$rate" -v f="$f" 'BEGIN { print r * f }')" \
-            "${common[@]}" $args --report "$_ol_dir/$phase-$name.json" \
-            >>"$_ol_dir/clients.out" 2>>"$_ol_dir/clients.err" </dev/null &
-        pids+=($!)
-    done <<CLIENTS
+# _ol_list: the overload's clients, one per line "name rate mode args":
+# NCMP's KPI scenarios (WORKLOAD.md §1.5) by kind, the searches' five
+# filters in turn.
+_ol_list() {
+    cat <<CLIENTS
 pt_read 13 pt --method GET --delay-ms 300 --timeout-s 10
 pt_write 5.2 pt --method POST --delay-ms 670 --timeout-s 10
 provmns_read 40 provmns --method GET --delay-ms 300 --timeout-s 10
@@ -959,12 +951,29 @@ datajob_small 2 datajob --ops 100 --timeout-s 10
 datajob_large 0.016667 datajob --ops 100000 --timeout-s 60
 batch_read 0.5 batch --bootstrap $(kafka_bootstrap) --topic bench-overload-batch --timeout-s 10
 CLIENTS
+}
+
+# _ol_clients PHASE FACTOR SECS [LIST]: the clients of LIST (lines "name
+# rate mode args"; default _ol_list) at FACTOR times their rates for SECS
+# s, all at once, each an open-loop ncmp-bench-data writing its report to
+# $_ol_dir/PHASE-NAME.json; NCMP's AVC background load (5,500 events/s)
+# beside them. Waits for all of them.
+_ol_clients() {
+    local phase=$1 f=$2 secs=$3 list=${4:-$(_ol_list)} bin="$NCMP_BIN/tests/bench/ncmp-bench-data"
+    local name mode args rate pids=() p common=(--handles "$_ol_handles" --seconds "$secs")
+    while read -r name rate mode args; do
+        # shellcheck disable=SC2086
+        "$bin" $mode --url "$_ol_url" --rate "$(awk -v r="$rate" -v f="$f" 'BEGIN { print r * f }')" \
+            "${common[@]}" $args --report "$_ol_dir/$phase-$name.json" \
+            >>"$_ol_dir/clients.out" 2>>"$_ol_dir/clients.err" </dev/null &
+        pids+=($!)
+    done <<<"$list"
     "$NCMP_BIN/tests/bench/ncmp-bench-raw" publish-avc -b "$(kafka_bootstrap)" -t dmi-cm-events \
         -f "$_ol_avc" -n "$((5500 * f * secs))" -R "$((5500 * f))" \
         >"$_ol_dir/$phase-avc.out" 2>>"$_ol_dir/clients.err" </dev/null &
     pids+=($!)
     for p in "${pids[@]}"; do
-        wait "$p" || die "bench overload: a load client of the $phase phase failed ($(tail -n 3 "$_ol_dir/clients.err"))"
+        wait "$p" || die "bench: a load client of the $phase phase failed ($(tail -n 3 "$_ol_dir/clients.err"))"
     done
     # publish-avc <acked> <seconds> <per second> [late]: what the AVC
     # publisher managed of its schedule
@@ -1223,6 +1232,260 @@ _ol_table() {
         "liveness probe: at most \(.probe_ms_max_overload) ms under overload, \(.probes_missed) missed",
         "RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB; fds \(.fds_first) -> max \(.fds_max) -> \(.fds_last); threads \(.threads_first) -> \(.threads_last)",
         "passed: \(.passed)"' <<<"$1"
+}
+
+# --- NCMP's KPI suite ---------------------------------------------------------
+
+# _kpi_list: NCMP's kpi.json scenarios (WORKLOAD.md §1.5), one client each,
+# at their rates and start times; k6's default request timeout (60 s).
+_kpi_list() {
+    local f t=(none module property cpspath trust) id_start=(133 600 1066 1533 2000)
+    local full_start=(466 3533 6600 9666 12733) i
+    cat <<CLIENTS
+pt_read 13 pt --method GET --delay-ms 300 --start-ms 200 --timeout-s 60
+pt_write 5.2 pt --method POST --delay-ms 670 --start-ms 600 --timeout-s 60
+batch_read 0.5 batch --bootstrap $(kafka_bootstrap) --topic bench-kpi-batch --start-ms 66 --timeout-s 60
+datajob_large 0.016667 datajob --ops 100000 --start-ms 800 --timeout-s 60
+datajob_small 2 datajob --ops 100 --start-ms 866 --timeout-s 60
+provmns_read 40 provmns --method GET --delay-ms 300 --start-ms 933 --timeout-s 60
+provmns_write 1 provmns --method PATCH --delay-ms 670 --start-ms 1000 --timeout-s 60
+CLIENTS
+    for i in 0 1 2 3 4; do
+        f=${t[$i]}
+        printf 'id_search_%s 0.192308 search --kind id --filter %s --start-ms %s --timeout-s 60\n' \
+            "$f" "$f" "${id_start[$i]}"
+        printf 'search_%s 0.020833 search --kind full --filter %s --start-ms %s --timeout-s 60\n' \
+            "$f" "$f" "${full_start[$i]}"
+    done
+}
+
+# bench_kpi [--handles N] [--minutes M] [--stub-busy-s S] [--json FILE] [--plot PNG]:
+# NCMP's KPI suite, side by side (WORKLOAD.md §1.3-1.8): register N
+# handles (50,000) over REST in requests of 2,000 and time it as NCMP's
+# setup does (an id-search for READY handles every 5 s until it holds
+# them all); then every scenario of NCMP's kpi.json profile at once for M
+# minutes (15), open loop, against the DMI stub with NCMP's reference
+# delays (data 300/670 ms, modules 100/1000 ms, busy for S s (180) after
+# a tag's first request): the ten searches, pass-through and ProvMnS
+# reads and writes, legacy batch reads of 200 handles with their events
+# counted on the client topic, small and large write data jobs, and the
+# AVC background of 5,500 events/s; then the deregistration, timed as
+# NCMP's teardown. Each KPI is computed as NCMP computes it (averages;
+# overhead = time less the stub's delay; a search answer counts only if
+# it holds every handle) and printed beside NCMP's limit and its current
+# expectation, with pass or fail; failed_request_ratio is over every
+# HTTP request of the run. The load clients' CPU time is reported.
+bench_kpi() {
+    local json="" plot="" port=${NCMP_BENCH_HTTP_PORT:-28887} minutes=15 busy=180 dmi pid sampler
+    local t0 t1 line polls=0 reg dereg secs j e0 e1 published forwarded wait_end
+    _ol_handles=50000
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) _ol_handles=$2; shift 2 ;;
+        --minutes) minutes=$2; shift 2 ;;
+        --stub-busy-s) busy=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        --plot) plot=$2; shift 2 ;;
+        *) die "bench kpi: unknown option '$1' (options: --handles N, --minutes M, --stub-busy-s S, --json FILE, --plot PNG)" ;;
+        esac
+    done
+    [[ "$_ol_handles" =~ ^[1-9][0-9]*$ && "$busy" =~ ^[0-9]+$ && "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] ||
+        die "bench kpi: --handles wants a positive integer, --stub-busy-s an integer, --minutes a positive number"
+    secs=$(awk -v m="$minutes" 'BEGIN { s = int(m * 60 + 0.5); print (s < 1 ? 1 : s) }')
+    _ol_avc=${NCMP_AVC_SAMPLE:-$NCMP_ROOT/tests/bench/data/avc-sample.json}
+    port_in_use "$port" && die "bench kpi: $(port_taken "$port") (NCMP_BENCH_HTTP_PORT)"
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28994}
+    export NCMP_DMISTUB_PORT
+    services_up
+    _ol_dir="$NCMP_INSTANCE_DIR/kpi"
+    mkdir -p "$_ol_dir"
+    rm -f "$_ol_dir"/*
+    : >"$_ol_dir/avc.json"
+    _ol_url="http://127.0.0.1:$port"
+    stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
+    dmi=$(dmistub_start --read-delay-ms 300 --write-delay-ms 670 --provmns-read-delay-ms 300 \
+        --provmns-write-delay-ms 670 --module-references-delay-ms 100 \
+        --module-resources-delay-ms 1000 --busy-ms "$((busy * 1000))") || exit 1
+    ncmpd_start --http.host=127.0.0.1 --http.port="$port"
+    ncmpd_wait_assigned registration
+    pid=$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")
+    "$NCMP_BIN/workers/ncmpd" --ingest.topic=bench-kpi-batch create-topics \
+        >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "bench kpi: cannot create the batch topic"
+
+    # KPI 1, as NCMP's setup: the requests one after the other, then every
+    # 5 s an id-search for READY handles until it holds all of them
+    info "kpi: registering $_ol_handles handles over REST (the stub busy for $busy s per tag)"
+    t0=$(_now)
+    reg=$("$NCMP_BIN/producers/ncmp-loadgen" register --rest "$_ol_url" --handles "$_ol_handles" \
+        --dmi "$dmi" -q 2>>"$_ol_dir/clients.err") || die "bench kpi: registration failed: $reg"
+    while :; do
+        sleep 5
+        polls=$((polls + 1))
+        "$NCMP_BIN/tests/bench/ncmp-bench-data" search --url "$_ol_url" --kind id --filter cpspath \
+            --handles "$_ol_handles" --rate 1 --seconds 1 --timeout-s 60 >/dev/null 2>&1 && break
+        awk -v a="$t0" -v b="$(_now)" 'BEGIN { exit !(b - a > 3600) }' &&
+            die "bench kpi: handles not READY after an hour"
+    done
+    t1=$(_now)
+    info "kpi: $_ol_handles handles READY after $(_secs "$t0" "$t1") s ($polls polls)"
+    printf '{"seconds": %s, "accept_seconds": %s, "requests": %s, "ok": %s, "polls": %s}\n' \
+        "$(_secs "$t0" "$t1")" "$(awk '{ print $8 }' <<<"$reg")" "$(awk '{ print $2 }' <<<"$reg")" \
+        "$(awk '{ print $4 }' <<<"$reg")" "$polls" >"$_ol_dir/registration.json"
+
+    echo kpi >"$_ol_dir/phase"
+    _ol_sampler "$pid" &
+    sampler=$!
+    e0=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" end -b "$(kafka_bootstrap)" -t cm-events | awk '{ print $2 }')
+    info "kpi: NCMP's kpi profile, every scenario at once, for $secs s"
+    _ol_clients kpi 1 "$secs" "$(_kpi_list)"
+    # KPI 12, as NCMP's check after k6: the forwarded count against the
+    # published one, waiting up to 60 s for it
+    published=$(jq -s 'map(.published) | add' "$_ol_dir/avc.json")
+    wait_end=$(($(date +%s) + 60))
+    while :; do
+        e1=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" end -b "$(kafka_bootstrap)" -t cm-events | awk '{ print $2 }')
+        forwarded=$((e1 - e0))
+        [ "$forwarded" -ge "$published" ] || [ "$(date +%s)" -ge "$wait_end" ] && break
+        sleep 1
+    done
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null
+
+    # KPI 2, as NCMP's teardown
+    info "kpi: deregistering $_ol_handles handles over REST"
+    dereg=$("$NCMP_BIN/producers/ncmp-loadgen" deregister --rest "$_ol_url" --handles "$_ol_handles" \
+        --dmi "$dmi" -q 2>>"$_ol_dir/clients.err") || say "bench kpi: deregistration: $dereg"
+    printf '{"seconds": %s, "requests": %s, "ok": %s, "handles": %s}\n' "$(awk '{ print $8 }' <<<"$dereg")" \
+        "$(awk '{ print $2 }' <<<"$dereg")" "$(awk '{ print $4 }' <<<"$dereg")" \
+        "$(awk '{ print $6 }' <<<"$dereg")" >"$_ol_dir/deregistration.json"
+
+    j=$(_kpi_json "$minutes" "$published" "$forwarded" "$pid") && [ -n "$j" ] ||
+        die "bench kpi: cannot read the clients' reports (in $_ol_dir)"
+    _kpi_table "$j"
+    [ -n "$plot" ] && _kpi_plot "$j" "$plot"
+    if [ -n "$json" ]; then
+        printf '%s\n' "$j" >"$json"
+        info "wrote $json"
+    fi
+}
+
+# _kpi_json MINUTES PUBLISHED FORWARDED PID: the run as JSON: `kpis` (NCMP's
+# table: id, name, unit, ncmp_limit, ncmp_expectation, ncmpd, pass,
+# missing), failed_request_ratio, and what they come from.
+_kpi_json() {
+    local alive=false
+    kill -0 "$4" 2>/dev/null && alive=true
+    jq -n --argjson minutes "$1" --argjson published "$2" --argjson forwarded "$3" \
+        --argjson alive "$alive" --argjson handles "$_ol_handles" --argjson cores "$(nproc)" \
+        --slurpfile reg "$_ol_dir/registration.json" --slurpfile dereg "$_ol_dir/deregistration.json" \
+        --slurpfile samples "$_ol_dir/samples.jsonl" '
+        (reduce inputs as $r ({};
+            (input_filename | split("/") | last | rtrimstr(".json") | ltrimstr("kpi-")) as $n
+            | .[$n] = $r)) as $all |
+        ($all | map_values(del(.timeline))) as $c |
+        $reg[0] as $r | $dereg[0] as $d |
+        def avg($n): if ($c[$n].ok // 0) > 0 then $c[$n].avg_ms else null end;
+        # per minute of the run: the average of the ok answers that came in
+        # that minute (those of the last requests, after the end, left out)
+        def minutes($n): [($all[$n].timeline // []) | map(select(.t < $minutes * 60)) |
+            group_by(.t / 60 | floor)[] |
+            {m: (.[0].t / 60 | floor), ok: (map(.ok) | add), sum: (map(.sum_ms // 0) | add)} |
+            if .ok > 0 then (.sum / .ok * 1000 | round / 1000) else null end];
+        def row($id; $name; $unit; $limit; $exp; $v; $ge):
+            {id: $id, name: $name, unit: $unit, ncmp_limit: $limit, ncmp_expectation: $exp,
+             ncmpd: $v, missing: false,
+             pass: (if $v == null then false elif $ge then $v >= $limit
+                    elif $id == "0" then $v <= $limit else ($v > 0 and $v <= $limit) end)};
+        ([$c[] | .sent] | add) as $sent | ([$c[] | .ok] | add) as $ok |
+        ($sent + $r.requests + $r.polls + $d.requests) as $all_requests |
+        (($sent - $ok) + ($r.requests - $r.ok) + ($d.requests - $d.ok)) as $all_failed |
+        ($all_failed / $all_requests) as $failed_ratio |
+        ($c.batch_read) as $b |
+        [row("0"; "HTTP request failures, all tests"; "ratio"; 0.01; 0; $failed_ratio; false),
+         row("1"; "Registration"; "CM-handles/s"; 22; 70;
+             (if $r.seconds > 0 then ($handles / $r.seconds * 10 | round / 10) else null end); true),
+         row("2"; "De-registration"; "CM-handles/s"; 22; 140;
+             (if $d.seconds > 0 then ($d.handles / $d.seconds * 10 | round / 10) else null end); true),
+         row("3a"; "ID search, no filter"; "ms"; 2600; 700; avg("id_search_none"); false),
+         row("3b"; "ID search, module"; "ms"; 2600; 2000; avg("id_search_module"); false),
+         row("3c"; "ID search, property"; "ms"; 2600; 1500; avg("id_search_property"); false),
+         row("3d"; "ID search, cps path"; "ms"; 2600; 1600; avg("id_search_cpspath"); false),
+         row("3e"; "ID search, trust level"; "ms"; 2600; 1400; avg("id_search_trust"); false),
+         row("4a"; "search, no filter"; "ms"; 24000; 15000; avg("search_none"); false),
+         row("4b"; "search, module"; "ms"; 24000; 15000; avg("search_module"); false),
+         row("4c"; "search, property"; "ms"; 24000; 16000; avg("search_property"); false),
+         row("4d"; "search, cps path"; "ms"; 24000; 16000; avg("search_cpspath"); false),
+         row("4e"; "search, trust level"; "ms"; 24000; 16000; avg("search_trust"); false),
+         row("5b"; "pass-through read overhead (alt id)"; "ms"; 40; 14; avg("pt_read"); false),
+         row("6b"; "pass-through write overhead (alt id)"; "ms"; 40; 14; avg("pt_write"); false),
+         row("7"; "legacy batch read"; "events per 2-s consume"; 150; 200;
+             (if ($b.window_s // 0) > 0 then ($b.events / ($b.window_s / 2) | if . > 220 then 220 else . end | . * 10 | round / 10) else null end); true),
+         row("8"; "write data job, small (100 ops)"; "ms"; 500; 20; avg("datajob_small"); false),
+         row("9"; "write data job, large (100,000 ops)"; "ms"; 30000; 4200; avg("datajob_large"); false),
+         row("10"; "ProvMnS read overhead"; "ms"; 100; 15; avg("provmns_read"); false),
+         row("11"; "ProvMnS write overhead"; "ms"; 200; 15; avg("provmns_write"); false),
+         row("12"; "AVC forwarded (Kafka verification)"; "%"; 98; 100;
+             (if $published > 0 then ($forwarded / $published * 1000 | floor / 10) else null end); true)
+        ] as $kpis |
+        {scenario: "kpi", handles: $handles, cores: $cores, minutes: $minutes,
+         kpis: $kpis, failed_request_ratio: $failed_ratio,
+         http_requests: $all_requests, http_failed: $all_failed,
+         passed: (([$kpis[].pass] | all) and $alive), ncmpd_alive: $alive,
+         registration: $r, deregistration: $d,
+         avc: {published: $published, forwarded: $forwarded},
+         client_cpu_s: ([$c[].client_cpu_s] | add),
+         per_minute: {"3a": minutes("id_search_none"), "3b": minutes("id_search_module"),
+             "3c": minutes("id_search_property"), "3d": minutes("id_search_cpspath"),
+             "3e": minutes("id_search_trust"), "4a": minutes("search_none"),
+             "4b": minutes("search_module"), "4c": minutes("search_property"),
+             "4d": minutes("search_cpspath"), "4e": minutes("search_trust"),
+             "5b": minutes("pt_read"), "6b": minutes("pt_write"), "8": minutes("datajob_small"),
+             "9": minutes("datajob_large"), "10": minutes("provmns_read"), "11": minutes("provmns_write")},
+         clients: $c,
+         rss_mb_first: ($samples | map(.rss_mb) | first), rss_mb_max: ($samples | map(.rss_mb) | max),
+         rss_mb_last: ($samples | map(.rss_mb) | last), samples: $samples}' \
+        "$_ol_dir"/kpi-*.json
+}
+
+# _kpi_table JSON: NCMP's KPI table of a run.
+_kpi_table() {
+    printf '\n%-4s %-38s %-24s %10s %12s %12s %5s\n' "#" KPI unit "NCMP limit" "NCMP expect." ncmpd pass
+    jq -r '.kpis[] | [.id, .name, .unit, .ncmp_limit, .ncmp_expectation,
+        (if .ncmpd == null then "-" elif .unit == "ratio" then (.ncmpd * 10000 | round / 10000)
+         else (.ncmpd * 10 | round / 10) end), (if .pass then "yes" else "NO" end)] | @tsv' <<<"$1" |
+        awk -F'\t' '{ printf "%-4s %-38s %-24s %10s %12s %12s %5s\n", $1, $2, $3, $4, $5, $6, $7 }'
+    jq -r '"\n\(.http_requests) HTTP requests, \(.http_failed) failed (ratio \(.failed_request_ratio)); registration: \(.registration.requests) requests answered in \(.registration.accept_seconds) s, all READY after \(.registration.seconds) s (\(.registration.polls) polls)",
+        "AVC: \(.avc.published) published, \(.avc.forwarded) forwarded; load clients used \(.client_cpu_s) s of CPU; ncmpd RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB",
+        "passed: \(.passed)"' <<<"$1"
+}
+
+# _kpi_plot JSON PNG: each latency KPI's average per minute over the run.
+_kpi_plot() {
+    local d=$_ol_dir k
+    deps_ensure report
+    for k in 3a 3b 3c 3d 3e 4a 4b 4c 4d 4e 5b 6b 8 9 10 11; do
+        jq -r --arg k "$k" '.per_minute[$k] | to_entries[] | [.key + 1, (.value // "NaN")] | @tsv' \
+            <<<"$1" >"$d/minute-$k.dat"
+    done
+    gnuplot <<GNUPLOT || die "bench kpi: gnuplot failed"
+set terminal pngcairo size 1100,1000 noenhanced font ",10"
+set output "$2"
+set multiplot layout 3,1
+set grid
+set xlabel "minute of the run"
+set xrange [0.5:$(jq '[.per_minute[] | length] | max + 0.5' <<<"$1")]
+set ylabel "ms (average of the minute)"
+set key outside right
+set title "id-searches over all handles (NCMP: limit 2,600 ms, expectation 700-2,000 ms)"
+plot for [k in "3a 3b 3c 3d 3e"] "$d/minute-".k.".dat" with linespoints title k
+set title "full searches over all handles (NCMP: limit 24,000 ms, expectation 15,000-16,000 ms)"
+plot for [k in "4a 4b 4c 4d 4e"] "$d/minute-".k.".dat" with linespoints title k
+set title "overhead of pass-through (5b read, 6b write) and ProvMnS (10 read, 11 write), data jobs (8 small, 9 large)"
+set logscale y
+plot for [k in "5b 6b 10 11 8 9"] "$d/minute-".k.".dat" with linespoints title k
+unset multiplot
+GNUPLOT
+    info "bench kpi: plot written to $2"
 }
 
 # bench_data_sync [--handles N] [--json FILE]: NCMP's data sync. N

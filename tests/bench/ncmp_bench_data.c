@@ -51,22 +51,33 @@
  *     without its connect time: sending the body, waiting, receiving) and
  *     the rates are of ok jobs over the run's wall time.
  *
- *   ncmp-bench-data search --url BASE --kind id|full (as pt, D = 0)
+ *   ncmp-bench-data search --url BASE --kind id|full [--filter F]
+ *       [--expect N] (as pt, D = 0)
  *     NCMP's KPI searches: POST /ncmp/v1/ch/id-searches?outputAlternateId=
  *     true (id) or /ncmp/v1/ch/searches (full), the five filters of NCMP's
- *     suite (none, module, property, cps path, trust level) in turn.
+ *     suite (none, module, property, cpspath, trust) in turn, or only
+ *     filter F. As NCMP's suite checks it, an answer is ok only when it is
+ *     a 200 whose JSON array holds N entries (default: --handles; every
+ *     filter matches every handle of the reference workload); another 200
+ *     counts as failed. The entries are counted as the answer streams in,
+ *     without keeping it.
  *
  * Every mode also takes:
  *   --timeout-s T   a request without an answer after T s counts as a
  *                   timeout (60 s; data jobs 600 s)
+ *   --start-ms MS   with --rate: the first request leaves MS after the
+ *                   start (k6's startTime), the run still ends S s after it
  *   --report FILE   write the run as JSON (for `./run bench overload`):
  *                   requests sent, ok (2xx), shed (503 or 429: refused for
  *                   load; shed_without_retry_after those without the
  *                   header), failed (other statuses), timeouts, errors (no
  *                   answer for another reason), the overheads of the ok
  *                   answers, the client's own CPU time, and `timeline`: the
- *                   same counts and the median and p99 overhead of each
- *                   second of the run (by the second the answer came in).
+ *                   same counts, the median and p99 overhead and the sum
+ *                   of the overheads (sum_ms, for averages over longer
+ *                   spans) of each second of the run (by the second the
+ *                   answer came in). batch adds the events counted
+ *                   (events, window_s).
  *                   With --report the exit status is 0 whatever the
  *                   answers were: the report says.
  */
@@ -129,6 +140,63 @@ static const char *const search_bodies[] = {
     "eters\":[{\"trustLevel\":\"COMPLETE\"}]}]}",
 };
 
+static const char *const search_filters[] = {"none", "module", "property", "cpspath", "trust"};
+_Static_assert(sizeof(search_filters) == sizeof(search_bodies), "a name for every search body");
+
+/* The entries of a JSON array answer, counted as it streams in: commas
+ * and a first value at depth 1, outside strings. -1 once it is not an
+ * array. */
+typedef struct array_count {
+    long n;
+    int depth, in_string, escaped, seen_value;
+} array_count;
+
+static size_t count_entries(char *p, size_t size, size_t n, void *arg)
+{
+    array_count *c = arg;
+
+    for (size_t i = 0; i < size * n && c->n >= 0; i++) {
+        char ch = p[i];
+        if (c->in_string) {
+            if (c->escaped)
+                c->escaped = 0;
+            else if (ch == '\\')
+                c->escaped = 1;
+            else if (ch == '"')
+                c->in_string = 0;
+            continue;
+        }
+        if (ch == ' ' || ch == '\n' || ch == '\r' || ch == '\t')
+            continue;
+        if (c->depth == 0) {
+            if (ch != '[' || c->seen_value) {
+                c->n = -1; /* not an array, or something after it */
+                break;
+            }
+            c->depth = 1;
+            continue;
+        }
+        if (c->depth == 1 && ch == ']') {
+            c->depth = 0;
+            c->seen_value = 1; /* closed: nothing may follow */
+            continue;
+        }
+        if (c->depth == 1 && !c->seen_value) {
+            c->seen_value = 1;
+            c->n = 1;
+        }
+        if (ch == '"')
+            c->in_string = 1;
+        else if (ch == '[' || ch == '{')
+            c->depth++;
+        else if (ch == ']' || ch == '}')
+            c->depth--;
+        else if (ch == ',' && c->depth == 1)
+            c->n++;
+    }
+    return size * n;
+}
+
 typedef enum mode {
     MODE_PT,
     MODE_PROVMNS,
@@ -142,7 +210,9 @@ static const char *const mode_names[] = {"pt", "provmns", "policy", "batch", "da
 typedef struct opts {
     mode mode;
     const char *url, *method, *bootstrap, *topic, *kind, *report;
-    long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s;
+    long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s, start_ms;
+    int filter;  /* search: index in search_bodies, -1: all in turn */
+    long expect; /* search: entries an ok answer holds (0: handles) */
     double rate;
 } opts;
 
@@ -310,7 +380,9 @@ static void start_one(load *l)
                  strcmp(o->kind, "id") == 0 ? "id-searches?outputAlternateId=true" : "searches");
         curl_easy_setopt(
             e, CURLOPT_POSTFIELDS,
-            search_bodies[(size_t)l->sent % (sizeof(search_bodies) / sizeof(search_bodies[0]))]);
+            search_bodies[o->filter >= 0 ? (size_t)o->filter
+                                         : (size_t)l->sent %
+                                               (sizeof(search_bodies) / sizeof(search_bodies[0]))]);
         break;
     case MODE_POLICY: {
         char body[1024];
@@ -323,7 +395,14 @@ static void start_one(load *l)
     curl_easy_setopt(e, CURLOPT_URL, url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER,
                      o->mode == MODE_PROVMNS && write ? l->patch_headers : l->headers);
-    if (l->jobs) {
+    if (o->mode == MODE_SEARCH) {
+        /* the answer's entries are counted (finish) */
+        array_count *c = ncmp_xcalloc(1, sizeof(*c));
+        curl_easy_setopt(e, CURLOPT_PRIVATE, c);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, count_entries);
+        curl_easy_setopt(e, CURLOPT_WRITEDATA, c);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT, o->timeout_s ? o->timeout_s : 60L);
+    } else if (l->jobs) {
         /* the answer is checked (finish) */
         ncmp_buf *answer = ncmp_xcalloc(1, sizeof(*answer));
         curl_easy_setopt(e, CURLOPT_PRIVATE, answer);
@@ -375,6 +454,17 @@ static void finish(load *l, CURL *e, CURLcode result)
         }
         ncmp_buf_free(answer);
         free(answer);
+    }
+    if (l->o->mode == MODE_SEARCH) {
+        array_count *c = NULL;
+        long want = l->o->expect ? l->o->expect : l->o->handles;
+        curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&c);
+        if (status == 200 && (c->n != want || c->depth != 0)) {
+            if (l->done - l->ok <= 5 && !l->o->report)
+                fprintf(stderr, "ncmp-bench-data: search: %ld entries, %ld wanted\n", c->n, want);
+            status = 0; /* a 200 that does not hold every handle: failed */
+        }
+        free(c);
     }
     if (result == CURLE_OPERATION_TIMEDOUT)
         out = OUT_TIMEOUT;
@@ -430,7 +520,9 @@ static void run_load(load *l)
         double t = now_s();
         if (t < end) {
             if (o->rate > 0) {
-                while (l->sent < (long)((t - t0) * o->rate) + 1 && l->inflight < MAX_INFLIGHT)
+                double since = t - t0 - (double)o->start_ms / 1000.0;
+                while (since >= 0 && l->sent < (long)(since * o->rate) + 1 &&
+                       l->inflight < MAX_INFLIGHT)
                     start_one(l);
             } else {
                 while (l->inflight < o->concurrency)
@@ -484,7 +576,7 @@ static double pct(const double *v, size_t n, double p)
 }
 
 /* --report: the run as JSON (see the top of the file). */
-static int write_report(const load *l, double secs)
+static int write_report(const load *l, double secs, const char *extra)
 {
     const opts *o = l->o;
     FILE *f = fopen(o->report, "w");
@@ -519,20 +611,24 @@ static int write_report(const load *l, double secs)
     for (long sec = 0; sec < nsec; sec++) {
         long c[OUT_N] = {0};
         size_t n = 0;
+        double sec_sum = 0;
         for (size_t i = 0; i < l->nrecs; i++) {
             if ((long)l->recs[i].t != sec)
                 continue;
             c[l->recs[i].out]++;
-            if (l->recs[i].out == OUT_OK)
+            if (l->recs[i].out == OUT_OK) {
                 lat[n++] = l->recs[i].lat;
+                sec_sum += l->recs[i].lat;
+            }
         }
         qsort(lat, n, sizeof(*lat), cmp_double);
         fprintf(f, "%s{\"t\": %ld", sec ? ", " : "", sec);
         for (int k = 0; k < OUT_N; k++)
             fprintf(f, ", \"%s\": %ld", outcome_names[k], c[k]);
-        fprintf(f, ", \"p50_ms\": %.3f, \"p99_ms\": %.3f}", pct(lat, n, 0.5), pct(lat, n, 0.99));
+        fprintf(f, ", \"p50_ms\": %.3f, \"p99_ms\": %.3f, \"sum_ms\": %.3f}", pct(lat, n, 0.5),
+                pct(lat, n, 0.99), sec_sum);
     }
-    fprintf(f, "]}\n");
+    fprintf(f, "]%s%s}\n", extra ? ", " : "", extra ? extra : "");
     free(lat);
     return fclose(f) == 0 ? 0 : 1;
 }
@@ -562,7 +658,7 @@ static int cmd_pt(const opts *o)
         printf(" body_bytes %.0f", l.job_bytes);
     printf("\n");
     if (o->report) {
-        int rc = write_report(&l, secs);
+        int rc = write_report(&l, secs, NULL);
         load_free(&l);
         return rc;
     }
@@ -643,7 +739,11 @@ static int cmd_batch(const opts *o)
            (double)atomic_load(&c.in_window) / (double)o->seconds, o->seconds);
     ncmp_kafka_reader_close(c.rk);
     if (o->report) {
-        int rc = write_report(&l, now_s() - t0);
+        char extra[128];
+        int rc;
+        snprintf(extra, sizeof(extra), "\"events\": %ld, \"window_s\": %ld",
+                 atomic_load(&c.in_window), o->seconds);
+        rc = write_report(&l, now_s() - t0, extra);
         load_free(&l);
         return rc;
     }
@@ -658,7 +758,8 @@ static int parse(int argc, char **argv, opts *o)
                 .concurrency = 1,
                 .seconds = 10,
                 .ops = 100,
-                .variants = 1};
+                .variants = 1,
+                .filter = -1};
     if (argc < 2)
         return -1;
     for (size_t m = 0;; m++) {
@@ -699,7 +800,18 @@ static int parse(int argc, char **argv, opts *o)
             o->kind = v;
         else if (strcmp(k, "--report") == 0)
             o->report = v;
-        else if (strcmp(k, "--timeout-s") == 0)
+        else if (strcmp(k, "--start-ms") == 0)
+            o->start_ms = atol(v);
+        else if (strcmp(k, "--expect") == 0)
+            o->expect = atol(v);
+        else if (strcmp(k, "--filter") == 0) {
+            o->filter = -2;
+            for (int f = 0; f < (int)(sizeof(search_filters) / sizeof(search_filters[0])); f++)
+                if (strcmp(v, search_filters[f]) == 0)
+                    o->filter = f;
+            if (o->filter == -2)
+                return -1;
+        } else if (strcmp(k, "--timeout-s") == 0)
             o->timeout_s = atol(v);
         else
             return -1;
@@ -714,7 +826,7 @@ static int parse(int argc, char **argv, opts *o)
     if (o->mode == MODE_SEARCH &&
         (!o->kind || (strcmp(o->kind, "id") != 0 && strcmp(o->kind, "full") != 0)))
         return -1;
-    if (o->timeout_s < 0)
+    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < 0)
         return -1;
     return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }

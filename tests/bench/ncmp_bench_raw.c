@@ -28,6 +28,8 @@
  *       moment: the end of a forwarding run that commits after the acks.
  *       -n 0: N is the topic's end offsets, as they are at the start.
  *       Gives up after SECS (900) with exit status 1
+ *   ncmp-bench-raw end -b BROKERS -t TOPIC
+ *       print `end <n>`: the end offsets of TOPIC's partitions, summed
  *   ncmp-bench-raw copy-handles -d DBURL -n N
  *       COPY the N handles of the reference registration workload (the same
  *       columns and values ncmpd stores) into an empty copy of cm_handle
@@ -327,6 +329,44 @@ done:
 }
 
 /* Poll the group's committed offsets every 20 ms until they sum to n. */
+/* The end offsets of the nparts partitions of `topic`, summed into *sum. */
+static int end_offsets(rd_kafka_t *rk, const char *topic, int nparts, long *sum)
+{
+    *sum = 0;
+    for (int p = 0; p < nparts; p++) {
+        int64_t lo = 0, hi = 0;
+        if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 10000) != 0) {
+            fprintf(stderr, "ncmp-bench-raw: no end offset of %s [%d]\n", topic, p);
+            return 1;
+        }
+        *sum += (long)hi;
+    }
+    return 0;
+}
+
+/* `end`: print "end <sum of the end offsets>" of `topic`. */
+static int bench_end(const char *brokers, const char *topic)
+{
+    ncmp_kafka_opts kopts = {0};
+    rd_kafka_t *rk = NULL;
+    ncmp_err err;
+    long sum = 0;
+    int nparts = 0, rc;
+
+    kopts.bootstrap_servers = brokers;
+    if (ncmp_kafka_reader_new(&rk, &kopts, "ncmp-bench-raw", NULL, &err) != 0 ||
+        ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        ncmp_kafka_reader_close(rk);
+        return 1;
+    }
+    rc = end_offsets(rk, topic, nparts, &sum);
+    if (rc == 0)
+        printf("end %ld\n", sum);
+    ncmp_kafka_reader_close(rk);
+    return rc;
+}
+
 static int bench_committed(const char *brokers, const char *group, const char *topic, long n,
                            int wait_s)
 {
@@ -347,20 +387,13 @@ static int bench_committed(const char *brokers, const char *group, const char *t
         ncmp_kafka_reader_close(rk);
         return 1;
     }
-    parts = rd_kafka_topic_partition_list_new(nparts);
-    for (int p = 0; p < nparts; p++) {
-        int64_t lo = 0, hi = 0;
-        rd_kafka_topic_partition_list_add(parts, topic, p);
-        if (!from_end)
-            continue;
-        if (rd_kafka_query_watermark_offsets(rk, topic, p, &lo, &hi, 10000) != 0) {
-            fprintf(stderr, "ncmp-bench-raw: no end offset of %s [%d]\n", topic, p);
-            rd_kafka_topic_partition_list_destroy(parts);
-            ncmp_kafka_reader_close(rk);
-            return 1;
-        }
-        end += (long)hi;
+    if (from_end && end_offsets(rk, topic, nparts, &end) != 0) {
+        ncmp_kafka_reader_close(rk);
+        return 1;
     }
+    parts = rd_kafka_topic_partition_list_new(nparts);
+    for (int p = 0; p < nparts; p++)
+        rd_kafka_topic_partition_list_add(parts, topic, p);
     if (from_end)
         n = end;
     while (sum < n && now_s() < deadline) {
@@ -586,6 +619,8 @@ int main(int argc, char **argv)
         return bench_consume(brokers, topic, n, print);
     if (strcmp(argv[1], "committed") == 0 && group && topic && n >= 0)
         return bench_committed(brokers, group, topic, n, wait_s);
+    if (strcmp(argv[1], "end") == 0 && topic)
+        return bench_end(brokers, topic);
     if (strcmp(argv[1], "forward") == 0 && topic && out && n > 0)
         return bench_forward(brokers, topic, out, n);
     if (strcmp(argv[1], "publish-avc") == 0 && topic && file && n > 0)
