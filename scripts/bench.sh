@@ -1461,13 +1461,14 @@ _kpi_table() {
 
 # _kpi_plot JSON PNG: each latency KPI's average per minute over the run.
 _kpi_plot() {
-    local d=$_ol_dir k
+    local d k
     deps_ensure report
+    d=$(mktemp -d)
     for k in 3a 3b 3c 3d 3e 4a 4b 4c 4d 4e 5b 6b 8 9 10 11; do
         jq -r --arg k "$k" '.per_minute[$k] | to_entries[] | [.key + 1, (.value // "NaN")] | @tsv' \
             <<<"$1" >"$d/minute-$k.dat"
     done
-    gnuplot <<GNUPLOT || die "bench kpi: gnuplot failed"
+    gnuplot <<GNUPLOT || { rm -rf "$d"; die "bench kpi: gnuplot failed"; }
 set terminal pngcairo size 1100,1000 noenhanced font ",10"
 set output "$2"
 set multiplot layout 3,1
@@ -1485,6 +1486,7 @@ set logscale y
 plot for [k in "5b 6b 10 11 8 9"] "$d/minute-".k.".dat" with linespoints title k
 unset multiplot
 GNUPLOT
+    rm -rf "$d"
     info "bench kpi: plot written to $2"
 }
 

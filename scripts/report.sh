@@ -70,15 +70,21 @@ _report_commands() {
     _report_jq 'if .assembled then "# each scenario run on its own, the JSON files then put together as ./run bench all writes them:"
         elif .quick then "# ./run bench all --quick --json all.json ran:" else "# ./run bench all --json all.json ran:" end'
     _report_jq '.commands[]'
+    local kpi_arg=""
+    if [ -n "$_report_kpi" ]; then
+        jq -r '"./run bench kpi" + (if .handles != 50000 then " --handles \(.handles)" else "" end)
+            + (if .minutes != 15 then " --minutes \(.minutes)" else "" end) + " --json kpi.json"' "$_report_kpi"
+        kpi_arg=" --kpi kpi.json"
+    fi
     if _report_jq '.scale_commands' -e >/dev/null 2>&1; then
         _report_jq '.scale_commands[]'
-        printf './run report --json all.json --scale scale.json --out docs/performance.md\n'
+        printf './run report --json all.json --scale scale.json%s --out docs/performance.md\n' "$kpi_arg"
     elif [ "$_report_scale" != null ]; then
         jq -r 'map(.handles | tostring) | "./run bench registration-scale --sizes \(join(",")) --json scale.json"' \
             <<<"$_report_scale"
-        printf './run report --json all.json --scale scale.json --out docs/performance.md\n'
+        printf './run report --json all.json --scale scale.json%s --out docs/performance.md\n' "$kpi_arg"
     else
-        printf './run report --json all.json --out docs/performance.md\n'
+        printf './run report --json all.json%s --out docs/performance.md\n' "$kpi_arg"
     fi
     printf '```\n'
 }
@@ -387,6 +393,33 @@ _report_scaling() {
             <<<"$REPORT_NCMP_JSON")"
 }
 
+# _report_kpi: NCMP's KPI table from `./run bench kpi`, with its plot.
+_report_kpi() {
+    if [ -z "$_report_kpi" ]; then
+        printf '_No KPI run in this report (`./run bench kpi --json kpi.json`, then\n'
+        printf '`./run report ... --kpi kpi.json`)._\n'
+        return 0
+    fi
+    jq -r "$REPORT_JQ_DEFS"'
+        def v: if .ncmpd == null then "n/a" elif .unit == "ratio" then (.ncmpd * 10000 | round / 10000 | tostring)
+               elif .unit == "ms" then (.ncmpd | ms) else (.ncmpd * 10 | round / 10 | tostring) end;
+        def num: if . < 1 then tostring else n end;
+        def lim: (if .id == "0" or (.unit == "ms") then "≤ " else "≥ " end) + (.ncmp_limit | num);
+        "\(.handles | n) handles, \(.minutes | n) minutes of NCMP'"'"'s kpi profile, \(.cores) cores; \(.http_requests | n) HTTP requests, \(.http_failed | n) failed; the load clients used \(.client_cpu_s | d1) s of CPU; ncmpd'"'"'s RSS \(.rss_mb_first | d1) → at most \(.rss_mb_max | d1) MB.\n",
+        "| # | KPI | unit | NCMP limit | NCMP expectation | ncmpd | passed |",
+        "|---|---|---|---|---|---|---|",
+        (.kpis[] | "| \(.id) | \(.name | cell) | \(.unit) | \(lim) | \(.ncmp_expectation | num) | \(if .missing then "missing" else v end) | \(if .pass then "yes" else "**no**" end) |"),
+        "",
+        "Registration: the \(.registration.requests) requests answered in \(.registration.accept_seconds | secs) s; every handle READY at id-search number \(.registration.polls) (one every 5 s, as NCMP polls), \(.registration.seconds | secs) s after the first request. AVC background: \(.avc.published | n) events published, \(.avc.forwarded | n) forwarded."' \
+        "$_report_kpi"
+    printf '\n'
+    if command -v gnuplot >/dev/null; then
+        mkdir -p "$_report_img"
+        _kpi_plot "$(cat "$_report_kpi")" "$_report_img/kpi.png" >/dev/null
+        printf '![each latency KPI, the average of each minute](img/kpi.png)\n'
+    fi
+}
+
 # _report_block NAME: the generated block for a template line @NAME@.
 _report_block() {
     case "$1" in
@@ -403,21 +436,23 @@ _report_block() {
     CPS) _report_cps ;;
     DATA_SYNC) _report_data_sync ;;
     DATAJOBS) _report_datajobs ;;
+    KPI) _report_kpi ;;
     *) die "report: the template names an unknown block @$1@" ;;
     esac
 }
 
-# report_main --json FILE [--scale FILE] [--out FILE] [--template FILE]
+# report_main --json FILE [--scale FILE] [--kpi FILE] [--out FILE] [--template FILE]
 report_main() {
-    local all="" scale="" out="$NCMP_ROOT/docs/performance.md" template="$NCMP_ROOT/docs/performance.md.in"
+    local all="" scale="" kpi="" out="$NCMP_ROOT/docs/performance.md" template="$NCMP_ROOT/docs/performance.md.in"
     local line tmp
     while [ $# -gt 0 ]; do
         case "$1" in
         --json) all=$2; shift 2 ;;
         --scale) scale=$2; shift 2 ;;
+        --kpi) kpi=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --template) template=$2; shift 2 ;;
-        *) die "report: unknown option '$1' (options: --json FILE, --scale FILE, --out FILE, --template FILE)" ;;
+        *) die "report: unknown option '$1' (options: --json FILE, --scale FILE, --kpi FILE, --out FILE, --template FILE)" ;;
         esac
     done
     [ -n "$all" ] || die "report: --json FILE (from ./run bench all) is required"
@@ -432,6 +467,13 @@ report_main() {
             .registration_handles_per_s > 0 and .deregistration_handles_per_s > 0)' "$scale" \
             >/dev/null 2>&1 || die "report: $scale is not the JSON of ./run bench registration-scale"
         _report_scale=$(jq -c 'sort_by(.handles)' "$scale")
+    fi
+    _report_kpi=""
+    if [ -n "$kpi" ]; then
+        [ -f "$kpi" ] || die "report: no such file: $kpi"
+        jq -e '.scenario == "kpi" and (.kpis | type == "array" and length > 0)' "$kpi" >/dev/null 2>&1 ||
+            die "report: $kpi is not the JSON of ./run bench kpi"
+        _report_kpi=$kpi
     fi
     _report_img="$(dirname "$out")/img"
     [ -f "$template" ] || die "report: no template $template"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests of ./run report: the generator fills docs/performance.md.in from a
-# fixed `bench all` JSON and a scaling JSON (tests/scripts/fixtures/), with
+# fixed `bench all` JSON, a scaling JSON and a KPI JSON
+# (tests/scripts/fixtures/), with
 # the right rows, ratios and NCMP figures, keeps the hand-written text,
 # draws the plots (when gnuplot is installed) and refuses bad input with a
 # clear message. Needs jq; no services.
@@ -19,7 +20,8 @@ has() {
 }
 
 generate() {
-    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --out "$scratch/full/performance.md" \
+    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --kpi "$FIX/kpi.json" \
+        --out "$scratch/full/performance.md" \
         >"$scratch/full.log" 2>&1 || { cat "$scratch/full.log"; return 1; }
 }
 
@@ -140,15 +142,28 @@ plots_appear() {
         return 0
     fi
     local p
-    for p in registration-scale.png registration-scale-time.png cps-nodes-per-s.png; do
+    for p in registration-scale.png registration-scale-time.png cps-nodes-per-s.png kpi.png; do
         [ "$(head -c 4 "$scratch/full/img/$p" 2>/dev/null | od -An -c | tr -d ' ')" = "211PNG" ] ||
             { echo "$p is not a PNG"; return 1; }
         grep -qF "(img/$p)" "$scratch/full/performance.md" || { echo "$p not referenced"; return 1; }
     done
 }
 
+kpi_table_against_ncmp_limits() {
+    local f="$scratch/full/performance.md"
+    has "$f" "| 0 | HTTP request failures, all tests | ratio | ≤ 0.01 | 0 | 0 | yes |" &&
+        has "$f" "| 1 | Registration | CM-handles/s | ≥ 22 | 70 | 100.7 | yes |" &&
+        has "$f" "| 3a | ID search, no filter | ms | ≤ 2,600 | 700 | 34.6 | yes |" &&
+        has "$f" "| 4b | search, module | ms | ≤ 24,000 | 15,000 | 25,000 | **no** |" &&
+        has "$f" "| 7 | legacy batch read | events per 2-s consume | ≥ 150 | 200 | 200 | yes |" &&
+        has "$f" "| 12 | AVC forwarded (Kafka verification) | % | ≥ 98 | 100 | 100 | yes |" &&
+        has "$f" "./run bench kpi --json kpi.json" &&
+        has "$f" "./run report --json all.json --scale scale.json --kpi kpi.json --out docs/performance.md"
+}
+
 same_input_same_output() {
-    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --out "$scratch/again/performance.md" \
+    "$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/scale.json" --kpi "$FIX/kpi.json" \
+        --out "$scratch/again/performance.md" \
         >/dev/null 2>&1 || return 1
     cmp -s "$scratch/full/performance.md" "$scratch/again/performance.md"
 }
@@ -156,7 +171,8 @@ same_input_same_output() {
 without_scale_no_plot() {
     "$RUN" report --json "$FIX/bench-all.json" --out "$scratch/noscale/performance.md" >/dev/null 2>&1 || return 1
     grep -q "^_No scaling run in this report" "$scratch/noscale/performance.md" &&
-        [ ! -e "$scratch/noscale/img/registration-scale.png" ]
+        grep -q "^_No KPI run in this report" "$scratch/noscale/performance.md" &&
+        [ ! -e "$scratch/noscale/img/registration-scale.png" ] && [ ! -e "$scratch/noscale/img/kpi.png" ]
 }
 
 bad_input_is_one_clear_error() {
@@ -167,6 +183,9 @@ bad_input_is_one_clear_error() {
     out=$("$RUN" report --json "$FIX/bench-all.json" --scale "$FIX/bench-all.json" --out "$scratch/bad/p.md" 2>&1) &&
         return 1
     grep -q "is not the JSON of ./run bench registration-scale" <<<"$out" || { echo "$out"; return 1; }
+    out=$("$RUN" report --json "$FIX/bench-all.json" --kpi "$FIX/scale.json" --out "$scratch/bad/p.md" 2>&1) &&
+        return 1
+    grep -q "is not the JSON of ./run bench kpi" <<<"$out" || { echo "$out"; return 1; }
     printf '# x\n@NOPE@\n' >"$scratch/t.md.in"
     out=$("$RUN" report --json "$FIX/bench-all.json" --template "$scratch/t.md.in" --out "$scratch/bad/p.md" 2>&1) &&
         return 1
@@ -184,6 +203,7 @@ check "cps rows, targets and raw limits" cps_rows_targets_and_limits
 check "data-sync rows against its targets" data_sync_rows_and_targets
 check "provmns rows: targets, the stub alone, NCMP's figures" provmns_rows_targets_and_stub_alone
 check "datajobs rows against NCMP's figures and the targets" datajobs_rows_against_ncmp_and_targets
+check "the KPI table against NCMP's limits and expectations" kpi_table_against_ncmp_limits
 check "a missing and a failed scenario are said" missing_and_failed_scenarios_said
 check "scaling rows sorted by size, with the linearity sentence" scaling_rows_sorted_with_linearity
 check "machine and commands" machine_and_commands
