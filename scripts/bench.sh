@@ -3,9 +3,9 @@
 # the raw limit measured in the same run, so that results read as ratios.
 
 NCMP_BENCH_SCENARIOS=(ingest registration module-sync search avc data provmns cps data-sync datajobs)
-# Not single scenarios: a series of registration runs, and every scenario
-# above in one report JSON.
-NCMP_BENCH_SERIES=(registration-scale all)
+# Not single scenarios: a series of registration runs, the whole system at
+# two sizes, and every scenario above in one report JSON.
+NCMP_BENCH_SERIES=(registration-scale scale all)
 # Single scenarios kept out of `all`: avc-apply is the AVC phase of the
 # coming `bench data-sync`, run alone until that joins it; overload drives
 # the machine past what it can serve for minutes; kpi is NCMP's whole KPI
@@ -1259,7 +1259,7 @@ CLIENTS
     done
 }
 
-# bench_kpi [--handles N] [--minutes M] [--stub-busy-s S] [--json FILE] [--plot PNG]:
+# bench_kpi [--handles N] [--minutes M] [--stub-busy-s S] [--note TEXT] [--json FILE] [--plot PNG]:
 # NCMP's KPI suite, side by side (WORKLOAD.md §1.3-1.8): register N
 # handles (50,000) over REST in requests of 2,000 and time it as NCMP's
 # setup does (an id-search for READY handles every 5 s until it holds
@@ -1274,9 +1274,11 @@ CLIENTS
 # overhead = time less the stub's delay; a search answer counts only if
 # it holds every handle) and printed beside NCMP's limit and its current
 # expectation, with pass or fail; failed_request_ratio is over every
-# HTTP request of the run. The load clients' CPU time is reported.
+# HTTP request of the run. The load clients' CPU time and the machine's
+# load average (start, end) are reported; --note says what else ran.
 bench_kpi() {
-    local json="" plot="" port=${NCMP_BENCH_HTTP_PORT:-28887} minutes=15 busy=180 dmi pid sampler
+    local json="" plot="" port=${NCMP_BENCH_HTTP_PORT:-28887} minutes=15 busy=180 dmi pid sampler note=""
+    local load0 load1
     local t0 t1 line polls=0 reg dereg secs j e0 e1 published forwarded wait_end
     _ol_handles=50000
     while [ $# -gt 0 ]; do
@@ -1284,9 +1286,10 @@ bench_kpi() {
         --handles) _ol_handles=$2; shift 2 ;;
         --minutes) minutes=$2; shift 2 ;;
         --stub-busy-s) busy=$2; shift 2 ;;
+        --note) note=$2; shift 2 ;;
         --json) json=$2; shift 2 ;;
         --plot) plot=$2; shift 2 ;;
-        *) die "bench kpi: unknown option '$1' (options: --handles N, --minutes M, --stub-busy-s S, --json FILE, --plot PNG)" ;;
+        *) die "bench kpi: unknown option '$1' (options: --handles N, --minutes M, --stub-busy-s S, --note TEXT, --json FILE, --plot PNG)" ;;
         esac
     done
     [[ "$_ol_handles" =~ ^[1-9][0-9]*$ && "$busy" =~ ^[0-9]+$ && "$minutes" =~ ^[0-9]*\.?[0-9]+$ ]] ||
@@ -1337,7 +1340,9 @@ bench_kpi() {
     sampler=$!
     e0=$("$NCMP_BIN/tests/bench/ncmp-bench-raw" end -b "$(kafka_bootstrap)" -t cm-events | awk '{ print $2 }')
     info "kpi: NCMP's kpi profile, every scenario at once, for $secs s"
+    load0=$(awk '{ print $1 }' /proc/loadavg)
     _ol_clients kpi 1 "$secs" "$(_kpi_list)"
+    load1=$(awk '{ print $1 }' /proc/loadavg)
     # KPI 12, as NCMP's check after k6: the forwarded count against the
     # published one, waiting up to 60 s for it
     published=$(jq -s 'map(.published) | add' "$_ol_dir/avc.json")
@@ -1359,8 +1364,10 @@ bench_kpi() {
         "$(awk '{ print $2 }' <<<"$dereg")" "$(awk '{ print $4 }' <<<"$dereg")" \
         "$(awk '{ print $6 }' <<<"$dereg")" >"$_ol_dir/deregistration.json"
 
-    j=$(_kpi_json "$minutes" "$published" "$forwarded" "$pid") && [ -n "$j" ] ||
-        die "bench kpi: cannot read the clients' reports (in $_ol_dir)"
+    j=$(_kpi_json "$minutes" "$published" "$forwarded" "$pid" |
+        jq --arg note "$note" --argjson l0 "$load0" --argjson l1 "$load1" \
+            '. + {loadavg_start: $l0, loadavg_end: $l1} + (if $note == "" then {} else {note: $note} end)') &&
+        [ -n "$j" ] || die "bench kpi: cannot read the clients' reports (in $_ol_dir)"
     _kpi_table "$j"
     [ -n "$plot" ] && _kpi_plot "$j" "$plot"
     if [ -n "$json" ]; then
@@ -1456,6 +1463,7 @@ _kpi_table() {
         awk -F'\t' '{ printf "%-4s %-38s %-24s %10s %12s %12s %5s\n", $1, $2, $3, $4, $5, $6, $7 }'
     jq -r '"\n\(.http_requests) HTTP requests, \(.http_failed) failed (ratio \(.failed_request_ratio)); registration: \(.registration.requests) requests answered in \(.registration.accept_seconds) s, all READY after \(.registration.seconds) s (\(.registration.polls) polls)",
         "AVC: \(.avc.published) published, \(.avc.forwarded) forwarded; load clients used \(.client_cpu_s) s of CPU; ncmpd RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB",
+        "machine load average \(.loadavg_start // "-") at the start, \(.loadavg_end // "-") at the end\(if .note then "; " + .note else "" end)",
         "passed: \(.passed)"' <<<"$1"
 }
 
@@ -1488,6 +1496,167 @@ unset multiplot
 GNUPLOT
     rm -rf "$d"
     info "bench kpi: plot written to $2"
+}
+
+# --- scale ---------------------------------------------------------------------
+
+# _scale_wait SQL SECONDS: poll SQL (true or false) every 0.2 s until true;
+# fails after SECONDS.
+_scale_wait() {
+    local t0
+    t0=$(_now)
+    until [ "$(pg_psql -Atc "$1")" = t ]; do
+        awk -v a="$t0" -v b="$(_now)" -v s="$2" 'BEGIN { exit !(b - a > s) }' && return 1
+        sleep 0.2
+    done
+}
+
+# _scale_measure N: one size on fresh services, as JSON on stdout (the
+# progress on stderr): the raw COPY of the same rows; registration through
+# Kafka until every handle is stored, and on until every one is READY
+# (module sync, against the stub with small module delays); the ten
+# searches (one request after the other for 5 s, their average) beside
+# PostgreSQL returning the ids; pass-through reads at NCMP's rate;
+# ncmpd's RSS per process (the pipeline roles in one, rest in another),
+# the rest process's start-up with its handle map, the database's size;
+# then the deregistration until no handle is left.
+_scale_measure() {
+    local n=$1 port=$2 raw data gen url="http://127.0.0.1:$port" dmi bs copy t0 t1 t2
+    local k f line searches=() pt rss_pipe rss_rest start loaded db_mb pg_ids ts deadline
+    deadline=$((n / 20 + 600)) # seconds any one step may take
+    services_up >&2
+    raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" data="$NCMP_BIN/tests/bench/ncmp-bench-data"
+    gen="$NCMP_BIN/producers/ncmp-loadgen" bs=$(kafka_bootstrap)
+    info "scale $n: raw limit, COPY of the same rows" >&2
+    copy=$("$raw" copy-handles -d "$(pg_url)" -n "$n" | awk '{ print $4 }') || die "raw COPY failed"
+    _data_stub 300 670 >&2
+    dmi="http://127.0.0.1:$NCMP_DMISTUB_PORT"
+    ncmpd_start --roles=ingest,registration,module-sync,trust,lcm-relay,avc-forward,async-forward >&2
+    ncmpd_wait_assigned registration
+    NCMPD_NAME=ncmpd-rest ncmpd_start --roles=rest --http.host=127.0.0.1 --http.port="$port" >&2
+
+    info "scale $n: registration until stored, then until READY" >&2
+    t0=$(_now)
+    "$gen" register -b "$bs" --handles "$n" --dmi "$dmi" -q || die "publishing the registrations failed"
+    _scale_wait "SELECT count(*) = $n FROM cm_handle" "$deadline" || die "handles not stored in time"
+    t1=$(_now)
+    _scale_wait "SELECT count(*) FILTER (WHERE state = 'READY') = $n AND NOT EXISTS (SELECT 1 FROM lcm_outbox) FROM cm_handle" \
+        "$deadline" || die "handles not READY in time"
+    t2=$(_now)
+    sleep 2 # the last events reach the rest process's map
+    pg_psql -qc "VACUUM ANALYZE" >/dev/null
+
+    info "scale $n: the ten searches" >&2
+    for k in id full; do
+        for f in none module property cpspath trust; do
+            line=$("$data" search --url "$url" --kind "$k" --filter "$f" --handles "$n" \
+                --concurrency 1 --seconds 5 --timeout-s 600) || die "search $k $f failed: $line"
+            searches+=("$(awk -v k="$k" -v f="$f" '{ printf "{\"kind\": \"%s\", \"filter\": \"%s\", \"ok\": %s, \"avg_ms\": %s}", k, f, $4, $8 }' <<<"$line")")
+        done
+    done
+    ts=$(_now)
+    pg_psql -qc "COPY (SELECT alternate_id FROM cm_handle) TO STDOUT" >/dev/null
+    pg_ids=$(awk -v a="$ts" -v b="$(_now)" 'BEGIN { printf "%.1f", (b - a) * 1000 }')
+
+    info "scale $n: pass-through reads at 13/s" >&2
+    line=$("$data" pt --url "$url" --method GET --handles "$n" --rate 13 --seconds 20 --delay-ms 300) ||
+        die "pass-through failed: $line"
+    _pt_fields "$line"
+    pt=$(printf '{"ok": %s, "avg_overhead_ms": %s, "p99_overhead_ms": %s}' "$_pt_ok" "$_pt_avg" "$_pt_p99")
+
+    rss_pipe=$(_mb "$(_vm_kb "$(cat "$NCMP_INSTANCE_DIR/ncmpd.pid")" VmRSS)")
+    rss_rest=$(_mb "$(_vm_kb "$(cat "$NCMP_INSTANCE_DIR/ncmpd-rest.pid")" VmRSS)")
+    db_mb=$(pg_psql -Atc "SELECT round(pg_database_size(current_database()) / 1048576.0, 1)")
+    info "scale $n: the rest process started again (its handle map loaded)" >&2
+    stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd-rest.pid" ncmpd 40
+    mv "$NCMP_INSTANCE_DIR/ncmpd-rest.log" "$NCMP_INSTANCE_DIR/ncmpd-rest.log.1" # a fresh log to wait on
+    ts=$(_now)
+    NCMPD_NAME=ncmpd-rest ncmpd_start --roles=rest --http.host=127.0.0.1 --http.port="$port" >&2
+    start=$(_secs "$ts" "$(_now)")
+    loaded=$(grep -o '[0-9]* handles loaded in [0-9]* ms' "$NCMP_INSTANCE_DIR/ncmpd-rest.log" | tail -n 1 |
+        awk '{ print $5 }')
+
+    info "scale $n: deregistration until no handle is left" >&2
+    ts=$(_now)
+    "$gen" deregister -b "$bs" --handles "$n" --dmi "$dmi" -q || die "publishing the deregistrations failed"
+    _scale_wait "SELECT NOT EXISTS (SELECT 1 FROM cm_handle)" "$deadline" || die "handles left in time"
+    jq -n --argjson n "$n" --argjson copy "$copy" --argjson reg "$(_secs "$t0" "$t1")" \
+        --argjson ready "$(_secs "$t0" "$t2")" --argjson dereg "$(_secs "$ts" "$(_now)")" \
+        --argjson searches "[$(IFS=,; printf '%s' "${searches[*]}")]" --argjson pg_ids "$pg_ids" \
+        --argjson pt "$pt" --argjson rss_pipe "$rss_pipe" --argjson rss_rest "$rss_rest" \
+        --argjson start "$start" --argjson loaded "${loaded:-null}" --argjson db "$db_mb" \
+        '{handles: $n, copy_rows_per_s: $copy, registration_seconds: $reg,
+          registration_handles_per_s: ($n / $reg | round), registration_vs_copy: (($n / $reg) / $copy * 100 | round / 100),
+          ready_seconds: $ready, deregistration_seconds: $dereg,
+          deregistration_handles_per_s: ($n / $dereg | round),
+          searches: $searches, pg_ids_ms: $pg_ids, pass_through: $pt,
+          rss_mb: {pipeline: $rss_pipe, rest: $rss_rest},
+          rest_kb_per_handle: ($rss_rest * 1024 / $n * 100 | round / 100),
+          rest_start_seconds: $start, rest_map_load_ms: $loaded, database_mb: $db}'
+    services_down >&2
+}
+
+# bench_scale [--handles N] [--base B] [--json FILE]: the system at N
+# handles (1,000,000) beside B (50,000), each size on fresh services:
+# registration (stored, then READY after module sync) with the raw COPY
+# of the same rows, the ten searches with PostgreSQL returning the ids,
+# pass-through reads at 13/s, the RSS of the pipeline and rest processes,
+# the rest process's start-up (its handle map loaded), the database's size,
+# the deregistration. Judged: no per-handle cost at N above 1.2 times its
+# cost at B, and the rest process up within 10 s.
+bench_scale() {
+    local handles=1000000 base=50000 json="" port=${NCMP_BENCH_HTTP_PORT:-28888} a b j
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --base) base=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench scale: unknown option '$1' (options: --handles N, --base B, --json FILE)" ;;
+        esac
+    done
+    [[ "$handles" =~ ^[1-9][0-9]*$ && "$base" =~ ^[1-9][0-9]*$ ]] ||
+        die "bench scale: --handles and --base want positive integers"
+    port_in_use "$port" && die "bench scale: $(port_taken "$port") (NCMP_BENCH_HTTP_PORT)"
+    NCMP_DMISTUB_PORT=${NCMP_BENCH_DMISTUB_PORT:-28995}
+    export NCMP_DMISTUB_PORT
+    deps_ensure report
+    a=$(_scale_measure "$base" "$port") || exit 1
+    bench_fresh
+    b=$(_scale_measure "$handles" "$port") || exit 1
+    j=$(jq -n --argjson a "$a" --argjson b "$b" --argjson cores "$(nproc)" '
+        def per($k): ($b[$k] / $b.handles) / ($a[$k] / $a.handles) * 100 | round / 100;
+        ([range(0; $a.searches | length) as $i |
+          {kind: $a.searches[$i].kind, filter: $a.searches[$i].filter,
+           per_handle: (($b.searches[$i].avg_ms / $b.handles) / ($a.searches[$i].avg_ms / $a.handles) * 100 | round / 100)}]) as $s |
+        {scenario: "scale", cores: $cores, base: $a, large: $b,
+         per_handle_cost: {registration: per("registration_seconds"), ready: per("ready_seconds"),
+                           deregistration: per("deregistration_seconds"), searches: $s,
+                           rest_rss: (($b.rss_mb.rest / $b.handles) / ($a.rss_mb.rest / $a.handles) * 100 | round / 100)},
+         passed: (([per("registration_seconds"), per("ready_seconds"), per("deregistration_seconds")] + [$s[].per_handle]
+                   | all(. <= 1.2)) and $b.rest_start_seconds <= 10)}')
+    printf '\n%-44s %14s %14s %10s\n' "" "$base handles" "$handles handles" "per handle"
+    jq -r '. as $r | def row($l; $k; $p): [$l, ($r.base[$k] | tostring), ($r.large[$k] | tostring), ($p | tostring)];
+        row("registration, s (stored)"; "registration_seconds"; .per_handle_cost.registration),
+        row("registration and module sync, s (READY)"; "ready_seconds"; .per_handle_cost.ready),
+        row("deregistration, s"; "deregistration_seconds"; .per_handle_cost.deregistration),
+        row("raw COPY, rows/s"; "copy_rows_per_s"; "-"),
+        row("registration vs COPY"; "registration_vs_copy"; "-"),
+        (range(0; .base.searches | length) as $i |
+            ["\(.base.searches[$i].kind)-search \(.base.searches[$i].filter), ms", (.base.searches[$i].avg_ms | tostring),
+             (.large.searches[$i].avg_ms | tostring), (.per_handle_cost.searches[$i].per_handle | tostring)]),
+        row("PostgreSQL returning the ids, ms"; "pg_ids_ms"; "-"),
+        ["pass-through read overhead, ms (avg)", (.base.pass_through.avg_overhead_ms | tostring), (.large.pass_through.avg_overhead_ms | tostring), "-"],
+        ["RSS rest process, MB", (.base.rss_mb.rest | tostring), (.large.rss_mb.rest | tostring), (.per_handle_cost.rest_rss | tostring)],
+        ["RSS pipeline process, MB", (.base.rss_mb.pipeline | tostring), (.large.rss_mb.pipeline | tostring), "-"],
+        row("rest process start-up, s"; "rest_start_seconds"; "-"),
+        row("database, MB"; "database_mb"; "-") | @tsv' <<<"$j" |
+        awk -F'\t' '{ printf "%-44s %14s %14s %10s\n", $1, $2, $3, $4 }'
+    jq -r '"per-handle cost: the large size'"'"'s cost per handle over the base'"'"'s (target <= 1.2); passed: \(.passed)"' <<<"$j"
+    if [ -n "$json" ]; then
+        printf '%s\n' "$j" >"$json"
+        info "wrote $json"
+    fi
+    [ "$(jq -r .passed <<<"$j")" = true ] || die "bench scale: not passed (see the table)"
 }
 
 # bench_data_sync [--handles N] [--json FILE]: NCMP's data sync. N

@@ -210,6 +210,46 @@ _chaos_batch_reads() {
     done
 }
 
+# _chaos_data_load SECONDS: NCMP's data-access scenarios at its KPI rates
+# on the handles that stay (ch-90000001..20), open loop, for SECONDS:
+# pass-through reads (13/s) through ncmpd-a, writes (5.2/s) through
+# ncmpd-b, ProvMnS reads (40/s) through ncmpd-b and patches (1/s) through
+# ncmpd-a; each client's report (answers by kind, overheads, a timeline by
+# the second) in data-NAME.json. Not judged while faults hit: what a fault
+# costs them is the figure.
+_chaos_data_load() {
+    local name rate mode args pids=() p
+    while read -r name rate mode args; do
+        # shellcheck disable=SC2086
+        "$NCMP_BIN/tests/bench/ncmp-bench-data" $mode --rate "$rate" --seconds "$1" \
+            --first 90000001 --handles 20 --timeout-s 10 $args \
+            --report "$_chaos_dir/data-$name.json" >/dev/null 2>>"$_chaos_dir/data.err" </dev/null &
+        pids+=($!)
+    done <<CLIENTS
+pt_read 13 pt --url http://127.0.0.1:$_chaos_http --method GET --delay-ms 300
+pt_write 5.2 pt --url http://127.0.0.1:$((_chaos_http + 1)) --method POST --delay-ms 670
+provmns_read 40 provmns --url http://127.0.0.1:$((_chaos_http + 1)) --method GET --delay-ms 300
+provmns_write 1 provmns --url http://127.0.0.1:$_chaos_http --method PATCH --delay-ms 670
+CLIENTS
+    trap 'kill "${pids[@]}" 2>/dev/null' TERM # the run ends early: so do they
+    for p in "${pids[@]}"; do
+        wait "$p"
+    done
+}
+
+# _chaos_data_after: after the settle, a pass-through read of a handle that
+# stays answers 200 through each process: the data path came back by
+# itself.
+_chaos_data_after() {
+    local port alt
+    alt='%2FSubNetwork%3DEurope%2FSubNetwork%3DIreland%2FMeContext%3DMyRadioNode90000001'
+    alt+='%2FManagedElement%3DMyManagedElement90000001'
+    for port in "$_chaos_http" $((_chaos_http + 1)); do
+        [ "$(curl -s -o /dev/null -m 10 -w '%{http_code}' "http://127.0.0.1:$port/ncmp/v1/ch/$alt/data/ds/ncmp-datastore:passthrough-operational?resourceIdentifier=ManagedElement%3D1")" = 200 ] ||
+            return 1
+    done
+}
+
 # _chaos_forwarded: the avc-forward and async-forward roles have committed
 # everything on their inputs (each commits after the broker took the
 # forwarded copies).
@@ -280,7 +320,7 @@ _chaos_end() {
 # ./run chaos [--minutes N] [--seed S] [--json FILE]
 chaos_main() {
     local json="" plot="" seed="" wait_s=240 i expected figures healthy=1 n code port sample_pid churn_pid
-    local avc_pid batch_pid
+    local avc_pid batch_pid data_pid data_after=0
     _chaos_minutes=10 _chaos_block=200 _chaos_batch=100 _chaos_avc_n=100
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -295,8 +335,9 @@ Usage: ./run chaos [--minutes N] [--seed S] [--json FILE] [--plot PNG] [--block 
 
 Two ncmpd processes, the DMI stub, PostgreSQL and Kafka on loopback under
 registration churn from two DMI plugins (blocks of N handles, default 200,
-registered and removed), AVC events (50/s) and batch reads (one per 2 s)
-whose results are forwarded, for N minutes (default 10), while one fault at
+registered and removed), AVC events (50/s), batch reads (one per 2 s)
+whose results are forwarded, and pass-through and ProvMnS reads and writes
+at NCMP's KPI rates, for N minutes (default 10), while one fault at
 a time, drawn from seed S (default: the time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
 stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage,
 the outbox relay held back. Then the load stops, everything is healed, and
@@ -338,8 +379,15 @@ USAGE
         >>"$NCMP_INSTANCE_DIR/setup.log" 2>&1 || die "chaos: cannot create the batch-read topic"
     _chaos_ncmpd a
     _chaos_ncmpd b
-    # the handles the batch reads ask for: registered once, never removed
+    # the handles the batch reads and the data load ask for: registered
+    # once, never removed, READY before the load starts
     _chaos_publish register "$_chaos_dmi_a" 90000001 20
+    for ((i = 0; i < 600; i++)); do
+        [ "$(pg_psql -Atc "SELECT count(*) FROM cm_handle WHERE state = 'READY' AND id IN (SELECT 'ch-' || g FROM generate_series(90000001, 90000020) g)")" = 20 ] &&
+            break
+        sleep 0.1
+    done
+    [ "$i" -lt 600 ] || die "chaos: the 20 handles of the data load are not READY after 60 s"
     _chaos_t0=$(_chaos_now)
     _chaos_sample &
     sample_pid=$!
@@ -349,6 +397,8 @@ USAGE
     avc_pid=$!
     _chaos_batch_reads &
     batch_pid=$!
+    _chaos_data_load $((_chaos_minutes * 60)) &
+    data_pid=$!
     # one fault at a time, 5-20 s apart
     while [ $(($(_chaos_now) - _chaos_t0)) -lt $((_chaos_minutes * 60)) ]; do
         sleep $((5 + RANDOM % 16))
@@ -359,7 +409,7 @@ USAGE
     _chaos_revive
     info "chaos: stopping the churn, then settling (at most ${wait_s}s)"
     touch "$_chaos_dir/stop-churn"
-    wait "$churn_pid" "$avc_pid" "$batch_pid"
+    wait "$churn_pid" "$avc_pid" "$batch_pid" "$data_pid"
     sleep 2 # the stub's answers to the last batch reads (300 ms)
     expected=$(_chaos_expected | tee "$_chaos_dir/expected.txt" | wc -l)
     for ((i = 0; i < wait_s; i++)); do
@@ -367,6 +417,7 @@ USAGE
         sleep 1
     done
     info "chaos: settled after ${i}s; checking"
+    _chaos_data_after && data_after=1
     touch "$_chaos_dir/stop-sample"
     wait "$sample_pid"
     for n in a b; do
@@ -386,7 +437,7 @@ USAGE
     printf '%s\n' "$figures" >"$_chaos_dir/figures.json"
     info "chaos: the checker's figures are in $_chaos_dir/figures.json"
     [ -n "$plot" ] && _chaos_plot "$plot"
-    _chaos_report "$seed" "$healthy" "$i" "$json"
+    _chaos_report "$seed" "$healthy" "$i" "$json" "$data_after"
 }
 
 # _chaos_plot PNG: RSS of both processes and an id-search's time over the
@@ -397,12 +448,16 @@ _chaos_plot() {
     awk '$2 == "a" { print $1, $3 / 1024 }' "$d/samples.txt" >"$d/rss-a.dat"
     awk '$2 == "b" { print $1, $3 / 1024 }' "$d/samples.txt" >"$d/rss-b.dat"
     awk '{ print $1, $2 * 1000 }' "$d/latency.txt" >"$d/latency.dat"
+    # the data clients' answers per second, all clients together
+    jq -rs '[.[].timeline[]] | group_by(.t)[] |
+        [.[0].t, (map(.ok) | add), (map(.shed + .failed + .timeouts + .errors) | add)] | @tsv' \
+        "$d"/data-*.json >"$d/data.dat" 2>/dev/null || : >"$d/data.dat"
     marks=$(jq -r '"set arrow from \(.t), graph 0 to \(.t), graph 1 nohead lc rgb \"#bbbbbb\"\n" +
         "set label \"\(.fault)\" at \(.t), graph 0.98 rotate by 90 right font \",8\""' "$d/faults.jsonl")
     gnuplot <<GNUPLOT || die "chaos: gnuplot failed"
-set terminal pngcairo size 1100,700 noenhanced font ",10"
+set terminal pngcairo size 1100,1000 noenhanced font ",10"
 set output "$1"
-set multiplot layout 2,1
+set multiplot layout 3,1
 set grid
 set xlabel "seconds into the run"
 $marks
@@ -413,12 +468,34 @@ set ylabel "ms"
 set logscale y
 set title "id-search (all handles) through ncmpd-a, every 5 s"
 plot "$d/latency.dat" with linespoints pt 7 ps 0.4 title "id-search"
+unset logscale y
+set ylabel "answers/s"
+set title "pass-through and ProvMnS reads and writes (59 requests/s): answers per second"
+plot "$d/data.dat" using 1:2 with lines lw 1 title "ok", "" using 1:3 with lines lw 1 title "not ok (refused, failed, timed out, no connection)"
 unset multiplot
 GNUPLOT
     info "chaos: plot written to $1"
 }
 
-# _chaos_report SEED HEALTHY SETTLE_S JSON: the checker's figures (kept in
+# _chaos_data_json: the data clients' reports as one object: per client
+# its totals and, per minute, the answers ok and not ok and the average
+# overhead of the ok ones.
+_chaos_data_json() {
+    local f n out='{}'
+    for f in "$_chaos_dir"/data-*.json; do
+        [ -s "$f" ] || continue
+        n=$(basename "$f" .json)
+        out=$(jq --arg n "${n#data-}" --slurpfile r "$f" '.[$n] = ($r[0] | del(.timeline) +
+            {per_minute: [.timeline | group_by(.t / 60 | floor)[] |
+                {minute: (.[0].t / 60 | floor), ok: (map(.ok) | add),
+                 not_ok: (map(.shed + .failed + .timeouts + .errors) | add),
+                 avg_ms: (if (map(.ok) | add) > 0 then ((map(.sum_ms) | add) / (map(.ok) | add) * 1000 | round / 1000) else null end)}]})' \
+            <<<"$out") || return 1
+    done
+    printf '%s\n' "$out"
+}
+
+# _chaos_report SEED HEALTHY SETTLE_S JSON DATA_AFTER: the checker's figures (kept in
 # $_chaos_dir/figures.json by chaos_main) with the faults and samples,
 # judged; printed as a table, written as JSON.
 _chaos_report() {
@@ -434,6 +511,7 @@ _chaos_report() {
         --slurpfile faults "$d/faults.jsonl" --slurpfile exits "$d/exits.jsonl" \
         --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
         --argjson batch_ok "$(cat "$d/batch.log" 2>/dev/null | grep -c ' 200$')" \
+        --argjson data_after "${5:-0}" --argjson data "$(_chaos_data_json)" \
         --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
         $fs[0] as $f | $ss[0] as $samples | $ls[0] as $latency |
         ($samples | map(select(.process == "a"))) as $a |
@@ -441,6 +519,7 @@ _chaos_report() {
               exits: $exits, process_exits: ($exits | length),
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
               batch_requests_accepted: $batch_ok,
+              data_load: $data, data_path_after_settle: ($data_after == 1),
               rss_mb_first: (($a | first | .rss_kb // 0) / 1024 | floor),
               rss_mb_last: (($a | last | .rss_kb // 0) / 1024 | floor),
               fds_first: ($a | first | .fds // 0), fds_last: ($a | last | .fds // 0),
@@ -450,7 +529,7 @@ _chaos_report() {
                    and .events_missing == 0 and .events_duplicated == 0 and .events_out_of_order == 0
                    and .outcomes_missing == 0 and .stuck == 0 and .outbox_left == 0
                    and .avc_missing == 0 and .avc_unknown == 0 and .batch_missing == 0
-                   and .both_healthy)')
+                   and .data_path_after_settle and .both_healthy)')
     [ -n "$4" ] && printf '%s\n' "$out" >"$4"
     printf '%s\n' "$out" | jq -r '
         "faults: \(.faults | length) (\(.faults | map(.fault) | group_by(.) | map("\(.[0]) \(length)") | join(", ")))",
@@ -464,6 +543,8 @@ _chaos_report() {
         "outcomes               \(.outcomes_received) of \(.outcomes_expected) requests (missing \(.outcomes_missing), duplicated \(.outcomes_duplicated): at least once)",
         "AVC events forwarded   \(.avc_delivered) of \(.avc_published) (missing \(.avc_missing), duplicated \(.avc_duplicated): at least once, unknown \(.avc_unknown))",
         "batch-read results     \(.batch_delivered) on the client topic for \(.batch_requests_accepted) requests, of them from DMI \(.batch_published) (missing \(.batch_missing), duplicated \(.batch_duplicated): at least once; ncmpd'"'"'s own \(.batch_unknown))",
+        "data load              \(.data_load | to_entries | map("\(.key) \(.value.ok) ok of \(.value.sent)") | join(", ")) (answers lost to faults counted, not judged)",
+        "data path after settle \(.data_path_after_settle) (a pass-through read through each process)",
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",

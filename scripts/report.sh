@@ -402,10 +402,13 @@ _report_kpi() {
     fi
     jq -r "$REPORT_JQ_DEFS"'
         def v: if .ncmpd == null then "n/a" elif .unit == "ratio" then (.ncmpd * 10000 | round / 10000 | tostring)
-               elif .unit == "ms" then (.ncmpd | ms) else (.ncmpd * 10 | round / 10 | tostring) end;
+               elif .unit == "ms" then (.ncmpd | ms) elif (.unit | endswith("/s")) then (.ncmpd | n)
+               else (.ncmpd * 10 | round / 10 | tostring) end;
         def num: if . < 1 then tostring else n end;
         def lim: (if .id == "0" or (.unit == "ms") then "≤ " else "≥ " end) + (.ncmp_limit | num);
         "\(.handles | n) handles, \(.minutes | n) minutes of NCMP'"'"'s kpi profile, \(.cores) cores; \(.http_requests | n) HTTP requests, \(.http_failed | n) failed; the load clients used \(.client_cpu_s | d1) s of CPU; ncmpd'"'"'s RSS \(.rss_mb_first | d1) → at most \(.rss_mb_max | d1) MB.\n",
+        (if .note then "_\(.note)_\n" else empty end),
+        (if .loadavg_start then "The machine'"'"'s load average: \(.loadavg_start) at the start of the scenarios, \(.loadavg_end) at their end (\(.cores) cores).\n" else empty end),
         "| # | KPI | unit | NCMP limit | NCMP expectation | ncmpd | passed |",
         "|---|---|---|---|---|---|---|",
         (.kpis[] | "| \(.id) | \(.name | cell) | \(.unit) | \(lim) | \(.ncmp_expectation | num) | \(if .missing then "missing" else v end) | \(if .pass then "yes" else "**no**" end) |"),

@@ -65,6 +65,8 @@
  * Every mode also takes:
  *   --timeout-s T   a request without an answer after T s counts as a
  *                   timeout (60 s; data jobs 600 s)
+ *   --first K       pt and provmns: the handles are the reference
+ *                   workload's K..K+N-1 (1)
  *   --start-ms MS   with --rate: the first request leaves MS after the
  *                   start (k6's startTime), the run still ends S s after it
  *   --report FILE   write the run as JSON (for `./run bench overload`):
@@ -211,6 +213,7 @@ typedef struct opts {
     mode mode;
     const char *url, *method, *bootstrap, *topic, *kind, *report;
     long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s, start_ms;
+    long first;  /* pt, provmns: the handles are ch-first.. (1) */
     int filter;  /* search: index in search_bodies, -1: all in turn */
     long expect; /* search: entries an ok answer holds (0: handles) */
     double rate;
@@ -346,7 +349,7 @@ static void start_one(load *l)
     char url[1024];
     const opts *o = l->o;
     int write = strcmp(o->method, "GET") != 0;
-    long id = pick(o->handles);
+    long id = o->first - 1 + pick(o->handles);
 
     switch (o->mode) {
     case MODE_DATAJOB: {
@@ -759,6 +762,7 @@ static int parse(int argc, char **argv, opts *o)
                 .seconds = 10,
                 .ops = 100,
                 .variants = 1,
+                .first = 1,
                 .filter = -1};
     if (argc < 2)
         return -1;
@@ -800,6 +804,8 @@ static int parse(int argc, char **argv, opts *o)
             o->kind = v;
         else if (strcmp(k, "--report") == 0)
             o->report = v;
+        else if (strcmp(k, "--first") == 0)
+            o->first = atol(v);
         else if (strcmp(k, "--start-ms") == 0)
             o->start_ms = atol(v);
         else if (strcmp(k, "--expect") == 0)
@@ -826,7 +832,7 @@ static int parse(int argc, char **argv, opts *o)
     if (o->mode == MODE_SEARCH &&
         (!o->kind || (strcmp(o->kind, "id") != 0 && strcmp(o->kind, "full") != 0)))
         return -1;
-    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < 0)
+    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < 0 || o->first < 1)
         return -1;
     return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }

@@ -152,7 +152,7 @@ plots_appear() {
 kpi_table_against_ncmp_limits() {
     local f="$scratch/full/performance.md"
     has "$f" "| 0 | HTTP request failures, all tests | ratio | ≤ 0.01 | 0 | 0 | yes |" &&
-        has "$f" "| 1 | Registration | CM-handles/s | ≥ 22 | 70 | 100.7 | yes |" &&
+        has "$f" "| 1 | Registration | CM-handles/s | ≥ 22 | 70 | 101 | yes |" &&
         has "$f" "| 3a | ID search, no filter | ms | ≤ 2,600 | 700 | 34.6 | yes |" &&
         has "$f" "| 4b | search, module | ms | ≤ 24,000 | 15,000 | 25,000 | **no** |" &&
         has "$f" "| 7 | legacy batch read | events per 2-s consume | ≥ 150 | 200 | 200 | yes |" &&
