@@ -1246,6 +1246,48 @@ Test(rest, registration_goes_through_the_pipeline, .timeout = 240)
     case_fini(c);
 }
 
+/* ncmp-loadgen --rest (NCMP's k6 setup and teardown, which `./run bench
+ * kpi` times): each request POSTed in turn, the summary line says how
+ * many were ok, and a refused request makes it fail. */
+static int loadgen_rest(rest_case *c, const char *verb, const char *out)
+{
+    char url[64];
+    const char *argv[] = {NCMP_LOADGEN_PATH, verb,  "--rest",  url,      "--handles", "250",
+                          "--batch",         "100", "--first", "700001", "--dmi",     DMI_A,
+                          "--quiet",         NULL};
+    pid_t pid;
+    int status;
+
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", c->port);
+    pid = it_spawn(NCMP_LOADGEN_PATH, out, argv);
+    status = it_wait_exit(pid, 60000);
+    cr_assert(status != -1 && WIFEXITED(status), "ncmp-loadgen %s did not end; log %s", verb, out);
+    return WEXITSTATUS(status);
+}
+
+Test(rest, loadgen_registers_and_removes_through_the_rest_door, .timeout = 240)
+{
+    rest_case *c = case_start("rest-loadgen", "registration,lcm-relay,rest", NULL);
+    char out[600];
+
+    snprintf(out, sizeof(out), "%s.loadgen", c->log);
+    cr_assert_eq(loadgen_rest(c, "register", out), 0, "log %s", out);
+    cr_assert(it_file_contains(out, "rest 3 ok 3 handles 250 seconds"), "log %s", out);
+    cr_assert_eq(
+        it_wait_long(c->db, "SELECT count(*) FROM cm_handle WHERE id LIKE $1", "ch-7%", 250, 10000),
+        250);
+    /* the same handles again: NCMP's 500 with the failed handles, not ok */
+    cr_assert_eq(loadgen_rest(c, "register", out), 1, "log %s", out);
+    cr_assert(it_file_contains(out, "rest 3 ok 0 handles 0 seconds"), "log %s", out);
+    cr_assert(it_file_contains(out, "HTTP 500"), "log %s", out);
+    cr_assert_eq(loadgen_rest(c, "deregister", out), 0, "log %s", out);
+    cr_assert(it_file_contains(out, "rest 3 ok 3 handles 250 seconds"), "log %s", out);
+    cr_assert_eq(
+        it_wait_long(c->db, "SELECT count(*) FROM cm_handle WHERE id LIKE $1", "ch-7%", 0, 10000),
+        0);
+    case_fini(c);
+}
+
 /* cmHandleStatus in a registration is accepted and not stored, as in
  * NCMP: the status answered is the handle's state. */
 Test(rest, registration_takes_cm_handle_status_without_storing_it, .timeout = 240)
