@@ -39,6 +39,7 @@ typedef struct ncmp_config {
     /* the service */
     char *roles;
     int shutdown_timeout_s;
+    int memory_trim_interval_s;
     /* logging */
     char *log_level;
     char *log_format;

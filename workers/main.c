@@ -12,6 +12,9 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -21,7 +24,6 @@
 #include "ncmp_db.h"
 #include "ncmp_fault.h"
 #include "ncmp_kafka.h"
-#include "ncmp_kafka_config.h"
 #include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
 #include "ncmp_migrate.h"
@@ -117,6 +119,29 @@ static int cmd_create_topics(const ncmp_config *cfg)
     return 0;
 }
 
+/* The main thread while the roles run: wait for the stop, and every
+ * memory-trim-interval-s give the allocator's free memory back. glibc
+ * keeps what a thread freed in that thread's arena; with a hundred threads
+ * (librdkafka's, the workers', the server's), the batches of a large
+ * registration leave hundreds of MB resident that no one uses (measured:
+ * 1,020 MB after 200,000 handles, 341 MB after a restart with the same
+ * inventory). malloc_trim releases the free pages of every arena. */
+static void idle(const ncmp_config *cfg)
+{
+    long since = 0, every = cfg->memory_trim_interval_s * 1000L;
+
+    while (!ncmp_stopping) {
+        ncmp_sleep_ms(100);
+        since += 100;
+        if (every > 0 && since >= every) {
+            since = 0;
+#ifdef __GLIBC__
+            malloc_trim(0);
+#endif
+        }
+    }
+}
+
 static void *shutdown_watchdog(void *arg)
 {
     const ncmp_config *cfg = arg;
@@ -161,8 +186,7 @@ static int cmd_run(const ncmp_config *cfg)
     }
     log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
-    while (!ncmp_stopping)
-        ncmp_sleep_ms(100);
+    idle(cfg);
     log_info("main", "stopping: finishing the batches in flight");
     pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
     pthread_detach(watchdog);
