@@ -481,25 +481,14 @@ int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, 
                        size_t *n, ncmp_err *err)
 {
     ssize_t got = rd_kafka_consume_batch_queue(c->queue, timeout_ms, msgs, max);
-    size_t kept = 0;
+    size_t kept;
 
     if (got < 0) {
         *n = 0;
         return ncmp_err_set(err, NCMP_ERR_RETRY, "consume failed: %s",
                             rd_kafka_err2str(rd_kafka_last_error()));
     }
-    for (ssize_t i = 0; i < got; i++) {
-        rd_kafka_message_t *m = msgs[i];
-        if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
-                log_warn("kafka", "consumer error on %s [%d]: %s",
-                         m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
-                         rd_kafka_message_errstr(m));
-            rd_kafka_message_destroy(m);
-            continue;
-        }
-        msgs[kept++] = m;
-    }
+    kept = ncmp_kafka_keep_records(msgs, (size_t)got, "kafka");
     if (ncmp_kafka_consumer_failed(c->rk, c->group, err)) {
         /* nothing of this member can be committed any more */
         for (size_t i = 0; i < kept; i++)
@@ -509,6 +498,26 @@ int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, 
     }
     *n = kept;
     return 0;
+}
+
+size_t ncmp_kafka_keep_records(rd_kafka_message_t **msgs, size_t n, const char *who)
+{
+    size_t kept = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        rd_kafka_message_t *m = msgs[i];
+        if (m->err) {
+            /* the fatal one is ncmp_kafka_consumer_failed's to say */
+            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
+                log_warn(who, "consumer error on %s [%d]: %s",
+                         m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
+                         rd_kafka_message_errstr(m));
+            rd_kafka_message_destroy(m);
+            continue;
+        }
+        msgs[kept++] = m;
+    }
+    return kept;
 }
 
 int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
@@ -524,6 +533,29 @@ int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
     ncmp_err_set(err, NCMP_ERR_FATAL, "group %s: member failed for good (%s: %s)", group,
                  rd_kafka_err2name(e), why);
     return 1;
+}
+
+int ncmp_kafka_member_renew(const char *role, int index, const char *group, const ncmp_err *why,
+                            int (*make)(void *arg, ncmp_err *err), int (*stopping)(void *arg),
+                            void *arg)
+{
+    long pause = 1000;
+    ncmp_err err;
+
+    log_error(role, "worker %d: %s; making the member again", index, why->msg);
+    while (!stopping(arg)) {
+        for (long slept = 0; slept < pause && !stopping(arg); slept += 50)
+            ncmp_sleep_ms(50);
+        if (stopping(arg))
+            break;
+        if (make(arg, &err) == 0) {
+            log_info(role, "worker %d: member of %s again", index, group);
+            return 0;
+        }
+        log_warn(role, "worker %d: %s; retrying", index, err.msg);
+        pause = pause * 2 > 30000 ? 30000 : pause * 2;
+    }
+    return -1;
 }
 
 void ncmp_consumer_commit(ncmp_consumer *c, rd_kafka_message_t *const *msgs, size_t n)

@@ -193,6 +193,13 @@ int ncmp_kafka_consumer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, const 
                             const char *instance_id, const char *const *topics, size_t ntopics,
                             const ncmp_kafka_hooks *hooks, ncmp_err *err);
 
+/* Of the n records a group consumer's poll returned, keep those without an
+ * error, in order, at the front of msgs, and return how many. The error
+ * events are destroyed; those that need a person are logged under `who`
+ * (the end of a partition is not; a fatal one is for
+ * ncmp_kafka_consumer_failed, called after the poll). */
+size_t ncmp_kafka_keep_records(rd_kafka_message_t **msgs, size_t n, const char *who);
+
 /* Whether group consumer `rk` (of `group`) failed for good: a fatal error,
  * which for a consumer means its static instance id was fenced (another
  * member joined with it, or the broker already replaced this member after
@@ -203,6 +210,15 @@ int ncmp_kafka_consumer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, const 
  * a new one with the same instance id, which starts from the committed
  * offsets. 0 otherwise. Cheap: call it after every poll. */
 int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err);
+
+/* The renewal after ncmp_kafka_consumer_failed, the failed consumer closed
+ * by its owner: `make` (the owner's constructor, same instance id) after a
+ * pause of 1 s, doubling up to 30 s while it fails, until it made the
+ * member (0) or `stopping` says the owner stops (-1). Logged under `role`
+ * as worker `index` of `group`, with `why`. */
+int ncmp_kafka_member_renew(const char *role, int index, const char *group, const ncmp_err *why,
+                            int (*make)(void *arg, ncmp_err *err), int (*stopping)(void *arg),
+                            void *arg);
 
 /* --- readers ------------------------------------------------------------- */
 

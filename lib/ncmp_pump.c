@@ -492,30 +492,27 @@ static void consumer_close(pump_worker *w)
     rd_kafka_destroy(consumer);
 }
 
+static int worker_make_consumer(void *arg, ncmp_err *err)
+{
+    return consumer_new(arg, err);
+}
+
+static int worker_stopping(void *arg)
+{
+    const pump_worker *w = arg;
+    return pump_stopping(w->p);
+}
+
 /* The member failed for good (fenced: ncmp_kafka_consumer_failed): close
- * it and make a new one with the same instance id after a pause, until
- * one is made or the pump stops. The new one resumes from the committed
- * offsets: what the old one forwarded without committing is forwarded
- * again (forwarding is at least once). */
+ * it and make a new one with the same instance id (ncmp_kafka_member_renew),
+ * until one is made or the pump stops. The new one resumes from the
+ * committed offsets: what the old one forwarded without committing is
+ * forwarded again (forwarding is at least once). */
 static void renew_consumer(pump_worker *w, const ncmp_err *why)
 {
-    long pause = 1000;
-    ncmp_err err;
-
-    log_error(w->p->role->name, "worker %d: %s; making the member again", w->index, why->msg);
     consumer_close(w);
-    while (!pump_stopping(w->p)) {
-        for (long slept = 0; slept < pause && !pump_stopping(w->p); slept += 50)
-            ncmp_sleep_ms(50);
-        if (pump_stopping(w->p))
-            return;
-        if (consumer_new(w, &err) == 0) {
-            log_info(w->p->role->name, "worker %d: member of %s again", w->index, w->p->group);
-            return;
-        }
-        log_warn(w->p->role->name, "worker %d: %s; retrying", w->index, err.msg);
-        pause = pause * 2 > 30000 ? 30000 : pause * 2;
-    }
+    ncmp_kafka_member_renew(w->p->role->name, w->index, w->p->group, why, worker_make_consumer,
+                            worker_stopping, w);
 }
 
 /* Wait for records; drop (and log) the error events among them. */
@@ -523,21 +520,9 @@ static size_t poll_batch(pump_worker *w)
 {
     ssize_t got = rd_kafka_consume_batch_queue(w->queue, w->p->role->batch_wait_ms, w->msgs,
                                                (size_t)w->p->role->batch_size);
-    size_t kept = 0;
+    size_t kept = got > 0 ? ncmp_kafka_keep_records(w->msgs, (size_t)got, w->p->role->name) : 0;
     ncmp_err err;
 
-    for (ssize_t i = 0; i < got; i++) {
-        rd_kafka_message_t *m = w->msgs[i];
-        if (m->err) {
-            if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
-                log_warn(w->p->role->name, "consumer error on %s [%d]: %s",
-                         m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
-                         rd_kafka_message_errstr(m));
-            rd_kafka_message_destroy(m);
-            continue;
-        }
-        w->msgs[kept++] = m;
-    }
     if (ncmp_kafka_consumer_failed(w->consumer, w->p->group, &err)) {
         for (size_t i = 0; i < kept; i++)
             rd_kafka_message_destroy(w->msgs[i]);

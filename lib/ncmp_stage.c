@@ -358,38 +358,47 @@ static int worker_connect(ncmp_stage *st, ncmp_stage_ctx *ctx, ncmp_err *err)
     return ncmp_err_set(err, NCMP_ERR_RETRY, "stopped before the database was reached");
 }
 
+/* What ncmp_kafka_member_renew needs to make a stage worker's member. */
+typedef struct member_maker {
+    stage_worker *w;
+    const char *instance;
+    ncmp_consumer *made;
+} member_maker;
+
+static int member_make(void *arg, ncmp_err *err)
+{
+    member_maker *m = arg;
+    const ncmp_stage *st = m->w->st;
+    ncmp_kafka_opts kopts;
+
+    ncmp_kafka_opts_from_config(&kopts, st->cfg);
+    return ncmp_consumer_new(&m->made, &kopts, st->group, m->instance, st->role->topics,
+                             st->role->ntopics, err);
+}
+
+static int process_stopping(void *arg)
+{
+    (void)arg;
+    return ncmp_stopping != 0;
+}
+
 /* The worker's member of the group, made again after it failed for good
  * (fenced: ncmp_kafka_consumer_failed): closed, then a new one with the
- * same instance id after a pause, until one is made or the process stops.
- * It resumes from the committed offsets; what the old one had applied
- * without committing is skipped by the offsets kept in the database. */
+ * same instance id (ncmp_kafka_member_renew), until one is made or the
+ * process stops (NULL). It resumes from the committed offsets; what the
+ * old one had applied without committing is skipped by the offsets kept
+ * in the database. */
 static ncmp_consumer *renew_consumer(stage_worker *w, ncmp_consumer *old, const char *instance)
 {
-    ncmp_stage *st = w->st;
-    ncmp_kafka_opts kopts;
-    ncmp_consumer *consumer = NULL;
-    ncmp_err err;
-    long pause = 1000;
+    member_maker m = {w, instance, NULL};
 
-    log_error(st->role->name, "worker %d: %s; making the member again", w->index, w->err.msg);
     worker_set_consumer(w, NULL);
     ncmp_consumer_close(old);
-    ncmp_kafka_opts_from_config(&kopts, st->cfg);
-    while (!ncmp_stopping) {
-        for (long slept = 0; slept < pause && !ncmp_stopping; slept += 50)
-            ncmp_sleep_ms(50);
-        if (ncmp_stopping)
-            break;
-        if (ncmp_consumer_new(&consumer, &kopts, st->group, instance, st->role->topics,
-                              st->role->ntopics, &err) == 0) {
-            log_info(st->role->name, "worker %d: member of %s again", w->index, st->group);
-            worker_set_consumer(w, consumer);
-            return consumer;
-        }
-        log_warn(st->role->name, "worker %d: %s; retrying", w->index, err.msg);
-        pause = pause * 2 > 30000 ? 30000 : pause * 2;
-    }
-    return NULL;
+    if (ncmp_kafka_member_renew(w->st->role->name, w->index, w->st->group, &w->err, member_make,
+                                process_stopping, &m) != 0)
+        return NULL;
+    worker_set_consumer(w, m.made);
+    return m.made;
 }
 
 static void *worker_main(void *arg)
