@@ -344,22 +344,35 @@ static int end_offsets(rd_kafka_t *rk, const char *topic, int nparts, long *sum)
     return 0;
 }
 
+/* A reader (named `group`, NULL: none) and the number of partitions of
+ * `topic`; -1 (printed) when either fails. */
+static int topic_reader(const char *brokers, const char *group, const char *topic, rd_kafka_t **rk,
+                        int *nparts)
+{
+    ncmp_kafka_opts kopts = {0};
+    ncmp_err err;
+
+    *rk = NULL;
+    kopts.bootstrap_servers = brokers;
+    if (ncmp_kafka_reader_new(rk, &kopts, "ncmp-bench-raw", group, &err) != 0 ||
+        ncmp_kafka_partition_count(*rk, topic, 60000, nparts, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
+        ncmp_kafka_reader_close(*rk);
+        *rk = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* `end`: print "end <sum of the end offsets>" of `topic`. */
 static int bench_end(const char *brokers, const char *topic)
 {
-    ncmp_kafka_opts kopts = {0};
-    rd_kafka_t *rk = NULL;
-    ncmp_err err;
+    rd_kafka_t *rk;
     long sum = 0;
     int nparts = 0, rc;
 
-    kopts.bootstrap_servers = brokers;
-    if (ncmp_kafka_reader_new(&rk, &kopts, "ncmp-bench-raw", NULL, &err) != 0 ||
-        ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        ncmp_kafka_reader_close(rk);
+    if (topic_reader(brokers, NULL, topic, &rk, &nparts) != 0)
         return 1;
-    }
     rc = end_offsets(rk, topic, nparts, &sum);
     if (rc == 0)
         printf("end %ld\n", sum);
@@ -370,23 +383,16 @@ static int bench_end(const char *brokers, const char *topic)
 static int bench_committed(const char *brokers, const char *group, const char *topic, long n,
                            int wait_s)
 {
-    ncmp_kafka_opts kopts = {0};
     rd_kafka_topic_partition_list_t *parts;
-    rd_kafka_t *rk = NULL;
-    ncmp_err err;
+    rd_kafka_t *rk;
     struct timespec ts;
     long sum = 0, end = 0;
     int nparts = 0, from_end = n <= 0;
     double deadline = now_s() + (wait_s > 0 ? wait_s : 900);
 
     /* a reader named after the group: it can ask for the group's offsets */
-    kopts.bootstrap_servers = brokers;
-    if (ncmp_kafka_reader_new(&rk, &kopts, "ncmp-bench-raw", group, &err) != 0 ||
-        ncmp_kafka_partition_count(rk, topic, 60000, &nparts, &err) != 0) {
-        fprintf(stderr, "ncmp-bench-raw: %s\n", err.msg);
-        ncmp_kafka_reader_close(rk);
+    if (topic_reader(brokers, group, topic, &rk, &nparts) != 0)
         return 1;
-    }
     if (from_end && end_offsets(rk, topic, nparts, &end) != 0) {
         ncmp_kafka_reader_close(rk);
         return 1;
