@@ -203,6 +203,12 @@ const ncmp_option ncmp_options[] = {
      "from its request's arrival: past it, its query is cancelled (PostgreSQL's "
      "statement_timeout) and it is answered 503 with Retry-After, so that a client under load "
      "hears a refusal instead of waiting for its own timeout; 0: no limit."},
+    {"rest.search-index", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(rest_search_index),
+     "Answer CM-handle searches from an in-memory index of the inventory, brought up to date "
+     "with what the database has committed before each search (so a write answered is seen "
+     "by every later search). Searches whose CPS path is more than one comparison of a leaf, and "
+     "every search until the index is loaded, read PostgreSQL. false: every search reads "
+     "PostgreSQL."},
     {"rest.registration-timeout-ms", NCMP_OPT_INT, "30000", NULL, 100, 3600000, 0,
      OFF(rest_registration_timeout_ms),
      "Longest wait for the outcome of a registration sent with POST /ncmpInventory/v1/ch; "

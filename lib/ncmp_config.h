@@ -106,6 +106,7 @@ typedef struct ncmp_config {
     int rest_db_connections;
     int rest_registration_timeout_ms;
     int rest_query_timeout_ms;
+    int rest_search_index;
     /* data access (workers/rest/data.h), in the rest role */
     char *data_request_topic;
     int data_async_enabled;

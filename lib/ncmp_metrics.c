@@ -703,6 +703,24 @@ static void lib_register(void)
                                "(dmi.max-in-flight-per-plugin bounds each plugin's share).",
                                NULL);
     }
+    {
+        static const char *const path[] = {"path", NULL};
+        lib.searches = ncmp_metrics_counter(
+            "ncmp_searches_total",
+            "CM-handle searches answered, by where: memory (the search index) or database.", path);
+        lib.search_index_reads = ncmp_metrics_counter(
+            "ncmp_search_index_reads_total",
+            "Reads of the inventory's committed changes by the search index.", NULL);
+        lib.search_index_loads = ncmp_metrics_counter("ncmp_search_index_loads_total",
+                                                      "Whole loads of the search index.", NULL);
+        lib.search_index_handles =
+            ncmp_metrics_gauge("ncmp_search_index_handles", "Handles in the search index.", NULL);
+        lib.search_index_bytes = ncmp_metrics_gauge(
+            "ncmp_search_index_bytes",
+            "Memory of the search index: its rows (with those of answers being sent), tables and "
+            "parsed properties.",
+            NULL);
+    }
 }
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void)

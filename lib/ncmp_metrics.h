@@ -148,6 +148,12 @@ typedef struct ncmp_metrics_lib {
     ncmp_metric *http_queued;    /* gauge */
     ncmp_metric *shed_requests;  /* counter {reason} */
     ncmp_metric *dmi_in_flight;  /* gauge */
+    /* workers/rest/search_index.c */
+    ncmp_metric *searches;             /* counter {path} */
+    ncmp_metric *search_index_reads;   /* counter */
+    ncmp_metric *search_index_loads;   /* counter */
+    ncmp_metric *search_index_handles; /* gauge */
+    ncmp_metric *search_index_bytes;   /* gauge */
 } ncmp_metrics_lib;
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void);

@@ -33,3 +33,12 @@ int ncmp_list_has(const char *list, char sep, const char *item, size_t len)
     }
     return 0;
 }
+
+uint64_t ncmp_hash(const char *s, size_t n)
+{
+    uint64_t h = NCMP_FNV_BASIS;
+
+    for (size_t i = 0; i < n; i++)
+        h = NCMP_FNV_STEP(h, s[i]);
+    return h;
+}

@@ -547,9 +547,11 @@ bench_avc_apply() {
 # searches (id-search and search; no filter, module, property, trust level,
 # CPS path) over HTTP against the reference workload registered and READY,
 # each answer holding every handle; the median of R runs each, timed by the
-# client; and, in the same run, PostgreSQL returning the same rows.
+# client; and, in the same run, PostgreSQL returning the same rows and a
+# second ncmpd answering from PostgreSQL (rest.search-index=false).
 bench_search() {
     local handles=50000 runs=11 json="" gen dmi port=${NCMP_BENCH_HTTP_PORT:-28983} i n
+    local port2=${NCMP_BENCH_HTTP_PORT2:-28984}
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -575,9 +577,18 @@ bench_search() {
     done
     [ "$n" -eq "$handles" ] || die "only $n of $handles handles READY"
     pg_psql -qc "VACUUM ANALYZE cm_handle" >/dev/null
-    info "the ten reference searches, $runs runs each"
+    NCMPD_NAME=ncmpd-plain ncmpd_start --roles=rest --rest.search-index=false \
+        --http.host=127.0.0.1 --http.port="$port2"
+    for ((i = 0; i < 600; i++)); do
+        n=$(curl -fsS "http://127.0.0.1:$port/metrics" | awk '$1 == "ncmp_search_index_handles" { printf "%d", $2 }')
+        [ "${n:-0}" -eq "$handles" ] && break
+        sleep 0.1
+    done
+    [ "${n:-0}" -eq "$handles" ] || die "the search index holds ${n:-0} of $handles handles"
+    info "the ten reference searches, $runs runs each, beside PostgreSQL and an ncmpd without the index"
     "$NCMP_BIN/tests/bench/ncmp-bench-search" -u "http://127.0.0.1:$port" -d "$(pg_url)" \
-        -n "$handles" -r "$runs" ${json:+-j "$json"} || die "a search failed"
+        -U "http://127.0.0.1:$port2" -n "$handles" -r "$runs" ${json:+-j "$json"} ||
+        die "a search failed"
     [ -n "$json" ] && info "wrote $json"
     return 0
 }
@@ -1522,7 +1533,7 @@ _scale_wait() {
 # then the deregistration until no handle is left.
 _scale_measure() {
     local n=$1 port=$2 raw data gen url="http://127.0.0.1:$port" dmi bs copy t0 t1 t2
-    local k f line searches=() pt rss_pipe rss_rest start loaded db_mb pg_ids ts deadline
+    local k f line searches=() pt rss_pipe rss_rest start loaded index_ms index_mb i db_mb pg_ids ts deadline
     deadline=$((n / 20 + 600)) # seconds any one step may take
     services_up >&2
     raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" data="$NCMP_BIN/tests/bench/ncmp-bench-data"
@@ -1575,6 +1586,14 @@ _scale_measure() {
     start=$(_secs "$ts" "$(_now)")
     loaded=$(grep -o '[0-9]* handles loaded in [0-9]* ms' "$NCMP_INSTANCE_DIR/ncmpd-rest.log" | tail -n 1 |
         awk '{ print $5 }')
+    # the search index loads beside the start (searches read PostgreSQL until then)
+    for ((i = 0; i < 1200; i++)); do
+        index_ms=$(grep -o 'search-index\] [0-9]* handles and [0-9]* module sets loaded in [0-9]* ms' \
+            "$NCMP_INSTANCE_DIR/ncmpd-rest.log" | tail -n 1 | awk '{ print $(NF - 1) }')
+        [ -n "$index_ms" ] && break
+        sleep 0.1
+    done
+    index_mb=$(curl -fsS "$url/metrics" | awk '$1 == "ncmp_search_index_bytes" { printf "%.1f", $2 / 1048576 }')
 
     info "scale $n: deregistration until no handle is left" >&2
     ts=$(_now)
@@ -1585,6 +1604,7 @@ _scale_measure() {
         --argjson searches "[$(IFS=,; printf '%s' "${searches[*]}")]" --argjson pg_ids "$pg_ids" \
         --argjson pt "$pt" --argjson rss_pipe "$rss_pipe" --argjson rss_rest "$rss_rest" \
         --argjson start "$start" --argjson loaded "${loaded:-null}" --argjson db "$db_mb" \
+        --argjson index_ms "${index_ms:-null}" --argjson index_mb "${index_mb:-null}" \
         '{handles: $n, copy_rows_per_s: $copy, registration_seconds: $reg,
           registration_handles_per_s: ($n / $reg | round), registration_vs_copy: (($n / $reg) / $copy * 100 | round / 100),
           ready_seconds: $ready, deregistration_seconds: $dereg,
@@ -1592,7 +1612,8 @@ _scale_measure() {
           searches: $searches, pg_ids_ms: $pg_ids, pass_through: $pt,
           rss_mb: {pipeline: $rss_pipe, rest: $rss_rest},
           rest_kb_per_handle: ($rss_rest * 1024 / $n * 100 | round / 100),
-          rest_start_seconds: $start, rest_map_load_ms: $loaded, database_mb: $db}'
+          rest_start_seconds: $start, rest_map_load_ms: $loaded,
+          rest_index_load_ms: $index_ms, rest_index_mb: $index_mb, database_mb: $db}'
     services_down >&2
 }
 

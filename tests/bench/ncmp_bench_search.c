@@ -5,7 +5,14 @@
  * duration); and, for the raw limit, the same rows read straight from
  * PostgreSQL over one libpq connection, as many times.
  *
- *   ncmp-bench-search -u http://127.0.0.1:8883 -d postgresql://... -n 50000 [-r 11] [-j FILE]
+ *   ncmp-bench-search -u http://127.0.0.1:8883 -d postgresql://... -n 50000 [-r 11]
+ *                     [-U http://127.0.0.1:8884] [-j FILE]
+ *
+ * -U: a second ncmpd on the same database with rest.search-index=false
+ * (PostgreSQL's path), timed in the same runs, one request after the
+ * other, so that the index's gain is measured on the same machine at the
+ * same moment. The first ncmpd's /metrics then give where its searches
+ * were answered and the index's memory per handle.
  *
  * Every answer must hold exactly -n entries (checked on every run), as the
  * reference suite requires. Prints a table of medians; -j writes JSON.
@@ -139,6 +146,29 @@ static double http_search(CURL *h, const char *base, int full, const search *s, 
     return secs * 1000.0;
 }
 
+/* The value of the metric line `name` (name and labels, as written) of
+ * base/metrics, or -1. */
+static double metric(CURL *h, const char *base, const char *name)
+{
+    char url[512];
+    ncmp_buf body = NCMP_BUF_INIT;
+    double v = -1;
+    size_t n = strlen(name);
+
+    snprintf(url, sizeof(url), "%s/metrics", base);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    if (curl_easy_perform(h) == CURLE_OK && body.data)
+        for (const char *at = body.data; at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL)
+            if (strncmp(at, name, n) == 0 && at[n] == ' ') {
+                v = strtod(at + n + 1, NULL);
+                break;
+            }
+    ncmp_buf_free(&body);
+    return v;
+}
+
 /* The same rows from PostgreSQL: returns ms, or -1. */
 static double raw_search(PGconn *db, int full, const search *s, long expect)
 {
@@ -162,17 +192,21 @@ static double raw_search(PGconn *db, int full, const search *s, long expect)
 
 int main(int argc, char **argv)
 {
-    const char *base = NULL, *dburl = NULL, *json = NULL;
+    const char *base = NULL, *dburl = NULL, *json = NULL, *dbpath = NULL;
     long expect = 0;
     int runs = 11, c, rc = 0;
-    double med[2][NSEARCH], raw[2][NSEARCH];
+    double med[2][NSEARCH], raw[2][NSEARCH], viadb[2][NSEARCH];
+    double from_memory = -1, from_db = -1, index_bytes = -1, index_handles = -1;
     struct curl_slist *hdr;
     CURL *h;
     PGconn *db;
     FILE *out;
 
-    while ((c = getopt(argc, argv, "u:d:n:r:j:")) != -1) {
+    while ((c = getopt(argc, argv, "u:d:n:r:j:U:")) != -1) {
         switch (c) {
+        case 'U':
+            dbpath = optarg;
+            break;
         case 'u':
             base = optarg;
             break;
@@ -193,8 +227,8 @@ int main(int argc, char **argv)
         }
     }
     if (!base || !dburl || expect <= 0 || runs < 1 || runs > 1000) {
-        fprintf(stderr, "usage: ncmp-bench-search -u BASE-URL -d DBURL -n HANDLES [-r RUNS] [-j "
-                        "FILE]\n");
+        fprintf(stderr, "usage: ncmp-bench-search -u BASE-URL -d DBURL -n HANDLES [-r RUNS] "
+                        "[-U DATABASE-PATH-URL] [-j FILE]\n");
         return 2;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -211,45 +245,64 @@ int main(int argc, char **argv)
     for (int full = 0; full < 2 && rc == 0; full++) {
         for (size_t s = 0; s < NSEARCH && rc == 0; s++) {
             double *t = calloc((size_t)runs, sizeof(*t)), *r = calloc((size_t)runs, sizeof(*r));
+            double *d = calloc((size_t)runs, sizeof(*d));
             /* one warm-up of each, as the connection and caches would be */
             if (http_search(h, base, full, &searches[s], expect) < 0 ||
-                raw_search(db, full, &searches[s], expect) < 0)
+                raw_search(db, full, &searches[s], expect) < 0 ||
+                (dbpath && http_search(h, dbpath, full, &searches[s], expect) < 0))
                 rc = 1;
             for (int i = 0; i < runs && rc == 0; i++) {
                 t[i] = http_search(h, base, full, &searches[s], expect);
                 r[i] = raw_search(db, full, &searches[s], expect);
-                if (t[i] < 0 || r[i] < 0)
+                d[i] = dbpath ? http_search(h, dbpath, full, &searches[s], expect) : 0;
+                if (t[i] < 0 || r[i] < 0 || d[i] < 0)
                     rc = 1;
             }
             if (rc == 0) {
                 med[full][s] = median(t, runs);
                 raw[full][s] = median(r, runs);
+                viadb[full][s] = dbpath ? median(d, runs) : -1;
             }
             free(t);
             free(r);
+            free(d);
         }
     }
     if (rc == 0) {
-        printf("\n%-24s %12s %14s %8s\n", "search (median of runs)", "ncmpd ms", "PostgreSQL ms",
-               "ratio");
+        from_memory = metric(h, base, "ncmp_searches_total{path=\"memory\"}");
+        from_db = metric(h, base, "ncmp_searches_total{path=\"database\"}");
+        index_bytes = metric(h, base, "ncmp_search_index_bytes");
+        index_handles = metric(h, base, "ncmp_search_index_handles");
+        printf("\n%-24s %12s %14s %8s %16s\n", "search (median of runs)", "ncmpd ms",
+               "PostgreSQL ms", "ratio", "without index ms");
         for (int full = 0; full < 2; full++)
             for (size_t s = 0; s < NSEARCH; s++)
-                printf("%-10s %-13s %12.1f %14.1f %8.2f\n", full ? "search" : "id-search",
+                printf("%-10s %-13s %12.1f %14.1f %8.2f %16.1f\n", full ? "search" : "id-search",
                        searches[s].name, med[full][s], raw[full][s],
-                       raw[full][s] > 0 ? med[full][s] / raw[full][s] : 0);
+                       raw[full][s] > 0 ? med[full][s] / raw[full][s] : 0, viadb[full][s]);
         printf("%ld handles in every answer, %d runs each, one kept-alive connection\n", expect,
                runs);
+        if (from_memory >= 0)
+            printf("searches answered from the index %.0f, by PostgreSQL %.0f; the index holds "
+                   "%.0f handles in %.1f MB (%.0f bytes per handle)\n",
+                   from_memory, from_db, index_handles, index_bytes / 1048576.0,
+                   index_handles > 0 ? index_bytes / index_handles : 0);
     }
     if (rc == 0 && json && (out = fopen(json, "w"))) {
-        fprintf(out, "{\"scenario\": \"search\", \"handles\": %ld, \"runs\": %d, \"searches\": [",
-                expect, runs);
+        fprintf(out,
+                "{\"scenario\": \"search\", \"handles\": %ld, \"runs\": %d,"
+                " \"searches_from_index\": %.0f, \"searches_from_database\": %.0f,"
+                " \"index_handles\": %.0f, \"index_bytes\": %.0f,"
+                " \"index_bytes_per_handle\": %.0f, \"searches\": [",
+                expect, runs, from_memory, from_db, index_handles, index_bytes,
+                index_handles > 0 ? index_bytes / index_handles : -1);
         for (int full = 0; full < 2; full++)
             for (size_t s = 0; s < NSEARCH; s++)
                 fprintf(out,
                         "%s\n {\"kind\": \"%s\", \"filter\": \"%s\", \"median_ms\": %.2f, "
-                        "\"postgres_median_ms\": %.2f}",
+                        "\"postgres_median_ms\": %.2f, \"without_index_median_ms\": %.2f}",
                         full || s ? "," : "", full ? "search" : "id-search", searches[s].name,
-                        med[full][s], raw[full][s]);
+                        med[full][s], raw[full][s], viadb[full][s]);
         fprintf(out, "]}\n");
         fclose(out);
     }

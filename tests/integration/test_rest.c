@@ -244,6 +244,35 @@ static char *sorted_strings(const reply *r)
     return out.data;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The elements of the JSON array `r` holds, each as compact JSON text,
+ * sorted and joined by '\n': two answers that differ only in order give
+ * the same text. */
+static char *sorted_elements(const reply *r)
+{
+    size_t n = r->json ? json_object_array_length(r->json) : 0;
+    char **v = calloc(n + 1, sizeof(*v));
+    ncmp_buf out = NCMP_BUF_INIT;
+
+    cr_assert(r->json && json_object_is_type(r->json, json_type_array), "%s", r->body.data);
+    for (size_t i = 0; i < n; i++)
+        v[i] = strdup(json_object_to_json_string_ext(json_object_array_get_idx(r->json, i),
+                                                     JSON_C_TO_STRING_PLAIN));
+    qsort(v, n, sizeof(*v), cmp_str);
+    ncmp_buf_append_str(&out, "[");
+    for (size_t i = 0; i < n; i++) {
+        ncmp_buf_appendf(&out, "%s%s", i ? "\n" : "", v[i]);
+        free(v[i]);
+    }
+    ncmp_buf_append_str(&out, "]");
+    free(v);
+    return out.data;
+}
+
 /* POST `path` with `body_sq`; expect 200 and the handles (ids, or the
  * cmHandle of objects) `expected` ("a,b", sorted). */
 static void expect_ids(rest_case *c, const char *path, const char *body_sq, const char *expected)
@@ -333,11 +362,74 @@ static const char *const all_search_paths[] = {NB_IDS, NB_FULL, NB_V2, SB_IDS, S
 #define NB_PATHS  3u
 #define ALL_PATHS (sizeof(all_search_paths) / sizeof(all_search_paths[0]))
 
+/* --- where searches are answered ----------------------------------------- */
+
+/* The value of the metric line starting with `prefix` (name and labels),
+ * or -1 when the scrape does not hold it. */
+static double metric(rest_case *c, const char *prefix)
+{
+    reply r;
+    const char *at;
+    double v = -1;
+
+    call(c, "GET", "/metrics", NULL, &r);
+    cr_assert_eq(r.status, 200, "%s", r.body.data);
+    for (at = r.body.data; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL)
+        if (strncmp(at, prefix, strlen(prefix)) == 0 && at[strlen(prefix)] == ' ') {
+            v = strtod(at + strlen(prefix) + 1, NULL);
+            break;
+        }
+    reply_free(&r);
+    return v;
+}
+
+/* The search index's first load is done (it runs beside the start). */
+static void index_loaded(rest_case *c)
+{
+    double t0 = ncmp_now_ms();
+
+    while (metric(c, "ncmp_search_index_loads_total") < 1) {
+        cr_assert_lt(ncmp_now_ms() - t0, 30000.0, "the search index was not loaded; log %s",
+                     c->log);
+        ncmp_sleep_ms(50);
+    }
+}
+
+/* Which path the searches of a test take: the in-memory index (the
+ * default) or PostgreSQL alone. */
+typedef enum { BY_INDEX, BY_DATABASE } search_path;
+
+static const char *const database_only[] = {"--rest.search-index=false", NULL};
+
+static rest_case *search_case(const char *name, search_path path)
+{
+    rest_case *c = case_start(name, "rest", path == BY_DATABASE ? database_only : NULL);
+
+    if (path == BY_INDEX)
+        index_loaded(c);
+    return c;
+}
+
+/* Every search of the test was answered where `path` says. */
+static void searches_took(rest_case *c, search_path path)
+{
+    double memory = metric(c, "ncmp_searches_total{path=\"memory\"}");
+    double database = metric(c, "ncmp_searches_total{path=\"database\"}");
+
+    if (path == BY_INDEX) {
+        cr_assert_gt(memory, 0, "no search was answered from the index");
+        cr_assert(database <= 0, "%.0f searches read PostgreSQL", database);
+    } else {
+        cr_assert(memory <= 0 && database <= 0, "the index is off, yet counted %.0f/%.0f", memory,
+                  database);
+    }
+}
+
 /* --- searches ------------------------------------------------------------ */
 
-Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
+static void every_condition(search_path path)
 {
-    rest_case *c = case_start("rest-cond", "rest", NULL);
+    rest_case *c = search_case("rest-cond", path);
 
     inventory(c);
     for (size_t i = 0; i < ALL_PATHS; i++) {
@@ -424,12 +516,23 @@ Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
                "{'conditions':[{'name':'hasAllModules','conditionParameters':"
                "[{'moduleName':'M2'}]}]}",
                "ch-1,ch-2,ch-3,ch-4");
+    searches_took(c, path);
     case_fini(c);
+}
+
+Test(rest, every_condition_on_every_search_endpoint, .timeout = 180)
+{
+    every_condition(BY_INDEX);
+}
+
+Test(rest, every_condition_on_every_search_endpoint_from_postgresql, .timeout = 180)
+{
+    every_condition(BY_DATABASE);
 }
 
 Test(rest, search_outputs_alternate_ids_and_handle_objects, .timeout = 180)
 {
-    rest_case *c = case_start("rest-out", "rest", NULL);
+    rest_case *c = search_case("rest-out", BY_INDEX);
     reply r;
     json_object *h = NULL;
 
@@ -488,6 +591,7 @@ Test(rest, search_outputs_alternate_ids_and_handle_objects, .timeout = 180)
     call(c, "POST", SB_FULL, "{}", &r);
     cr_assert_null(field(json_object_array_get_idx(r.json, 0), "cmHandleProperties"));
     reply_free(&r);
+    searches_took(c, BY_INDEX);
     case_fini(c);
 }
 
@@ -535,7 +639,7 @@ static void expect_lightweight(const reply *r, int with_dmi)
 
 Test(rest, v2_lightweight_searches_and_cm_handle_status, .timeout = 180)
 {
-    rest_case *c = case_start("rest-v2", "rest", NULL);
+    rest_case *c = search_case("rest-v2", BY_INDEX);
     reply r;
     json_object *dmi = NULL;
 
@@ -617,6 +721,165 @@ Test(rest, v2_lightweight_searches_and_cm_handle_status, .timeout = 180)
     cr_assert_str_eq(field(handle_in(r.json, "ch-3"), "cmHandleStatus"), "ADVISED", "%s",
                      r.body.data);
     reply_free(&r);
+    case_fini(c);
+}
+
+/* A handle row for the freshness test: id, public properties. */
+static void add_handle(ncmp_db *db, const char *id, const char *props)
+{
+    char q[512];
+    ncmp_err err;
+
+    snprintf(q, sizeof(q),
+             "INSERT INTO cm_handle (id, dmi_service_name, public_properties, state)"
+             " VALUES ('%s', '" DMI_A "', '%s', 'ADVISED')",
+             id, props);
+    cr_assert_eq(ncmp_db_exec(db, q, &err), 0, "%s", err.msg);
+}
+
+/* What a search must see: every change committed before it was sent,
+ * whatever made it, and nothing uncommitted (search_index.h). */
+Test(rest, search_index_sees_each_committed_change_at_once, .timeout = 180)
+{
+    rest_case *c = search_case("rest-fresh", BY_INDEX);
+    const char *m12 = "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+                      "'conditionParameters':[{'moduleName':'M1'},{'moduleName':'M2'}]}]}";
+    ncmp_db *other;
+    ncmp_err err;
+
+    inventory(c);
+    expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-4");
+    sql(c, "UPDATE cm_handle SET public_properties = '{\"color\":\"green\"}' WHERE id = 'ch-3'");
+    expect_ids(c, NB_IDS,
+               "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+               "'conditionParameters':[{'color':'green'}]}]}",
+               "ch-3");
+    sql(c, "DELETE FROM cm_handle WHERE id = 'ch-4'");
+    expect_ids(c, NB_FULL, "{}", "ch-1,ch-2,ch-3");
+    /* a module set changed in place (as a module refresh does) */
+    expect_ids(c, SB_IDS, m12, "ch-1");
+    sql(c, "INSERT INTO module_set_member SELECT id, 's2', 'M2', '2024-02-02' FROM module_set"
+           " WHERE tag = 'tag-1'");
+    expect_ids(c, SB_IDS, m12, "ch-1,ch-2");
+    /* commits out of the order the transactions began in */
+    cr_assert_eq(ncmp_db_open(&other, c->dburl, NULL, 10, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(other, "BEGIN", &err), 0, "%s", err.msg);
+    add_handle(other, "ch-5", "{}");
+    add_handle(c->db, "ch-6", "{}");
+    expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-6");
+    cr_assert_eq(ncmp_db_exec(other, "COMMIT", &err), 0, "%s", err.msg);
+    expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-5,ch-6");
+    /* a rolled-back write is never seen */
+    cr_assert_eq(ncmp_db_exec(other, "BEGIN", &err), 0, "%s", err.msg);
+    add_handle(other, "ch-8", "{}");
+    cr_assert_eq(ncmp_db_exec(other, "ROLLBACK", &err), 0, "%s", err.msg);
+    expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-5,ch-6");
+    ncmp_db_close(other);
+    /* a truncate: everything read again */
+    sql(c, "TRUNCATE cm_handle CASCADE");
+    add_handle(c->db, "ch-7", "{\"color\":\"red\"}");
+    expect_ids(c, NB_V2, "{}", "ch-7");
+    searches_took(c, BY_INDEX);
+    case_fini(c);
+}
+
+/* Both paths write the same answer, for every condition, endpoint and
+ * output: ncmpd with the index and one without, on the same database. */
+Test(rest, search_index_and_postgresql_answer_alike, .timeout = 180)
+{
+    rest_case *c = search_case("rest-alike", BY_INDEX);
+    static const char *const bodies[] = {
+        "{}",
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+        "'conditionParameters':[{'moduleName':'M1'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+        "'conditionParameters':[{'moduleName':'M1'},{'moduleName':'M2'},{'moduleName':'M1'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllModules',"
+        "'conditionParameters':[{'name':'M1'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+        "'conditionParameters':[{'color':'red'},{'size':'big'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+        "'conditionParameters':[{'size':5}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithTrustLevel',"
+        "'conditionParameters':[{'trustLevel':'NONE'}]}]}",
+        "{'conditions':[{'name':'hasAllModules','conditionParameters':[{'moduleName':'M2'}]}],"
+        "'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+        "'conditionParameters':[{'color':'red'}]}]}",
+        /* CPS paths: one comparison is answered by the index, the rest by PostgreSQL */
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+        "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\"]'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+        "'conditionParameters':[{'cpsPath':'//cm-handle-state[text()!=\\\"READY\\\"]'}]},"
+        "{'conditionName':'cmHandleWithTrustLevel','conditionParameters':[{'t':'NONE'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+        "'conditionParameters':[{'cpsPath':'//"
+        "lock-reason[@reason=\\\"MODULE_SYNC_FAILED\\\"]'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+        "'conditionParameters':[{'cpsPath':'/dmi-registry/"
+        "cm-handles[@alternate-id=\\\"alt-4\\\"]'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithCpsPath',"
+        "'conditionParameters':[{'cpsPath':'//state[@cm-handle-state=\\\"READY\\\" or "
+        "@cm-handle-state=\\\"LOCKED\\\"]'}]}]}",
+        /* southbound only, from here */
+        "{'cmHandleQueryParameters':[{'conditionName':'hasAllAdditionalProperties',"
+        "'conditionParameters':[{'k':'1'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+        "'conditionParameters':[{'dmiPluginName':'" DMI_A "'}]}]}",
+        "{'cmHandleQueryParameters':[{'conditionName':'cmHandleWithDmiPlugin',"
+        "'conditionParameters':[{'dmiPluginName':''}]}]}",
+    };
+#define SOUTHBOUND_BODIES 3
+    static const char *const paths[] = {
+        NB_IDS, NB_IDS "?outputAlternateId=true",  NB_FULL, NB_V2,
+        SB_IDS, SB_IDS "?outputAlternateId=true",  SB_FULL, SB_FULL "?outputDmiProperties=true",
+        SB_V2,  SB_V2 "?outputDmiProperties=true",
+    };
+#define NORTHBOUND_PATHS 4
+    const size_t nbodies = sizeof(bodies) / sizeof(bodies[0]);
+    const char *args[NFLAGS + 2];
+    char group[200], log[600];
+    rest_case plain_db = {0};
+    pid_t pid;
+    size_t compared = 0;
+
+    inventory(c);
+    /* the same flags, another consumer group, and no index */
+    for (size_t i = 0; i < NFLAGS; i++)
+        args[i] = c->flag[i];
+    snprintf(group, sizeof(group), "--kafka.group.id=g2-%s", c->topic);
+    snprintf(log, sizeof(log), "%s.postgresql.log", c->log);
+    args[4] = group;
+    args[NFLAGS] = database_only[0];
+    args[NFLAGS + 1] = NULL;
+    pid = it_ncmpd_start(log, args);
+    plain_db.port = it_logged_port(log);
+    snprintf(plain_db.log, sizeof(plain_db.log), "%s", log);
+    for (size_t b = 0; b < nbodies; b++)
+        for (size_t p = b < nbodies - SOUTHBOUND_BODIES ? 0 : NORTHBOUND_PATHS;
+             p < sizeof(paths) / sizeof(paths[0]); p++) {
+            reply x, y;
+            char *sx, *sy;
+            call(c, "POST", paths[p], bodies[b], &x);
+            call(&plain_db, "POST", paths[p], bodies[b], &y);
+            cr_assert_eq(x.status, 200, "%s %s: %s", paths[p], bodies[b], x.body.data);
+            cr_assert_eq(y.status, 200, "%s %s: %s", paths[p], bodies[b], y.body.data);
+            sx = sorted_elements(&x);
+            sy = sorted_elements(&y);
+            cr_assert_str_eq(sx, sy, "%s %s", paths[p], bodies[b]);
+            compared += strlen(sx) > 2;
+            free(sx);
+            free(sy);
+            reply_free(&x);
+            reply_free(&y);
+        }
+    cr_assert_gt(compared, 80, "too few answers held handles");
+    {
+        int status = it_ncmpd_stop(pid);
+        cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d; log %s", status, log);
+    }
+    /* the CPS path with an `or`, on each of its paths, read PostgreSQL */
+    cr_assert_geq(metric(c, "ncmp_searches_total{path=\"database\"}"), 10.0);
+    cr_assert_gt(metric(c, "ncmp_searches_total{path=\"memory\"}"), 100.0);
     case_fini(c);
 }
 
@@ -1010,9 +1273,11 @@ Test(rest, body_beyond_the_limit_is_413, .timeout = 180)
  * (here: its table locked by another transaction) is cancelled and
  * answered 503 with Retry-After, not left to the client's own timeout;
  * once the table is free the same reads answer. */
+/* PostgreSQL's path: the search index answers a search from memory when
+ * nothing changed, even while the table is locked. */
 Test(rest, read_past_the_query_timeout_is_503_with_retry_after, .timeout = 180)
 {
-    const char *extra[] = {"--rest.query-timeout-ms=700", NULL};
+    const char *extra[] = {"--rest.query-timeout-ms=700", "--rest.search-index=false", NULL};
     rest_case *c = case_start("rest-deadline", "rest", extra);
     const char *paths[] = {"/ncmp/v1/ch/h-1", NULL};
     double t0;

@@ -983,6 +983,11 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_http_requests_queued", "(none)"},
             {"ncmp_shed_requests_total", "`reason`"},
             {"ncmp_dmi_requests_in_flight", "(none)"},
+            {"ncmp_searches_total", "`path`"},
+            {"ncmp_search_index_reads_total", "(none)"},
+            {"ncmp_search_index_loads_total", "(none)"},
+            {"ncmp_search_index_handles", "(none)"},
+            {"ncmp_search_index_bytes", "(none)"},
         };
         cr_assert_eq(sizeof(expect) / sizeof(expect[0]), nall);
         for (size_t i = 0; i < nall; i++) {

@@ -14,6 +14,7 @@
 #include "ncmp_kafka.h"
 #include "ncmp_kafka_config.h"
 #include "ncmp_log.h"
+#include "ncmp_text.h"
 #include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -63,16 +64,9 @@ struct handle_cache {
 
 /* --- the table (callers hold the lock) ----------------------------------- */
 
-#define FNV_BASIS      1469598103934665603ULL /* FNV-1a */
-#define FNV_STEP(h, c) (((h) ^ (unsigned char)(c)) * 1099511628211ULL)
-
 static size_t hash_n(const char *s, size_t n)
 {
-    uint64_t h = FNV_BASIS;
-
-    for (size_t i = 0; i < n; i++)
-        h = FNV_STEP(h, s[i]);
-    return (size_t)h;
+    return (size_t)ncmp_hash(s, n);
 }
 
 static size_t hash(const char *s)
@@ -343,7 +337,7 @@ int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
 {
     const char *hash_at = memchr(ref, '#', len);
     size_t cut[MAX_CUTS], cut_hash[MAX_CUTS], ncut = 0;
-    uint64_t h = FNV_BASIS;
+    uint64_t h = NCMP_FNV_BASIS;
     entry *e = NULL;
 
     if (hash_at)
@@ -355,7 +349,7 @@ int handle_cache_longest_with(handle_cache *hc, const char *ref, size_t len,
             cut[ncut] = i;
             cut_hash[ncut++] = (size_t)h;
         }
-        h = FNV_STEP(h, ref[i]);
+        h = NCMP_FNV_STEP(h, ref[i]);
     }
     pthread_rwlock_rdlock(&hc->lock);
     /* longest first */

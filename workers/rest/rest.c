@@ -17,6 +17,7 @@
 #include "rest_json.h"
 #include "rest_registration.h"
 #include "search.h"
+#include "search_index.h"
 
 /* Rows per FETCH: handle objects are ~300 bytes, ids ~20. */
 #define HANDLE_BLOCK_ROWS 1000
@@ -33,6 +34,7 @@ struct rest {
                               * reads serve the operational datastore in any case */
     ncmp_jwt *jwt;           /* bearer-token checks of the server (jwt mode), or NULL */
     ncmp_producer *producer; /* the process's: module refresh hands over with it */
+    search_index *index;     /* NULL with rest.search-index false */
     int stopped;
 };
 
@@ -132,8 +134,25 @@ static void longest_candidates(const char *ref, ncmp_buf *out)
 
 /* --- searches ------------------------------------------------------------ */
 
+/* How each kind of answer is read from the database: columns, rows per
+ * FETCH, formatter. */
+static const struct {
+    const char *columns;
+    int block_rows;
+    rest_row_fn fmt;
+} SEARCH_SQL[] = {
+    [SEARCH_OUT_ID] = {ID_COLUMN, ID_BLOCK_ROWS, rest_json_string_row},
+    [SEARCH_OUT_ALTERNATE_ID] = {ALT_ID_COLUMN, ID_BLOCK_ROWS, rest_json_string_row},
+    [SEARCH_OUT_HANDLE] = {HANDLE_COLUMNS, HANDLE_BLOCK_ROWS, rest_json_handle_row},
+    [SEARCH_OUT_HANDLE_DMI] = {HANDLE_COLUMNS, HANDLE_BLOCK_ROWS, rest_json_handle_dmi_row},
+    [SEARCH_OUT_LIGHT] = {REST_LIGHT_COLUMNS, HANDLE_BLOCK_ROWS, rest_json_light_row},
+    [SEARCH_OUT_LIGHT_DMI] = {REST_LIGHT_DMI_COLUMNS, HANDLE_BLOCK_ROWS, rest_json_light_dmi_row},
+};
+
+/* From the search index when it can answer (search_index.h), else from
+ * PostgreSQL; both write the same JSON. */
 static void search_answer(ncmp_http_request *req, rest *r, search_side side, int legacy,
-                          const char *columns, int block_rows, rest_row_fn fmt)
+                          search_output out)
 {
     size_t len;
     const char *body = ncmp_http_body(req, &len);
@@ -145,9 +164,12 @@ static void search_answer(ncmp_http_request *req, rest *r, search_side side, int
         ncmp_http_respond_error(req, 400, e.message, e.details);
         return;
     }
-    ncmp_buf_appendf(&sql, "SELECT %s FROM cm_handle h WHERE %s", columns, q.where.data);
-    rest_db_stream_array(req, r->pool, sql.data, q.nparams, (const char *const *)q.params,
-                         block_rows, fmt);
+    if (search_index_answer(r->index, req, &q, out) != 0) {
+        ncmp_buf_appendf(&sql, "SELECT %s FROM cm_handle h WHERE %s", SEARCH_SQL[out].columns,
+                         q.where.data);
+        rest_db_stream_array(req, r->pool, sql.data, q.nparams, (const char *const *)q.params,
+                             SEARCH_SQL[out].block_rows, SEARCH_SQL[out].fmt);
+    }
     ncmp_buf_free(&sql);
     search_query_free(&q);
 }
@@ -155,8 +177,7 @@ static void search_answer(ncmp_http_request *req, rest *r, search_side side, int
 /* POST /ncmp/v1/ch/searches */
 static void h_searches(ncmp_http_request *req, void *arg)
 {
-    search_answer(req, arg, SEARCH_NORTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
-                  rest_json_handle_row);
+    search_answer(req, arg, SEARCH_NORTHBOUND, 1, SEARCH_OUT_HANDLE);
 }
 
 /* POST /ncmp/v1/ch/id-searches?outputAlternateId= */
@@ -165,8 +186,8 @@ static void h_id_searches(ncmp_http_request *req, void *arg)
     int alt;
 
     if (query_flag(req, "outputAlternateId", &alt) == 0)
-        search_answer(req, arg, SEARCH_NORTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
-                      ID_BLOCK_ROWS, rest_json_string_row);
+        search_answer(req, arg, SEARCH_NORTHBOUND, 0,
+                      alt ? SEARCH_OUT_ALTERNATE_ID : SEARCH_OUT_ID);
 }
 
 /* POST /ncmpInventory/v1/ch/searches?outputAlternateId= */
@@ -175,8 +196,8 @@ static void h_inventory_searches(ncmp_http_request *req, void *arg)
     int alt;
 
     if (query_flag(req, "outputAlternateId", &alt) == 0)
-        search_answer(req, arg, SEARCH_SOUTHBOUND, 0, alt ? ALT_ID_COLUMN : ID_COLUMN,
-                      ID_BLOCK_ROWS, rest_json_string_row);
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 0,
+                      alt ? SEARCH_OUT_ALTERNATE_ID : SEARCH_OUT_ID);
 }
 
 /* POST /ncmpInventory/v1/ch/searchCmHandles?outputDmiProperties= */
@@ -185,15 +206,14 @@ static void h_inventory_search_handles(ncmp_http_request *req, void *arg)
     int dmi;
 
     if (query_flag(req, "outputDmiProperties", &dmi) == 0)
-        search_answer(req, arg, SEARCH_SOUTHBOUND, 1, HANDLE_COLUMNS, HANDLE_BLOCK_ROWS,
-                      dmi ? rest_json_handle_dmi_row : rest_json_handle_row);
+        search_answer(req, arg, SEARCH_SOUTHBOUND, 1,
+                      dmi ? SEARCH_OUT_HANDLE_DMI : SEARCH_OUT_HANDLE);
 }
 
 /* POST /ncmp/v2/ch/searches: lightweight handles (no deprecated form) */
 static void h_v2_searches(ncmp_http_request *req, void *arg)
 {
-    search_answer(req, arg, SEARCH_NORTHBOUND, 0, REST_LIGHT_COLUMNS, HANDLE_BLOCK_ROWS,
-                  rest_json_light_row);
+    search_answer(req, arg, SEARCH_NORTHBOUND, 0, SEARCH_OUT_LIGHT);
 }
 
 /* POST /ncmpInventory/v2/ch/searches?outputDmiProperties= */
@@ -203,8 +223,7 @@ static void h_inventory_v2_searches(ncmp_http_request *req, void *arg)
 
     if (query_flag(req, "outputDmiProperties", &dmi) == 0)
         search_answer(req, arg, SEARCH_SOUTHBOUND, 0,
-                      dmi ? REST_LIGHT_DMI_COLUMNS : REST_LIGHT_COLUMNS, HANDLE_BLOCK_ROWS,
-                      dmi ? rest_json_light_dmi_row : rest_json_light_row);
+                      dmi ? SEARCH_OUT_LIGHT_DMI : SEARCH_OUT_LIGHT);
 }
 
 /* --- one handle ---------------------------------------------------------- */
@@ -404,6 +423,8 @@ int rest_start(rest **out, const ncmp_services *svc, ncmp_err *err)
         ncmp_http_server_new(&r->server, &o, err) != 0 ||
         health_start(&r->health, svc, r->server, r->pool, err) != 0)
         goto fail;
+    if (cfg->rest_search_index && search_index_start(&r->index, cfg, err) != 0)
+        goto fail;
     routes_add(r);
     /* one server per process: the cps role's routes join this one */
     if (cps_api_new(&r->cps, cfg, r->pool, err) != 0)
@@ -438,6 +459,9 @@ void rest_stop(rest *r)
     data_stop(r->data);
     ncmp_http_server_destroy(r->server);
     r->server = NULL;
+    /* after the server: no answer streams from it any more */
+    search_index_stop(r->index);
+    r->index = NULL;
     health_stop(r->health);
     r->health = NULL;
 }

@@ -174,30 +174,32 @@ void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out)
     rest_json_handle(res, row, 1, out);
 }
 
-/* The columns of REST_LIGHT_COLUMNS (and REST_LIGHT_DMI_COLUMNS). */
-enum {
-    LCOL_ID,
-    LCOL_ALTERNATE_ID,
-    LCOL_STATE,
-    LCOL_TRUST,
-    LCOL_TAG,
-    LCOL_PRODUCER,
-    LCOL_ADDITIONAL,
-};
+/* Where a lightweight handle's fields are in a row: id, alternate id,
+ * state, trust level, module-set tag, data producer, private map. */
+typedef struct light_cols {
+    int id, alternate_id, state, trust, tag, producer, additional;
+} light_cols;
+
+/* REST_LIGHT_COLUMNS (and REST_LIGHT_DMI_COLUMNS) */
+static const light_cols LIGHT = {0, 1, 2, 3, 4, 5, 6};
+/* REST_HANDLE_COLUMNS */
+static const light_cols LIGHT_OF_HANDLE = {COL_ID,  COL_ALTERNATE_ID, COL_STATE,     COL_TRUST,
+                                           COL_TAG, COL_PRODUCER,     COL_ADDITIONAL};
 
 /* RestOutputCmHandleLightweight, in NCMP's field order. dmiProperties is
  * the private map as a JSON string, as NCMP's 2026-04-23 inventory model
  * keeps it ("{}" when there is none). */
-static void light_json(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
+static void light_json(const PGresult *res, int row, const light_cols *c, int with_dmi,
+                       ncmp_buf *out)
 {
-    string_field(out, "{\"cmHandle\":", col(res, row, LCOL_ID));
-    string_field(out, ",\"alternateId\":", col(res, row, LCOL_ALTERNATE_ID));
-    string_field(out, ",\"cmHandleStatus\":", col(res, row, LCOL_STATE));
-    string_field(out, ",\"moduleSetTag\":", col(res, row, LCOL_TAG));
-    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, LCOL_PRODUCER));
-    string_field(out, ",\"trustLevel\":", col(res, row, LCOL_TRUST));
+    string_field(out, "{\"cmHandle\":", col(res, row, c->id));
+    string_field(out, ",\"alternateId\":", col(res, row, c->alternate_id));
+    string_field(out, ",\"cmHandleStatus\":", col(res, row, c->state));
+    string_field(out, ",\"moduleSetTag\":", col(res, row, c->tag));
+    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, c->producer));
+    string_field(out, ",\"trustLevel\":", col(res, row, c->trust));
     if (with_dmi) {
-        const char *map = col(res, row, LCOL_ADDITIONAL);
+        const char *map = col(res, row, c->additional);
         ncmp_buf compact = NCMP_BUF_INIT;
 
         rest_json_append_compact(&compact, map ? map : "{}");
@@ -209,12 +211,28 @@ static void light_json(const PGresult *res, int row, int with_dmi, ncmp_buf *out
 
 void rest_json_light_row(const PGresult *res, int row, ncmp_buf *out)
 {
-    light_json(res, row, 0, out);
+    light_json(res, row, &LIGHT, 0, out);
 }
 
 void rest_json_light_dmi_row(const PGresult *res, int row, ncmp_buf *out)
 {
-    light_json(res, row, 1, out);
+    light_json(res, row, &LIGHT, 1, out);
+}
+
+void rest_json_light_of_handle_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    light_json(res, row, &LIGHT_OF_HANDLE, 0, out);
+}
+
+void rest_json_light_dmi_of_handle_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    light_json(res, row, &LIGHT_OF_HANDLE, 1, out);
+}
+
+void rest_json_alternate_id_of_handle_row(const PGresult *res, int row, ncmp_buf *out)
+{
+    const char *v = col(res, row, COL_ALTERNATE_ID);
+    json_string(out, v ? v : "");
 }
 
 void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out)

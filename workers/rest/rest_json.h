@@ -38,6 +38,11 @@ void rest_json_handle_dmi_row(const PGresult *res, int row, ncmp_buf *out);
  * searches), and with dmiProperties of a REST_LIGHT_DMI_COLUMNS row. */
 void rest_json_light_row(const PGresult *res, int row, ncmp_buf *out);
 void rest_json_light_dmi_row(const PGresult *res, int row, ncmp_buf *out);
+/* The same two, and the alternate id as a JSON string ("" when none), of
+ * a REST_HANDLE_COLUMNS row. */
+void rest_json_light_of_handle_row(const PGresult *res, int row, ncmp_buf *out);
+void rest_json_light_dmi_of_handle_row(const PGresult *res, int row, ncmp_buf *out);
+void rest_json_alternate_id_of_handle_row(const PGresult *res, int row, ncmp_buf *out);
 /* {"state":{...}} and {"publicCmHandleProperties":[{...}]} of a handle row. */
 void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out);
 void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out);

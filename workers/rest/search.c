@@ -39,6 +39,16 @@ void search_query_free(search_query *q)
     for (int i = 0; i < q->nparams; i++)
         free(q->params[i]);
     free(q->params);
+    for (int i = 0; i < q->nconds; i++) {
+        for (int j = 0; j < q->conds[i].n; j++) {
+            if (q->conds[i].keys)
+                free(q->conds[i].keys[j]);
+            free(q->conds[i].values[j]);
+        }
+        free(q->conds[i].keys);
+        free(q->conds[i].values);
+    }
+    free(q->conds);
     ncmp_buf_free(&q->where);
     memset(q, 0, sizeof(*q));
 }
@@ -49,6 +59,29 @@ static int param_add(search_query *q, char *value)
     q->params = ncmp_xrealloc(q->params, (size_t)(q->nparams + 1) * sizeof(*q->params));
     q->params[q->nparams++] = value;
     return q->nparams;
+}
+
+/* Add a condition for the in-memory evaluation; returns it. */
+static search_cond *cond_add(search_query *q, search_cond_kind kind)
+{
+    search_cond *c;
+
+    q->conds = ncmp_xrealloc(q->conds, (size_t)(q->nconds + 1) * sizeof(*q->conds));
+    c = &q->conds[q->nconds++];
+    memset(c, 0, sizeof(*c));
+    c->kind = kind;
+    return c;
+}
+
+static void cond_value(search_cond *c, const char *key, const char *value)
+{
+    c->values = ncmp_xrealloc(c->values, (size_t)(c->n + 1) * sizeof(*c->values));
+    c->values[c->n] = ncmp_xstrdup(value);
+    if (key) {
+        c->keys = ncmp_xrealloc(c->keys, (size_t)(c->n + 1) * sizeof(*c->keys));
+        c->keys[c->n] = ncmp_xstrdup(key);
+    }
+    c->n++;
 }
 
 /* --- validation (NCMP's CmHandleQueryParametersValidator) ---------------- */
@@ -137,8 +170,14 @@ static void sql_modules(search_query *q, json_object *params)
     if (foreign) {
         /* NCMP reads moduleName only: another key is a module named null */
         ncmp_buf_append_str(&q->where, "false");
+        cond_add(q, SEARCH_COND_NONE);
         free(names);
         return;
+    }
+    {
+        search_cond *c = cond_add(q, SEARCH_COND_MODULES);
+        for (size_t i = 0; i < n; i++)
+            cond_value(c, NULL, names[i]);
     }
     ncmp_pgarray_text(&arr, names, n);
     free(names);
@@ -153,7 +192,8 @@ static void sql_modules(search_query *q, json_object *params)
 
 /* hasAllProperties / hasAllAdditionalProperties: containment of the
  * merged {"name":"value"} object, which the GIN index answers. */
-static void sql_properties(search_query *q, json_object *params, const char *column)
+static void sql_properties(search_query *q, json_object *params, const char *column,
+                           search_cond_kind kind)
 {
     json_object *merged = json_object_new_object();
     int conflict = 0, k;
@@ -170,12 +210,46 @@ static void sql_properties(search_query *q, json_object *params, const char *col
     if (conflict) {
         /* one property cannot have two values */
         ncmp_buf_append_str(&q->where, "false");
+        cond_add(q, SEARCH_COND_NONE);
     } else {
+        search_cond *c = cond_add(q, kind);
+        json_object_object_foreach(merged, key, val)
+        {
+            cond_value(c, key, json_object_get_string(val));
+        }
         k = param_add(q,
                       ncmp_xstrdup(json_object_to_json_string_ext(merged, JSON_C_TO_STRING_PLAIN)));
         ncmp_buf_appendf(&q->where, "h.%s @> $%d::jsonb", column, k);
     }
     json_object_put(merged);
+}
+
+/* The column of `sql` when it is "h.<column> = $<k>" or "h.<column> <> $<k>"
+ * (sets *negate for <>), else NULL. */
+static char *one_comparison(const char *sql, int k, int *negate)
+{
+    const char *p = sql, *name;
+    char tail[24];
+    size_t n;
+
+    if (strncmp(p, "h.", 2) != 0)
+        return NULL;
+    name = p += 2;
+    while ((*p >= 'a' && *p <= 'z') || *p == '_')
+        p++;
+    n = (size_t)(p - name);
+    if (n == 0)
+        return NULL;
+    *negate = strncmp(p, " <> ", 4) == 0;
+    snprintf(tail, sizeof(tail), *negate ? " <> $%d" : " = $%d", k);
+    if (strcmp(p, tail) != 0)
+        return NULL;
+    {
+        char *column = ncmp_xmalloc(n + 1);
+        memcpy(column, name, n);
+        column[n] = '\0';
+        return column;
+    }
 }
 
 static int sql_cpspath(search_query *q, json_object *params, search_error *e)
@@ -201,6 +275,23 @@ static int sql_cpspath(search_query *q, json_object *params, search_error *e)
         return refuse(e, "Invalid CPS path.", "%s", err.msg);
     }
     ncmp_buf_appendf(&q->where, "(%s)", sub.data ? sub.data : "true");
+    {
+        /* the usual CPS paths come down to one comparison of a column,
+         * e.g. //state[@cm-handle-state='READY']: h.state = $k */
+        int negate = 0;
+        char *column =
+            cp.n == 1 && sub.data ? one_comparison(sub.data, q->nparams + 1, &negate) : NULL;
+        if (column) {
+            search_cond *c = cond_add(q, SEARCH_COND_COLUMN);
+            cond_value(c, column, cp.values[0]);
+            c->negate = negate;
+            free(column);
+        } else if (sub.data && strcmp(sub.data, "false") == 0) {
+            cond_add(q, SEARCH_COND_NONE);
+        } else if (sub.data && strcmp(sub.data, "true") != 0) {
+            q->needs_db = 1;
+        }
+    }
     for (size_t i = 0; i < cp.n; i++) {
         param_add(q, cp.values[i]);
         cp.values[i] = NULL;
@@ -212,11 +303,12 @@ static int sql_cpspath(search_query *q, json_object *params, search_error *e)
 
 /* The value of the first parameter as the next SQL parameter; returns
  * its number. */
-static int first_value_param(search_query *q, json_object *params)
+static int first_value_param(search_query *q, json_object *params, search_cond_kind kind)
 {
     const char *key, *value;
 
     parameter_kv(json_object_array_get_idx(params, 0), &key, &value);
+    cond_value(cond_add(q, kind), NULL, value);
     return param_add(q, ncmp_xstrdup(value));
 }
 
@@ -235,16 +327,17 @@ static int sql_condition(search_query *q, const char *name, json_object *params,
     if (strcmp(name, "hasAllModules") == 0)
         sql_modules(q, params);
     else if (strcmp(name, "hasAllProperties") == 0)
-        sql_properties(q, params, "public_properties");
+        sql_properties(q, params, "public_properties", SEARCH_COND_PUBLIC);
     else if (strcmp(name, "hasAllAdditionalProperties") == 0)
-        sql_properties(q, params, "additional_properties");
+        sql_properties(q, params, "additional_properties", SEARCH_COND_ADDITIONAL);
     else if (strcmp(name, "cmHandleWithCpsPath") == 0)
         return sql_cpspath(q, params, e);
     else if (strcmp(name, "cmHandleWithTrustLevel") == 0)
         /* the key is not looked at; the first value counts */
-        ncmp_buf_appendf(&q->where, "h.effective_trust_level = $%d", first_value_param(q, params));
+        ncmp_buf_appendf(&q->where, "h.effective_trust_level = $%d",
+                         first_value_param(q, params, SEARCH_COND_TRUST));
     else
-        sql_dmi_plugin(q, first_value_param(q, params));
+        sql_dmi_plugin(q, first_value_param(q, params, SEARCH_COND_DMI));
     return 0;
 }
 

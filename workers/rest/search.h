@@ -22,10 +22,34 @@ typedef enum search_side {
     SEARCH_SOUTHBOUND, /* /ncmpInventory/v1|v2/ch/... */
 } search_side;
 
+/* The same conditions, for an evaluation outside the database
+ * (search_index.h). */
+typedef enum search_cond_kind {
+    SEARCH_COND_MODULES,    /* every name of `values` in the handle's module set */
+    SEARCH_COND_PUBLIC,     /* every keys[i] -> values[i] in the public properties */
+    SEARCH_COND_ADDITIONAL, /* the same in the private (additional) properties */
+    SEARCH_COND_TRUST,      /* effective trust level = values[0] */
+    SEARCH_COND_DMI,        /* values[0] is one of the handle's three DMI services */
+    SEARCH_COND_NONE,       /* no handle matches */
+    SEARCH_COND_COLUMN,     /* cm_handle column keys[0] = values[0] (<> when `negate`): a
+                             * CPS path that came down to one comparison */
+} search_cond_kind;
+
+typedef struct search_cond {
+    search_cond_kind kind;
+    char **keys;   /* SEARCH_COND_PUBLIC/ADDITIONAL/COLUMN; owned */
+    char **values; /* owned */
+    int n;
+    int negate; /* SEARCH_COND_COLUMN */
+} search_cond;
+
 typedef struct search_query {
     ncmp_buf where; /* SQL boolean expression on `h` */
     char **params;  /* owned; a NULL entry is SQL NULL */
     int nparams;
+    search_cond *conds; /* every condition ANDed, as `where` */
+    int nconds;
+    int needs_db; /* a condition only the database can answer (most CPS paths) */
 } search_query;
 
 /* Why a request was refused: NCMP's 400 message and details. */
