@@ -775,6 +775,26 @@ Test(rest, search_index_sees_each_committed_change_at_once, .timeout = 180)
     cr_assert_eq(ncmp_db_exec(other, "ROLLBACK", &err), 0, "%s", err.msg);
     expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-5,ch-6");
     ncmp_db_close(other);
+    /* many handles at once (the index's tables grow), then all changed */
+    sql(c, "INSERT INTO cm_handle (id, dmi_service_name, public_properties, state)"
+           " SELECT 'many-' || i, '" DMI_A "', '{\"batch\":\"1\"}', 'ADVISED'"
+           " FROM generate_series(1, 5000) i");
+    sql(c, "UPDATE cm_handle SET public_properties = '{\"batch\":\"2\"}' WHERE id LIKE 'many-%'");
+    {
+        reply r;
+        call(c, "POST", NB_IDS, "{}", &r);
+        cr_assert_eq(r.status, 200, "%s", r.body.data);
+        cr_assert_eq(json_object_array_length(r.json), 5005, "every handle once");
+        reply_free(&r);
+        call(c, "POST", NB_IDS,
+             "{'cmHandleQueryParameters':[{'conditionName':'hasAllProperties',"
+             "'conditionParameters':[{'batch':'2'}]}]}",
+             &r);
+        cr_assert_eq(json_object_array_length(r.json), 5000);
+        reply_free(&r);
+    }
+    sql(c, "DELETE FROM cm_handle WHERE id LIKE 'many-%'");
+    expect_ids(c, NB_IDS, "{}", "ch-1,ch-2,ch-3,ch-5,ch-6");
     /* a truncate: everything read again */
     sql(c, "TRUNCATE cm_handle CASCADE");
     add_handle(c->db, "ch-7", "{\"color\":\"red\"}");

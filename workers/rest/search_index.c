@@ -350,12 +350,13 @@ static void content_put(content *c, block *b, int row)
             s = c->nslots++;
         }
         e = &c->slots[s];
+        memset(e, 0, sizeof(*e));
         e->h = h;
+        e->b = b; /* live from here: grow_buckets moves only live slots */
         e->next = c->buckets[h & (c->nbuckets - 1)];
         c->buckets[h & (c->nbuckets - 1)] = s;
         if (++c->count > c->nbuckets)
             grow_buckets(c);
-        e = &c->slots[s];
     }
     block_ref(b);
     e->b = b;
