@@ -43,7 +43,7 @@ char *ncmp_xstrdup(const char *s)
     return p;
 }
 
-void ncmp_buf_reserve(ncmp_buf *b, size_t extra)
+void ncmp_buf_grow(ncmp_buf *b, size_t extra)
 {
     size_t need = b->len + extra + 1;
     size_t cap;
@@ -69,13 +69,6 @@ void ncmp_buf_append(ncmp_buf *b, const void *data, size_t len)
 void ncmp_buf_append_str(ncmp_buf *b, const char *s)
 {
     ncmp_buf_append(b, s, strlen(s));
-}
-
-void ncmp_buf_append_char(ncmp_buf *b, char c)
-{
-    ncmp_buf_reserve(b, 1);
-    b->data[b->len++] = c;
-    b->data[b->len] = '\0';
 }
 
 void ncmp_buf_appendf(ncmp_buf *b, const char *fmt, ...)

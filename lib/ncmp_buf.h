@@ -21,10 +21,26 @@ typedef struct ncmp_buf {
         NULL, 0, 0                                                                                 \
     }
 
-void ncmp_buf_reserve(ncmp_buf *b, size_t extra);
+/* Room for `extra` more bytes and the NUL; the growing half out of line. */
+void ncmp_buf_grow(ncmp_buf *b, size_t extra);
+
+/* Inline: the writers of large answers call these per character. */
+static inline void ncmp_buf_reserve(ncmp_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 > b->cap)
+        ncmp_buf_grow(b, extra);
+}
+
 void ncmp_buf_append(ncmp_buf *b, const void *data, size_t len);
 void ncmp_buf_append_str(ncmp_buf *b, const char *s);
-void ncmp_buf_append_char(ncmp_buf *b, char c);
+
+static inline void ncmp_buf_append_char(ncmp_buf *b, char c)
+{
+    ncmp_buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
+
 void ncmp_buf_appendf(ncmp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append s as a JSON string literal, quotes included. */
 void ncmp_buf_append_json_string(ncmp_buf *b, const char *s);

@@ -1,5 +1,6 @@
 #include "rest_json.h"
 
+#include <stdint.h>
 #include <string.h>
 
 enum {
@@ -19,20 +20,46 @@ enum {
     COL_LAST_SYNC,
 };
 
-/* ncmp_buf_append_json_string, faster for the common case: runs of
- * characters that need no escape are copied in one go. */
+/* Does any of the 8 bytes of x need an escape in a JSON string (below
+ * 0x20, '"' or '\\')? Bytes of UTF-8 sequences (0x80 and up) never do. */
+static int escape_in8(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+
+    return ((((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) |
+             ((backslash - ones) & ~backslash)) &
+            highs) != 0;
+}
+
+/* ncmp_buf_append_json_string, faster for the common case: the string is
+ * checked 8 bytes at a time and a string without escapes (nearly every
+ * id, alternate id and property) is copied in one go. */
 static void json_string(ncmp_buf *out, const char *s)
 {
-    const char *run = s;
+    size_t n = strlen(s), i = 0;
+    const char *run;
 
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        if (escape_in8(x))
+            break;
+    }
+    for (; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch < 0x20 || ch == '"' || ch == '\\')
+            break;
+    }
+    ncmp_buf_reserve(out, n + 2);
     ncmp_buf_append_char(out, '"');
-    for (const char *p = s;; p++) {
+    ncmp_buf_append(out, s, i);
+    run = s + i;
+    for (const char *p = run; i < n; p++, i++) {
         unsigned char ch = (unsigned char)*p;
         if (ch >= 0x20 && ch != '"' && ch != '\\')
             continue;
         ncmp_buf_append(out, run, (size_t)(p - run));
-        if (!ch)
-            break;
         if (ch == '"' || ch == '\\') {
             ncmp_buf_append_char(out, '\\');
             ncmp_buf_append_char(out, (char)ch);
@@ -41,6 +68,7 @@ static void json_string(ncmp_buf *out, const char *s)
         }
         run = p + 1;
     }
+    ncmp_buf_append(out, run, (size_t)(s + n - run));
     ncmp_buf_append_char(out, '"');
 }
 
