@@ -38,9 +38,12 @@ enum {
 #define CLEANUP_EVERY_MS 60000.0
 #define STREAM_BLOCK     (64 * 1024)
 #define REFRESH_MS       1000.0 /* the loader thread's reads between searches */
-#define MAX_CONDS        16     /* a body has at most 6 (one per condition name) */
-#define WAIT_MS          1000.0 /* a search's longest wait for another read */
-#define NONE             UINT32_MAX
+/* Load everything again (which packs the rows) when the blocks hold more
+ * than twice the rows the handles need, plus this many. */
+#define COMPACT_ABOVE 20000
+#define MAX_CONDS     16     /* a body has at most 6 (one per condition name) */
+#define WAIT_MS       1000.0 /* a search's longest wait for another read */
+#define NONE          UINT32_MAX
 
 /* --- rows, shared with the answers being sent ---------------------------- */
 
@@ -51,8 +54,10 @@ typedef struct block {
     atomic_long refs;
 } block;
 
-/* Bytes of rows held, by the index and the answers being sent. */
-static atomic_size_t rows_bytes;
+/* Bytes and rows held in blocks, by the index and the answers being
+ * sent: a block lives while one of its rows does, so after many updates
+ * the rows held outnumber the handles (see COMPACT_ABOVE). */
+static atomic_size_t rows_bytes, rows_held;
 
 static block *block_new(PGresult *res)
 {
@@ -60,6 +65,7 @@ static block *block_new(PGresult *res)
 
     b->res = res;
     atomic_fetch_add(&rows_bytes, PQresultMemorySize(res));
+    atomic_fetch_add(&rows_held, (size_t)PQntuples(res));
     atomic_init(&b->refs, 1); /* the reader's, dropped once applied */
     return b;
 }
@@ -73,6 +79,7 @@ static void block_unref(block *b)
 {
     if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         atomic_fetch_sub(&rows_bytes, PQresultMemorySize(b->res));
+        atomic_fetch_sub(&rows_held, (size_t)PQntuples(b->res));
         PQclear(b->res);
         free(b);
     }
@@ -676,13 +683,18 @@ done:
     return rc;
 }
 
-/* Bring the index up to what is committed now (sync_mu held). */
-static int read_db(search_index *sx, ncmp_err *err)
+/* Bring the index up to what is committed now (sync_mu held); `compact`:
+ * the loader thread, which may load everything again to pack the rows. */
+static int read_db(search_index *sx, int compact, ncmp_err *err)
 {
     double now = ncmp_now_ms();
     int rc;
 
     if (!sx->snapshot) {
+        rc = load_all(sx, err);
+    } else if (compact && atomic_load(&rows_held) > 2 * atomic_load(&sx->count) + COMPACT_ABOVE) {
+        log_info("search-index", "%zu rows held for %zu handles: loading everything again",
+                 atomic_load(&rows_held), atomic_load(&sx->count));
         rc = load_all(sx, err);
     } else if (now - sx->last_read_ms > RETENTION_MS / 2) {
         log_info("search-index", "no read for %.0f s: loading everything again",
@@ -702,12 +714,12 @@ static int read_db(search_index *sx, ncmp_err *err)
 
 /* One read, under sync_mu: the time it began serves the searches that
  * arrived before it (make_current). A failure is logged once a minute. */
-static int read_now(search_index *sx)
+static int read_now(search_index *sx, int compact)
 {
     double begun = ncmp_now_ms();
     ncmp_err err;
 
-    if (read_db(sx, &err) == 0) {
+    if (read_db(sx, compact, &err) == 0) {
         if (begun > sx->last_read_begun)
             sx->last_read_begun = begun;
         return 0;
@@ -730,7 +742,7 @@ static void *loader_thread(void *arg)
     while (!atomic_load(&sx->stop)) {
         int rc;
         pthread_mutex_lock(&sx->sync_mu);
-        rc = read_now(sx);
+        rc = read_now(sx, 1);
         pthread_mutex_unlock(&sx->sync_mu);
         /* after a failure: 1 s, doubling up to 30 s */
         pause = rc == 0 ? REFRESH_MS : pause < 30000 ? pause * 2 : 30000;
@@ -970,7 +982,7 @@ static int make_current(search_index *sx, double arrival, double wait_ms)
     if (pthread_mutex_timedlock(&sx->sync_mu, &until) != 0)
         return -1;
     if (sx->last_read_begun <= arrival)
-        rc = read_now(sx);
+        rc = read_now(sx, 0);
     pthread_mutex_unlock(&sx->sync_mu);
     return rc;
 }
