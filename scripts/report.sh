@@ -124,7 +124,7 @@ _report_module_sync() {
 _report_search() {
     _report_has search || { _report_missing search; return 0; }
     _report_jq '.scenarios.search // empty | ((.searches[0].without_index_median_ms // -1) >= 0) as $w |
-        "\(.handles | n) handles in every answer, the median of \(.runs) runs each.\(if $w then " Searches answered from the index: \(.searches_from_index | n), by PostgreSQL: \(.searches_from_database | n); the index held \(.index_handles | n) handles in \(.index_bytes / 1048576 | ms) MB, \(.index_bytes_per_handle | n) bytes per handle." else "" end)\n",
+        "\(.handles | n) handles in every answer, the median of \(.runs) runs each\(if .measured then " (measured \(.measured), later than the other scenarios)" else "" end).\(if $w then " Searches answered from the index: \(.searches_from_index | n), by PostgreSQL: \(.searches_from_database | n); the index held \(.index_handles | n) handles in \(.index_bytes / 1048576 | ms) MB, \(.index_bytes_per_handle | n) bytes per handle." else "" end)\n",
         "| search | ncmpd median, ms | raw limit: PostgreSQL, same rows, ms | ncmpd / raw |\(if $w then " ncmpd without the index, same run, ms |" else "" end) NCMP 2025-12 expectation, ms | ncmpd vs expectation | NCMP best published, ms | ncmpd vs best |",
         "|---|---|---|---|\(if $w then "---|" else "" end)---|---|---|---|",
         (.searches[] | . as $s | ($ncmp[$s.kind][$s.filter] // [null, null]) as $p |
