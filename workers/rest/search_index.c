@@ -26,6 +26,7 @@
 /* positions in SX_COLUMNS (the first ones are REST_HANDLE_COLUMNS') */
 enum {
     C_ID = 0,
+    C_STATE = 2,
     C_TRUST = 8,
     C_PUBLIC = 11,
     C_ADDITIONAL = 12,
@@ -153,6 +154,14 @@ static int pairs_have(const pairs *p, const char *key, const char *value)
 
 /* --- the content: handles and module sets -------------------------------- */
 
+/* The state and the trust level of a handle as the index of their text
+ * in content.words, so that a condition on them reads no row (a scan of
+ * 1,000,000 rows costs a cache miss per row read). */
+#define WORD_NULL  255 /* SQL NULL */
+#define WORD_OTHER 254 /* not in words (more than MAX_WORDS texts): read the row */
+#define WORD_NONE  253 /* a condition's value no handle has */
+#define MAX_WORDS  253
+
 typedef struct entry {
     block *b; /* NULL: a free slot */
     int row;
@@ -160,6 +169,7 @@ typedef struct entry {
     uint32_t next; /* the next slot of its bucket */
     uint64_t h;    /* hash of the id */
     pairs *pub, *add;
+    uint8_t state, trust; /* WORD_* or an index in words */
 } entry;
 
 typedef struct mset {
@@ -183,6 +193,8 @@ typedef struct content {
     uint32_t *mbuckets;
     uint32_t nmbuckets;
     size_t pair_bytes; /* of every handle's pairs */
+    char *words[MAX_WORDS];
+    int nwords;
 } content;
 
 static const char *entry_id(const entry *e)
@@ -231,6 +243,8 @@ static void content_free(content *c)
         mset_clear(&c->msets[i]);
         free(c->msets[i].id);
     }
+    for (int i = 0; i < c->nwords; i++)
+        free(c->words[i]);
     free(c->slots);
     free(c->free_slots);
     free(c->buckets);
@@ -309,6 +323,23 @@ static uint32_t mset_find(content *c, const char *id, int create)
     return i;
 }
 
+/* The index of `v` in c->words (added when `add` and there is room), or
+ * a WORD_* value. */
+static uint8_t word_of(content *c, const char *v, int add)
+{
+    if (!v)
+        return WORD_NULL;
+    for (int i = 0; i < c->nwords; i++)
+        if (strcmp(c->words[i], v) == 0)
+            return (uint8_t)i;
+    if (!add)
+        return WORD_NONE;
+    if (c->nwords == MAX_WORDS)
+        return WORD_OTHER;
+    c->words[c->nwords] = ncmp_xstrdup(v);
+    return (uint8_t)c->nwords++;
+}
+
 /* Remove handle `id`, if there. */
 static void content_remove(content *c, const char *id)
 {
@@ -371,6 +402,8 @@ static void content_put(content *c, block *b, int row)
     e->pub = pairs_parse(entry_col(e, C_PUBLIC));
     e->add = pairs_parse(entry_col(e, C_ADDITIONAL));
     c->pair_bytes += pairs_size(e->pub) + pairs_size(e->add);
+    e->state = word_of(c, entry_col(e, C_STATE), 1);
+    e->trust = word_of(c, entry_col(e, C_TRUST), 1);
     e->mset = PQgetisnull(b->res, row, C_MODULE_SET)
                   ? NONE
                   : mset_find(c, PQgetvalue(b->res, row, C_MODULE_SET), 1);
@@ -887,9 +920,31 @@ static int evaluable(const search_query *q)
     return 1;
 }
 
-/* cols[i]: the column of condition i when it is SEARCH_COND_COLUMN */
+/* A comparison of a column with a text, SQL's way: NULL matches neither
+ * = nor <>. `word`: the entry's word for the column (state, trust level)
+ * or WORD_OTHER to read the row; `want`: the text's word. */
+static int column_is(const entry *e, int col, uint8_t word, uint8_t want, const char *text,
+                     int negate)
+{
+    const char *v;
+
+    if (word == WORD_NULL)
+        return 0;
+    if (word != WORD_OTHER)
+        return (word == want) != negate;
+    v = entry_col(e, col);
+    return v && (strcmp(v, text) == 0) != negate;
+}
+
+static uint8_t entry_word(const entry *e, int col)
+{
+    return col == C_STATE ? e->state : col == C_TRUST ? e->trust : WORD_OTHER;
+}
+
+/* cols[i]: the column of condition i when it is SEARCH_COND_COLUMN or
+ * SEARCH_COND_TRUST; want[i]: the word of its value */
 static int entry_matches(const entry *e, const search_query *q, const uint8_t *mset_ok,
-                         const int *cols)
+                         const int *cols, const uint8_t *want)
 {
     for (int i = 0; i < q->nconds; i++) {
         const search_cond *c = &q->conds[i];
@@ -907,8 +962,7 @@ static int entry_matches(const entry *e, const search_query *q, const uint8_t *m
                                 c->values[k]);
             break;
         case SEARCH_COND_TRUST:
-            v = entry_col(e, C_TRUST);
-            ok = v && strcmp(v, c->values[0]) == 0;
+            ok = column_is(e, C_TRUST, e->trust, want[i], c->values[0], 0);
             break;
         case SEARCH_COND_DMI:
             for (int k = 0; k < 3 && !ok; k++) {
@@ -920,9 +974,7 @@ static int entry_matches(const entry *e, const search_query *q, const uint8_t *m
             ok = 0;
             break;
         case SEARCH_COND_COLUMN:
-            /* SQL's comparison: NULL matches neither = nor <> */
-            v = entry_col(e, cols[i]);
-            ok = v && (strcmp(v, c->values[0]) == 0) != c->negate;
+            ok = column_is(e, cols[i], entry_word(e, cols[i]), want[i], c->values[0], c->negate);
             break;
         }
         if (!ok)
@@ -996,6 +1048,7 @@ int search_index_answer(search_index *sx, ncmp_http_request *req, const search_q
     content *c;
     size_t cap = 0;
     int cols[MAX_CONDS];
+    uint8_t want[MAX_CONDS];
 
     if (!sx || !evaluable(q))
         goto database;
@@ -1009,11 +1062,17 @@ int search_index_answer(search_index *sx, ncmp_http_request *req, const search_q
     pthread_rwlock_rdlock(&sx->lock);
     c = sx->cur;
     mset_ok = module_sets_ok(c, q);
-    for (int i = 0; i < q->nconds && i < MAX_CONDS; i++)
-        cols[i] = q->conds[i].kind == SEARCH_COND_COLUMN ? column_of(q->conds[i].keys[0]) : -1;
+    for (int i = 0; i < q->nconds && i < MAX_CONDS; i++) {
+        const search_cond *cd = &q->conds[i];
+        cols[i] = cd->kind == SEARCH_COND_COLUMN  ? column_of(cd->keys[0])
+                  : cd->kind == SEARCH_COND_TRUST ? C_TRUST
+                                                  : -1;
+        want[i] =
+            cols[i] == C_STATE || cols[i] == C_TRUST ? word_of(c, cd->values[0], 0) : WORD_NONE;
+    }
     for (uint32_t i = 0; i < c->nslots; i++) {
         entry *e = &c->slots[i];
-        if (!e->b || !entry_matches(e, q, mset_ok, cols))
+        if (!e->b || !entry_matches(e, q, mset_ok, cols, want))
             continue;
         if (a->n == cap) {
             cap = cap ? cap * 2 : 1024;
