@@ -1622,7 +1622,8 @@ _scale_measure() {
 # registration (stored, then READY after module sync) with the raw COPY
 # of the same rows, the ten searches with PostgreSQL returning the ids,
 # pass-through reads at 13/s, the RSS of the pipeline and rest processes,
-# the rest process's start-up (its handle map loaded), the database's size,
+# the rest process's start-up (its handle map loaded; its search index
+# loads beside, timed and sized too), the database's size,
 # the deregistration. Judged: no per-handle cost at N above 1.2 times its
 # cost at B, and the rest process up within 10 s.
 bench_scale() {
@@ -1670,6 +1671,8 @@ bench_scale() {
         ["RSS rest process, MB", (.base.rss_mb.rest | tostring), (.large.rss_mb.rest | tostring), (.per_handle_cost.rest_rss | tostring)],
         ["RSS pipeline process, MB", (.base.rss_mb.pipeline | tostring), (.large.rss_mb.pipeline | tostring), "-"],
         row("rest process start-up, s"; "rest_start_seconds"; "-"),
+        row("search index loaded after start, ms"; "rest_index_load_ms"; "-"),
+        row("search index after that load, MB"; "rest_index_mb"; "-"),
         row("database, MB"; "database_mb"; "-") | @tsv' <<<"$j" |
         awk -F'\t' '{ printf "%-44s %14s %14s %10s\n", $1, $2, $3, $4 }'
     jq -r '"per-handle cost: the large size'"'"'s cost per handle over the base'"'"'s (target <= 1.2); passed: \(.passed)"' <<<"$j"
