@@ -288,14 +288,23 @@ static void grow_buckets(content *c)
     }
 }
 
-static uint32_t mset_find(content *c, const char *id, int create)
+/* The module set `id` of `c`, or NONE. */
+static uint32_t mset_lookup(const content *c, const char *id, uint64_t h)
 {
-    uint64_t h = ncmp_hash(id, strlen(id));
     uint32_t i = c->mbuckets[h & (c->nmbuckets - 1)];
-    mset *m;
 
     while (i != NONE && (c->msets[i].h != h || strcmp(c->msets[i].id, id) != 0))
         i = c->msets[i].next;
+    return i;
+}
+
+/* The same, added (empty) when absent and `create`. */
+static uint32_t mset_find(content *c, const char *id, int create)
+{
+    uint64_t h = ncmp_hash(id, strlen(id));
+    uint32_t i = mset_lookup(c, id, h);
+    mset *m;
+
     if (i != NONE || !create)
         return i;
     if (c->nmsets == c->mcap) {
@@ -593,19 +602,23 @@ fail:
     return -1;
 }
 
-/* The module sets of `c` among `ids` that it does not know yet, added to
- * `ids` (a list of distinct ids). */
-static void unknown_module_sets(content *c, const PGresult *rows, ncmp_buf *ids, size_t *nids)
+/* The module sets of `rows` that `c` does not know yet, appended to `ids`
+ * (a comma-separated list; a set repeated far apart may be listed twice,
+ * which the query does not mind). Reads `c` only: it is changed under the
+ * write lock, when the rows are applied. */
+static void unknown_module_sets(const content *c, const PGresult *rows, ncmp_buf *ids, size_t *nids)
 {
+    const char *last = NULL;
+
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id;
         if (PQgetisnull(rows, i, C_MODULE_SET))
             continue;
         id = PQgetvalue(rows, i, C_MODULE_SET);
-        if (mset_find(c, id, 0) != NONE)
+        if ((last && strcmp(last, id) == 0) ||
+            mset_lookup(c, id, ncmp_hash(id, strlen(id))) != NONE)
             continue;
-        /* known after this read: an empty set stands for it meanwhile */
-        mset_find(c, id, 1);
+        last = id;
         ncmp_buf_append_str(ids, *nids ? "," : "");
         ncmp_buf_append_str(ids, id);
         (*nids)++;
@@ -653,7 +666,6 @@ static int read_changes(search_index *sx, ncmp_err *err)
         params[0] = arr.data;
         if (ncmp_db_query(sx->db, SQL_HANDLES, 1, params, &rows, err) != 0)
             goto done;
-        /* read by this thread only: the one that changes it */
         unknown_module_sets(sx->cur, rows, &mids, &nmods);
     }
     if (nmods) {
