@@ -728,16 +728,17 @@ done:
     return rc;
 }
 
-/* Bring the index up to what is committed now (sync_mu held); `compact`:
- * the loader thread, which may load everything again to pack the rows. */
-static int read_db(search_index *sx, int compact, ncmp_err *err)
+/* Bring the index up to what is committed now (sync_mu held); `loader`:
+ * the loader thread, which also packs the rows (a whole load) and deletes
+ * the old change rows, work no search should wait for. */
+static int read_db(search_index *sx, int loader, ncmp_err *err)
 {
     double now = ncmp_now_ms();
     int rc;
 
     if (!sx->snapshot) {
         rc = load_all(sx, err);
-    } else if (compact && atomic_load(&rows_held) > 2 * atomic_load(&sx->count) + COMPACT_ABOVE) {
+    } else if (loader && atomic_load(&rows_held) > 2 * atomic_load(&sx->count) + COMPACT_ABOVE) {
         log_info("search-index", "%zu rows held for %zu handles: loading everything again",
                  atomic_load(&rows_held), atomic_load(&sx->count));
         rc = load_all(sx, err);
@@ -748,7 +749,7 @@ static int read_db(search_index *sx, int compact, ncmp_err *err)
     } else {
         rc = read_changes(sx, err);
     }
-    if (rc == 0 && now - sx->last_cleanup_ms > CLEANUP_EVERY_MS) {
+    if (loader && rc == 0 && now - sx->last_cleanup_ms > CLEANUP_EVERY_MS) {
         ncmp_err ignored;
         sx->last_cleanup_ms = now;
         if (ncmp_db_exec(sx->db, SQL_CLEANUP, &ignored) != 0)
@@ -759,12 +760,12 @@ static int read_db(search_index *sx, int compact, ncmp_err *err)
 
 /* One read, under sync_mu: the time it began serves the searches that
  * arrived before it (make_current). A failure is logged once a minute. */
-static int read_now(search_index *sx, int compact)
+static int read_now(search_index *sx, int loader)
 {
     double begun = ncmp_now_ms();
     ncmp_err err;
 
-    if (read_db(sx, compact, &err) == 0) {
+    if (read_db(sx, loader, &err) == 0) {
         if (begun > sx->last_read_begun)
             sx->last_read_begun = begun;
         return 0;
@@ -833,11 +834,6 @@ void search_index_stop(search_index *sx)
     pthread_rwlock_destroy(&sx->lock);
     pthread_mutex_destroy(&sx->sync_mu);
     free(sx);
-}
-
-size_t search_index_count(search_index *sx)
-{
-    return sx ? atomic_load(&sx->count) : 0;
 }
 
 /* --- answers ------------------------------------------------------------- */

@@ -66,7 +66,4 @@ void search_index_stop(search_index *sx);
 int search_index_answer(search_index *sx, ncmp_http_request *req, const search_query *q,
                         search_output out);
 
-/* Handles in the index (0 until loaded). */
-size_t search_index_count(search_index *sx);
-
 #endif
