@@ -1242,6 +1242,9 @@ _ol_table() {
         "pass-through read p50: \(.baseline_pt_read_p50_ms) ms before, \(.recovery_pt_read_p50_ms) ms after (recovered: \(.recovered))",
         "liveness probe: at most \(.probe_ms_max_overload) ms under overload, \(.probes_missed) missed",
         "RSS \(.rss_mb_first) -> max \(.rss_mb_max) -> \(.rss_mb_last) MB; fds \(.fds_first) -> max \(.fds_max) -> \(.fds_last); threads \(.threads_first) -> \(.threads_last)",
+        (.clients | to_entries[] | .key as $p | .value | to_entries[] |
+         select((.value.first_error // "") != "") |
+         "first error of \(.key) (\($p)): \(.value.first_error)"),
         "passed: \(.passed)"' <<<"$1"
 }
 

@@ -73,7 +73,8 @@
  *                   requests sent, ok (2xx), shed (503 or 429: refused for
  *                   load; shed_without_retry_after those without the
  *                   header), failed (other statuses), timeouts, errors (no
- *                   answer for another reason), the overheads of the ok
+ *                   answer for another reason; first_error says what the
+ *                   first of them met), the overheads of the ok
  *                   answers, the client's own CPU time, and `timeline`: the
  *                   same counts, the median and p99 overhead and the sum
  *                   of the overheads (sum_ms, for averages over longer
@@ -265,7 +266,8 @@ typedef struct load {
     long inflight;
     long counts[OUT_N];
     long shed_without_retry_after;
-    done_rec *recs; /* with --report */
+    char first_error[160]; /* what the first request without an answer met */
+    done_rec *recs;        /* with --report */
     size_t nrecs, caprecs;
     double t0;
     char batch_body[64 * 1024]; /* reused by batch requests (copied by curl) */
@@ -471,9 +473,12 @@ static void finish(load *l, CURL *e, CURLcode result)
     }
     if (result == CURLE_OPERATION_TIMEDOUT)
         out = OUT_TIMEOUT;
-    else if (result != CURLE_OK)
+    else if (result != CURLE_OK) {
         out = OUT_ERROR;
-    else if (status >= 200 && status < 300)
+        if (!l->first_error[0])
+            snprintf(l->first_error, sizeof(l->first_error), "%.1f s: %s (curl %d)",
+                     now_s() - l->t0, curl_easy_strerror(result), (int)result);
+    } else if (status >= 200 && status < 300)
         out = OUT_OK;
     else if (status == 503 || status == 429)
         out = OUT_SHED;
@@ -603,9 +608,10 @@ static int write_report(const load *l, double secs, const char *extra)
     for (int k = 0; k < OUT_N; k++)
         fprintf(f, ", \"%s\": %ld", outcome_names[k], l->counts[k]);
     fprintf(f,
-            ", \"shed_without_retry_after\": %ld, \"avg_ms\": %.3f, \"p50_ms\": %.3f, "
-            "\"p99_ms\": %.3f, \"max_ms\": %.3f, \"client_cpu_s\": %.3f, \"timeline\": [",
-            l->shed_without_retry_after, l->nlat ? sum / (double)l->nlat : 0,
+            ", \"shed_without_retry_after\": %ld, \"first_error\": \"%s\", \"avg_ms\": %.3f, "
+            "\"p50_ms\": %.3f, \"p99_ms\": %.3f, \"max_ms\": %.3f, \"client_cpu_s\": %.3f, "
+            "\"timeline\": [",
+            l->shed_without_retry_after, l->first_error, l->nlat ? sum / (double)l->nlat : 0,
             pct(l->lat, l->nlat, 0.5), pct(l->lat, l->nlat, 0.99),
             l->nlat ? l->lat[l->nlat - 1] : 0,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
