@@ -103,9 +103,14 @@ static const char SQL_CREATE[] =
     /* the trust of a handle's DMI plugin is that of its DATA service */
     "FROM reg_create_stage s LEFT JOIN dmi_plugin d ON d.name = CASE WHEN $2 <> '' THEN $2"
     " ELSE $1 END "
-    /* an id and an alternate id share one namespace, as in NCMP */
-    "WHERE NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.id = s.alt)"
-    " AND NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.alternate_id = s.id) "
+    /* an id and an alternate id share one namespace, as in NCMP. Each
+     * test is one index probe per staged row: OFFSET 0 keeps the planner
+     * from making it a hash anti-join, which it prefers for the staging
+     * table it has no statistics of and which reads the whole of
+     * cm_handle for every request (15-25 ms per 2,000 handles at 40,000
+     * stored, and growing with the inventory) */
+    "WHERE NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.id = s.alt OFFSET 0)"
+    " AND NOT EXISTS (SELECT 1 FROM cm_handle x WHERE x.alternate_id = s.id OFFSET 0) "
     "ORDER BY s.pos "
     "ON CONFLICT DO NOTHING RETURNING id, effective_trust_level";
 
