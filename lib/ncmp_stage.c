@@ -218,6 +218,7 @@ static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_mes
     PGresult *res = NULL;
     size_t np, ntodo = 0;
     int rc = -1;
+    double t0 = ncmp_now_ms(), t_applied, t_saved, t_delivered;
 
     ncmp_delivery_init(&ctx->delivery);
     np = collect_parts(msgs, n, ps);
@@ -268,16 +269,24 @@ static int run_tx(ncmp_stage *st, ncmp_stage_ctx *ctx, void *state, rd_kafka_mes
         }
     }
     ncmp_fault_point(st->point_before);
+    t_applied = ncmp_now_ms();
     {
         const char *params[4] = {st->group, topics.data, parts.data, offs.data};
         if (ncmp_db_run(ctx->db, "stage_save_offsets", 4, params, NULL, err) != 0)
             goto done;
     }
+    t_saved = ncmp_now_ms();
     if (ncmp_producer_wait(ctx->producer, &ctx->delivery, DELIVERY_TIMEOUT_MS, err) != 0)
         goto done;
+    t_delivered = ncmp_now_ms();
     if (ncmp_db_commit(ctx->db, err) != 0)
         goto done;
     ncmp_fault_point(st->point_after);
+    log_debug(st->role->name,
+              "batch of %zu records: begin and apply %.0f ms, offsets %.0f ms, deliveries %.0f ms, "
+              "commit %.0f ms",
+              n, t_applied - t0, t_saved - t_applied, t_delivered - t_saved,
+              ncmp_now_ms() - t_delivered);
     rc = 0;
 done:
     if (rc != 0) {
