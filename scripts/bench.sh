@@ -9,8 +9,9 @@ NCMP_BENCH_SERIES=(registration-scale scale all)
 # Single scenarios kept out of `all`: avc-apply is the AVC phase of the
 # coming `bench data-sync`, run alone until that joins it; overload drives
 # the machine past what it can serve for minutes; kpi is NCMP's whole KPI
-# suite, a quarter of an hour at least.
-NCMP_BENCH_EXTRA=(avc-apply overload kpi)
+# suite, a quarter of an hour at least; scale-out is registration again,
+# by one process and by two.
+NCMP_BENCH_EXTRA=(avc-apply overload kpi scale-out)
 
 bench_list() { printf '%s' "${NCMP_BENCH_SCENARIOS[*]} ${NCMP_BENCH_SERIES[*]} ${NCMP_BENCH_EXTRA[*]}"; }
 
@@ -165,27 +166,37 @@ _wait_consumer() {
     return 1
 }
 
-# _registration_measure HANDLES: on running services with nothing
-# registered, NCMP's reference registration workload of HANDLES handles
-# through Kafka, from the first publish until every handle's ADVISED event
-# is on the lifecycle topic, then the matching deregistration until every
-# DELETED event is out; and plain COPY of the same rows into an empty copy
-# of cm_handle first. Prints "<reg/s> <reg s> <dereg/s> <dereg s> <COPY/s>".
-# Leaves ncmpd (registration, lcm-relay) running.
+# _registration_measure HANDLES [PLUGINS [PROCESSES]]: on running
+# services with nothing registered, NCMP's reference registration workload
+# of HANDLES handles through Kafka, from the first publish until every
+# handle's ADVISED event is on the lifecycle topic, then the matching
+# deregistration until every DELETED event is out; and plain COPY of the
+# same rows into an empty copy of cm_handle first. With PLUGINS (1), the
+# handles are split among that many DMI plugins, each published at once
+# by its own load generator (a plugin's requests share a record key, so a
+# partition); with PROCESSES (1), that many ncmpd run the registration
+# role in one consumer group. Prints "<reg/s> <reg s> <dereg/s> <dereg s>
+# <COPY/s>". Leaves ncmpd (registration, lcm-relay) running.
 _registration_measure() {
-    local handles=$1 t0 t1 reg dereg copy secs_reg secs_dereg cpid
+    local handles=$1 plugins=${2:-1} processes=${3:-1} t0 t1 reg dereg copy secs_reg secs_dereg cpid
     local gen="$NCMP_BIN/producers/ncmp-loadgen" raw="$NCMP_BIN/tests/bench/ncmp-bench-raw" bs
     bs=$(kafka_bootstrap)
     info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"
     copy=$("$raw" copy-handles -d "$(pg_url)" -n "$handles" | awk '{print $4}') || die "raw COPY failed"
 
     ncmpd_start --roles=registration,lcm-relay
-    ncmpd_wait_assigned registration
-    info "registration: $handles handles in requests of 2,000"
+    if [ "$processes" -eq 2 ]; then
+        NCMPD_NAME=ncmpd-b ncmpd_start --roles=registration,lcm-relay \
+            --http.port="${NCMP_BENCH_HTTP_PORT2:-28984}"
+        _registration_wait_two_members
+    else
+        ncmpd_wait_assigned registration
+    fi
+    info "registration: $handles handles in requests of 2,000 from $plugins DMI plugin(s), $processes process(es)"
     "$raw" consume -b "$bs" -t ncmp-events -n "$handles" >/dev/null &
     cpid=$!
     t0=$(_now)
-    "$gen" register -b "$bs" --handles "$handles" -q || die "publishing the registrations failed"
+    _registration_publish register "$handles" "$plugins" || die "publishing the registrations failed"
     _wait_consumer "$cpid" 1800 || die "not every ADVISED event arrived (see $NCMP_INSTANCE_DIR/ncmpd.log)"
     t1=$(_now)
     secs_reg=$(_secs "$t0" "$t1")
@@ -197,13 +208,62 @@ _registration_measure() {
     "$raw" consume -b "$bs" -t ncmp-events -n $((3 * handles)) >/dev/null &
     cpid=$!
     t0=$(_now)
-    "$gen" deregister -b "$bs" --handles "$handles" -q || die "publishing the deregistrations failed"
+    _registration_publish deregister "$handles" "$plugins" || die "publishing the deregistrations failed"
     _wait_consumer "$cpid" 1800 || die "not every DELETED event arrived"
     t1=$(_now)
     secs_dereg=$(_secs "$t0" "$t1")
     dereg=$(_rate "$handles" "$secs_dereg")
     [ "$(pg_psql -Atc 'SELECT count(*) FROM cm_handle')" -eq 0 ] || die "handles left after deregistration"
     printf '%s %s %s %s %s\n' "$reg" "$secs_reg" "$dereg" "$secs_dereg" "$copy"
+}
+
+# The DMI plugins of a run with several: the load generator's partitioner
+# (librdkafka's consistent_random, CRC32 of the key) puts these six on six
+# different partitions of a 6-partition topic, so that the members of the
+# group share the work as evenly as the assignment allows.
+_REGISTRATION_PLUGINS=(http://dmi-1:8092 http://dmi-3:8092 http://dmi-12:8092 http://dmi-13:8092
+    http://dmi-2:8092 http://dmi-4:8092)
+
+# _registration_publish register|deregister HANDLES PLUGINS: the workload,
+# split among PLUGINS DMI plugins published at once (handles ch-1.. in
+# consecutive blocks, one block per plugin).
+_registration_publish() {
+    local what=$1 handles=$2 plugins=$3 per first=1 k pids=() rc=0 n
+    local gen="$NCMP_BIN/producers/ncmp-loadgen"
+    if [ "$plugins" -eq 1 ]; then
+        "$gen" "$what" -b "$(kafka_bootstrap)" --handles "$handles" -q
+        return
+    fi
+    per=$(((handles + plugins - 1) / plugins))
+    for ((k = 0; k < plugins; k++)); do
+        n=$((handles - first + 1))
+        [ "$n" -gt "$per" ] && n=$per
+        [ "$n" -gt 0 ] || break
+        "$gen" "$what" -b "$(kafka_bootstrap)" --handles "$n" --first "$first" \
+            --dmi "${_REGISTRATION_PLUGINS[$k]}" -q &
+        pids+=($!)
+        first=$((first + n))
+    done
+    for k in "${pids[@]}"; do wait "$k" || rc=1; done
+    return $rc
+}
+
+# _registration_wait_two_members: both ncmpd's registration consumers hold
+# partitions (the group has settled after the second joined).
+_registration_wait_two_members() {
+    local i a b
+    for ((i = 0; i < 600; i++)); do
+        a=$(grep -c "group-registration#consumer.* assigned:" "$NCMP_INSTANCE_DIR/ncmpd.log" 2>/dev/null)
+        b=$(grep -c "group-registration#consumer.* assigned:" "$NCMP_INSTANCE_DIR/ncmpd-b.log" 2>/dev/null)
+        if [ "${b:-0}" -ge 1 ] && [ "${a:-0}" -ge 1 ]; then
+            # the first member's partitions were revoked and given out again
+            # once the second joined; a moment more for the last assignment
+            sleep 3
+            return 0
+        fi
+        sleep 0.1
+    done
+    die "the two ncmpd's registration consumers did not both get partitions within 60 s"
 }
 
 # _registration_settings: "<batch size> <workers>" of the registration role.
@@ -244,6 +304,65 @@ bench_registration() {
  "deregistration_vs_copy": $(_ratio "$dereg" "$copy"),
  "batch_size": $batch, "workers": $workers, "cores": $(nproc)}
 JSON
+        info "wrote $json"
+    fi
+}
+
+# bench_scale_out [--handles N] [--plugins K] [--json FILE]: registration
+# and deregistration of N handles (50,000) from K DMI plugins (6, each on
+# its own partition) by one ncmpd, then on fresh services by two ncmpd in
+# one consumer group (each with the registration workers of its settings),
+# so that what a second process adds, and what coordinating two costs, is
+# read off one run; each beside a plain COPY of the same rows measured on
+# the same services.
+bench_scale_out() {
+    local handles=50000 plugins=6 json="" p rows=() row batch workers
+    local reg dereg copy secs_reg secs_dereg
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --handles) handles=$2; shift 2 ;;
+        --plugins) plugins=$2; shift 2 ;;
+        --json) json=$2; shift 2 ;;
+        *) die "bench scale-out: unknown option '$1' (options: --handles N, --plugins K, --json FILE)" ;;
+        esac
+    done
+    [[ "$handles" =~ ^[1-9][0-9]*$ ]] || die "bench scale-out: --handles wants a positive number"
+    [[ "$plugins" =~ ^[1-6]$ ]] || die "bench scale-out: --plugins wants 1 to 6, not '$plugins'"
+    for p in 1 2; do
+        [ "$p" -eq 1 ] || bench_fresh
+        info "$p process(es): fresh services"
+        services_up
+        read -r batch workers < <(_registration_settings)
+        read -r reg secs_reg dereg secs_dereg copy < <(_registration_measure "$handles" "$plugins" "$p") ||
+            die "the run with $p process(es) failed"
+        rows+=("$p $reg $secs_reg $dereg $secs_dereg $copy")
+        services_down
+    done
+
+    printf '\n%-10s %16s %10s %18s %10s %14s\n' processes "registration/s" "vs COPY" "deregistration/s" \
+        "vs COPY" "COPY rows/s"
+    for row in "${rows[@]}"; do
+        read -r p reg secs_reg dereg secs_dereg copy <<<"$row"
+        printf '%-10s %16s %10s %18s %10s %14s\n' "$p" "$reg" "$(_ratio "$reg" "$copy")" "$dereg" \
+            "$(_ratio "$dereg" "$copy")" "$copy"
+    done
+    printf '%s handles from %s DMI plugins; each process: %s registration workers, batch %s requests; machine: %s cores\n' \
+        "$handles" "$plugins" "$workers" "$batch" "$(nproc)"
+    if [ -n "$json" ]; then
+        local one two
+        read -r _ reg secs_reg dereg secs_dereg copy <<<"${rows[0]}"
+        one=$(printf '{"processes": 1, "registration_handles_per_s": %s, "registration_seconds": %s, "deregistration_handles_per_s": %s, "deregistration_seconds": %s, "copy_rows_per_s": %s, "registration_vs_copy": %s, "deregistration_vs_copy": %s}' \
+            "$reg" "$secs_reg" "$dereg" "$secs_dereg" "$copy" "$(_ratio "$reg" "$copy")" "$(_ratio "$dereg" "$copy")")
+        read -r _ reg secs_reg dereg secs_dereg copy <<<"${rows[1]}"
+        two=$(printf '{"processes": 2, "registration_handles_per_s": %s, "registration_seconds": %s, "deregistration_handles_per_s": %s, "deregistration_seconds": %s, "copy_rows_per_s": %s, "registration_vs_copy": %s, "deregistration_vs_copy": %s}' \
+            "$reg" "$secs_reg" "$dereg" "$secs_dereg" "$copy" "$(_ratio "$reg" "$copy")" "$(_ratio "$dereg" "$copy")")
+        jq -n --argjson one "$one" --argjson two "$two" --argjson n "$handles" --argjson k "$plugins" \
+            --argjson b "$batch" --argjson w "$workers" --argjson c "$(nproc)" \
+            '{scenario: "scale-out", handles: $n, plugins: $k, batch_size: $b, workers: $w, cores: $c,
+              runs: [$one, $two],
+              two_vs_one_registration: (($two.registration_vs_copy / $one.registration_vs_copy) * 100 | round / 100),
+              two_vs_one_deregistration: (($two.deregistration_vs_copy / $one.deregistration_vs_copy) * 100 | round / 100)}' \
+            >"$json" || die "bench scale-out: writing $json failed"
         info "wrote $json"
     fi
 }
