@@ -512,8 +512,10 @@ static const char SQL_HANDLES[] =
     "SELECT " SX_COLUMNS " FROM cm_handle h WHERE h.id = ANY($1::text[])";
 static const char SQL_MODULES[] = "SELECT module_set_id::text, module_name FROM module_set_member"
                                   " WHERE module_set_id = ANY($1::bigint[]) ORDER BY 1, 2";
-static const char SQL_CLEANUP[] =
-    "DELETE FROM inventory_change WHERE at < clock_timestamp() - interval '" RETENTION "'";
+/* statement_timestamp(), not the volatile clock_timestamp(), so that the
+ * index on `at` (migration 0015) serves the condition */
+const char search_index_cleanup_sql[] =
+    "DELETE FROM inventory_change WHERE at < statement_timestamp() - interval '" RETENTION "'";
 
 /* The gauges, after a change of `c` (the thread that changes it). */
 static void gauges_set(search_index *sx, const content *c)
@@ -750,7 +752,7 @@ static int read_db(search_index *sx, int loader, ncmp_err *err)
     if (loader && rc == 0 && now - sx->last_cleanup_ms > CLEANUP_EVERY_MS) {
         ncmp_err ignored;
         sx->last_cleanup_ms = now;
-        if (ncmp_db_exec(sx->db, SQL_CLEANUP, &ignored) != 0)
+        if (ncmp_db_exec(sx->db, search_index_cleanup_sql, &ignored) != 0)
             log_warn("search-index", "deleting old inventory changes: %s", ignored.msg);
     }
     return rc;
