@@ -96,6 +96,9 @@ typedef struct cp_node {
     const char *value;
     /* the value being non-NULL proves the leaf and its parents exist */
     int proves_parents;
+    /* the column of cm_handle the value is (the value is "h.<column>"),
+     * or NULL when the value is an expression or not on cm_handle */
+    const char *column;
 } cp_node;
 
 enum {
@@ -135,16 +138,22 @@ enum {
 
 #define INNER(name, parent, scope, exists, exists_sql)                                             \
     {                                                                                              \
-        name, parent, 0, scope, exists, exists_sql, NULL, 0                                        \
+        name, parent, 0, scope, exists, exists_sql, NULL, 0, NULL                                  \
     }
+/* a leaf whose value is an expression */
 #define LEAF(name, parent, scope, value)                                                           \
     {                                                                                              \
-        name, parent, 1, scope, CP_EXISTS_IMPLIED, NULL, value, 1                                  \
+        name, parent, 1, scope, CP_EXISTS_IMPLIED, NULL, value, 1, NULL                            \
+    }
+/* a leaf of the handle that is a column of cm_handle */
+#define COLUMN(name, parent, column)                                                               \
+    {                                                                                              \
+        name, parent, 1, CP_SCOPE_HANDLE, CP_EXISTS_IMPLIED, NULL, "h." column, 1, column          \
     }
 /* a leaf with no column: conditions on it are false */
 #define UNSTORED(name, parent, scope)                                                              \
     {                                                                                              \
-        name, parent, 1, scope, CP_EXISTS_NEVER, NULL, NULL, 1                                     \
+        name, parent, 1, scope, CP_EXISTS_NEVER, NULL, NULL, 1, NULL                               \
     }
 
 /* Timestamps as NCMP writes them, so that text comparisons order them. */
@@ -155,21 +164,17 @@ enum {
 static const cp_node cp_model[M_COUNT] = {
     [M_REGISTRY] = INNER("dmi-registry", -1, CP_SCOPE_TOP, CP_EXISTS_IMPLIED, NULL),
     [M_HANDLES] = INNER("cm-handles", M_REGISTRY, CP_SCOPE_HANDLE, CP_EXISTS_IMPLIED, NULL),
-    [M_ID] = LEAF("id", M_HANDLES, CP_SCOPE_HANDLE, "h.id"),
-    [M_DMI] = LEAF("dmi-service-name", M_HANDLES, CP_SCOPE_HANDLE, "h.dmi_service_name"),
-    [M_DMI_DATA] =
-        LEAF("dmi-data-service-name", M_HANDLES, CP_SCOPE_HANDLE, "h.dmi_data_service_name"),
-    [M_DMI_MODEL] =
-        LEAF("dmi-model-service-name", M_HANDLES, CP_SCOPE_HANDLE, "h.dmi_model_service_name"),
-    [M_DMI_JOBS_READ] = LEAF("dmi-datajobs-read-service", M_HANDLES, CP_SCOPE_HANDLE,
-                             "h.dmi_datajobs_read_service"),
-    [M_DMI_JOBS_WRITE] = LEAF("dmi-datajobs-write-service", M_HANDLES, CP_SCOPE_HANDLE,
-                              "h.dmi_datajobs_write_service"),
-    [M_TAG] = LEAF("module-set-tag", M_HANDLES, CP_SCOPE_HANDLE, "h.module_set_tag"),
+    [M_ID] = COLUMN("id", M_HANDLES, "id"),
+    [M_DMI] = COLUMN("dmi-service-name", M_HANDLES, "dmi_service_name"),
+    [M_DMI_DATA] = COLUMN("dmi-data-service-name", M_HANDLES, "dmi_data_service_name"),
+    [M_DMI_MODEL] = COLUMN("dmi-model-service-name", M_HANDLES, "dmi_model_service_name"),
+    [M_DMI_JOBS_READ] = COLUMN("dmi-datajobs-read-service", M_HANDLES, "dmi_datajobs_read_service"),
+    [M_DMI_JOBS_WRITE] =
+        COLUMN("dmi-datajobs-write-service", M_HANDLES, "dmi_datajobs_write_service"),
+    [M_TAG] = COLUMN("module-set-tag", M_HANDLES, "module_set_tag"),
     [M_ALTERNATE_ID] = {"alternate-id", M_HANDLES, 1, CP_SCOPE_HANDLE, CP_EXISTS_SQL,
-                        "h.alternate_id IS NOT NULL", "h.alternate_id", 1},
-    [M_PRODUCER] =
-        LEAF("data-producer-identifier", M_HANDLES, CP_SCOPE_HANDLE, "h.data_producer_identifier"),
+                        "h.alternate_id IS NOT NULL", "h.alternate_id", 1, "alternate_id"},
+    [M_PRODUCER] = COLUMN("data-producer-identifier", M_HANDLES, "data_producer_identifier"),
     [M_PRIVATE] =
         INNER("additional-properties", M_HANDLES, CP_SCOPE_PRIVATE, CP_EXISTS_NEVER, NULL),
     [M_PRIVATE_NAME] = UNSTORED("name", M_PRIVATE, CP_SCOPE_PRIVATE),
@@ -180,14 +185,14 @@ static const cp_node cp_model[M_COUNT] = {
     [M_PUBLIC_NAME] = LEAF("name", M_PUBLIC, CP_SCOPE_PUBLIC, "p.key"),
     [M_PUBLIC_VALUE] = LEAF("value", M_PUBLIC, CP_SCOPE_PUBLIC, "p.value"),
     [M_STATE] = INNER("state", M_HANDLES, CP_SCOPE_HANDLE, CP_EXISTS_IMPLIED, NULL),
-    [M_STATE_NAME] = LEAF("cm-handle-state", M_STATE, CP_SCOPE_HANDLE, "h.state"),
+    [M_STATE_NAME] = COLUMN("cm-handle-state", M_STATE, "state"),
     [M_LOCK] =
         INNER("lock-reason", M_STATE, CP_SCOPE_HANDLE, CP_EXISTS_SQL, "h.lock_reason IS NOT NULL"),
-    [M_LOCK_REASON] = LEAF("reason", M_LOCK, CP_SCOPE_HANDLE, "h.lock_reason"),
+    [M_LOCK_REASON] = COLUMN("reason", M_LOCK, "lock_reason"),
     /* details are written with the reason, but nothing enforces that they
      * go together, so a value of theirs does not prove the lock-reason */
     [M_LOCK_DETAILS] = {"details", M_LOCK, 1, CP_SCOPE_HANDLE, CP_EXISTS_SQL,
-                        "h.lock_details IS NOT NULL", "h.lock_details", 0},
+                        "h.lock_details IS NOT NULL", "h.lock_details", 0, "lock_details"},
     [M_LAST_UPDATE] = LEAF("last-update-time", M_STATE, CP_SCOPE_HANDLE, CP_LAST_UPDATE_SQL),
     [M_SYNC_ENABLED] =
         LEAF("data-sync-enabled", M_STATE, CP_SCOPE_HANDLE, "h.data_sync_enabled::text"),
@@ -195,8 +200,7 @@ static const cp_node cp_model[M_COUNT] = {
     [M_DATASTORES] = INNER("datastores", M_STATE, CP_SCOPE_HANDLE, CP_EXISTS_SQL,
                            "h.operational_sync_state IS NOT NULL"),
     [M_OPERATIONAL] = INNER("operational", M_DATASTORES, CP_SCOPE_HANDLE, CP_EXISTS_IMPLIED, NULL),
-    [M_OPERATIONAL_STATE] =
-        LEAF("sync-state", M_OPERATIONAL, CP_SCOPE_HANDLE, "h.operational_sync_state"),
+    [M_OPERATIONAL_STATE] = COLUMN("sync-state", M_OPERATIONAL, "operational_sync_state"),
     [M_OPERATIONAL_TIME] = UNSTORED("last-sync-time", M_OPERATIONAL, CP_SCOPE_HANDLE),
     /* NCMP never sets the running datastore */
     [M_RUNNING] = INNER("running", M_DATASTORES, CP_SCOPE_HANDLE, CP_EXISTS_NEVER, NULL),
@@ -247,10 +251,19 @@ static int cp_atom_leaf(const ncmp_cpspath_ast *path, const ncmp_cpspath_atom *a
  * (PostgreSQL refuses a parameter whose type it cannot infer). */
 typedef enum cp_sql { CP_SQL_FALSE, CP_SQL_TRUE, CP_SQL_EXPR } cp_sql;
 
+/* The last comparison of a column with a parameter (`h.<column> = $k` or
+ * `<>`) written, while its text is still in the output: sql[start, end). */
+typedef struct cp_comparison {
+    const char *column; /* NULL: none */
+    int negate;
+    size_t start, end;
+} cp_comparison;
+
 typedef struct cp_out {
     ncmp_buf sql;
     ncmp_cpspath_params params;
     int first_param;
+    cp_comparison last;
 } cp_out;
 
 typedef struct cp_mark {
@@ -265,6 +278,8 @@ static cp_mark cp_out_mark(const cp_out *o)
 
 static void cp_out_rollback(cp_out *o, cp_mark m)
 {
+    if (m.len < o->last.end)
+        o->last.column = NULL; /* its text goes */
     o->sql.len = m.len;
     if (o->sql.data)
         o->sql.data[m.len] = '\0';
@@ -337,6 +352,10 @@ static cp_sql cp_join_end(cp_out *o, cp_join *j)
         o->sql.data[at] = '(';
         o->sql.len++;
         ncmp_buf_append_char(&o->sql, ')');
+        if (o->last.column && o->last.start >= at) {
+            o->last.start++;
+            o->last.end++;
+        }
     }
     return CP_SQL_EXPR;
 }
@@ -355,8 +374,11 @@ static const char *cp_op_sql(ncmp_cpspath_op op)
  * a number (any other leaf does not match). A quoted string compares as
  * text, ordered by code point whatever the database's collation, so that
  * timestamps and versions order the same everywhere. */
-static cp_sql cp_emit_compare(cp_out *o, const ncmp_cpspath_atom *atom, const char *value)
+static cp_sql cp_emit_compare(cp_out *o, const ncmp_cpspath_atom *atom, const cp_node *leaf)
 {
+    const char *value = leaf->value;
+    size_t start = o->sql.len;
+
     if (atom->lit_kind == NCMP_CPSPATH_LIT_NUMBER) {
         ncmp_buf_appendf(&o->sql,
                          "(CASE WHEN %s ~ '^[-+]?[0-9]+([.][0-9]+)?$' THEN (%s)::numeric END) %s ",
@@ -365,6 +387,10 @@ static cp_sql cp_emit_compare(cp_out *o, const ncmp_cpspath_atom *atom, const ch
     } else if (atom->op == NCMP_CPSPATH_EQ || atom->op == NCMP_CPSPATH_NE) {
         ncmp_buf_appendf(&o->sql, "%s %s ", value, cp_op_sql(atom->op));
         cp_out_param(o, atom->lit, "");
+        if (leaf->column) {
+            cp_comparison c = {leaf->column, atom->op == NCMP_CPSPATH_NE, start, o->sql.len};
+            o->last = c;
+        }
     } else {
         ncmp_buf_appendf(&o->sql, "%s COLLATE \"C\" %s ", value, cp_op_sql(atom->op));
         cp_out_param(o, atom->lit, "");
@@ -386,7 +412,7 @@ static cp_sql cp_emit_atom(cp_out *o, const ncmp_cpspath_ast *path, const ncmp_c
         cp_out_param(o, atom->lit, ") > 0");
         return CP_SQL_EXPR;
     }
-    return cp_emit_compare(o, atom, value);
+    return cp_emit_compare(o, atom, &cp_model[leaf]);
 }
 
 /* Atoms [first, first+n) joined by `and`. */
@@ -710,7 +736,8 @@ static cp_sql cp_translate(cp_out *o, const ncmp_cpspath_ast *path)
 /* ------------------------------------------------------------------------ */
 
 int ncmp_cpspath_to_sql(const char *path_text, int first_param, ncmp_buf *sql,
-                        ncmp_cpspath_params *params, ncmp_err *err)
+                        ncmp_cpspath_params *params, ncmp_cpspath_comparison *comparison,
+                        ncmp_err *err)
 {
     ncmp_cpspath_ast *path = NULL;
     cp_out o;
@@ -725,6 +752,13 @@ int ncmp_cpspath_to_sql(const char *path_text, int first_param, ncmp_buf *sql,
     o.first_param = first_param;
     r = cp_translate(&o, path);
     ncmp_cpspath_ast_free(path);
+    if (comparison) {
+        /* the comparison is all there is when its text is the whole */
+        int whole = r == CP_SQL_EXPR && o.last.column && o.last.start == 0 &&
+                    o.last.end == o.sql.len && o.params.n == 1;
+        comparison->column = whole ? o.last.column : NULL;
+        comparison->negate = whole && o.last.negate;
+    }
     if (r == CP_SQL_EXPR)
         ncmp_buf_append(sql, o.sql.data, o.sql.len);
     else

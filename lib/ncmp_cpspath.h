@@ -45,15 +45,30 @@ typedef struct ncmp_cpspath_params {
     size_t n;
 } ncmp_cpspath_params;
 
+/* A condition that is one comparison of a column of cm_handle with its one
+ * parameter: "h.<column> = $first" or "h.<column> <> $first", as the usual
+ * paths are (//state[@cm-handle-state='READY'], //cm-handle-state[text()!=
+ * 'READY'], /dmi-registry/cm-handles[@alternate-id='x']). The value
+ * compared with is the one parameter the translation appended. */
+typedef struct ncmp_cpspath_comparison {
+    const char *column; /* static; NULL when the condition is anything else */
+    int negate;         /* <> rather than = */
+} ncmp_cpspath_comparison;
+
 /* Append to `sql` a condition selecting the handles that `path` matches.
  * On a syntax error returns -1 with a REJECT error whose message names the
  * position (1-based character offset), e.g.
  * "Invalid CPS path at position 12: expected ']'". The parameter values
  * are appended to `params` (empty, or holding the caller's own values;
  * the caller frees them with ncmp_cpspath_params_free); on failure
- * neither `sql` nor `params` is touched. A first_param below 1 is FATAL. */
+ * neither `sql` nor `params` is touched. A first_param below 1 is FATAL.
+ * On success, `comparison` (may be NULL) says whether the condition
+ * appended is exactly one comparison of a column (see above): AND, OR,
+ * contains(), ordering and numeric comparisons, expressions (timestamps,
+ * data-sync-enabled) and the public properties' jsonb never are. */
 int ncmp_cpspath_to_sql(const char *path, int first_param, ncmp_buf *sql,
-                        ncmp_cpspath_params *params, ncmp_err *err);
+                        ncmp_cpspath_params *params, ncmp_cpspath_comparison *comparison,
+                        ncmp_err *err);
 
 void ncmp_cpspath_params_free(ncmp_cpspath_params *p);
 

@@ -45,7 +45,7 @@ static void fatal_stop(rd_kafka_t *rk)
 
 /* Runs on the thread that polls the client. librdkafka reconnects and
  * retries on its own: only what needs a person is an error. A group
- * consumer's fatal error is its owner's to handle (ncmp_kafka_consumer_failed):
+ * consumer's fatal error is its owner's to handle (ncmp_kafka_polled_take):
  * the member is made again, the process goes on. */
 static void error_cb(rd_kafka_t *rk, int e, const char *reason, void *opaque)
 {
@@ -477,37 +477,18 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_kafka_opts *opts, const ch
     return 0;
 }
 
-int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
-                       size_t *n, ncmp_err *err)
-{
-    ssize_t got = rd_kafka_consume_batch_queue(c->queue, timeout_ms, msgs, max);
-    size_t kept;
-
-    if (got < 0) {
-        *n = 0;
-        return ncmp_err_set(err, NCMP_ERR_RETRY, "consume failed: %s",
-                            rd_kafka_err2str(rd_kafka_last_error()));
-    }
-    kept = ncmp_kafka_keep_records(msgs, (size_t)got, "kafka");
-    if (ncmp_kafka_consumer_failed(c->rk, c->group, err)) {
-        /* nothing of this member can be committed any more */
-        for (size_t i = 0; i < kept; i++)
-            rd_kafka_message_destroy(msgs[i]);
-        *n = 0;
-        return -1;
-    }
-    *n = kept;
-    return 0;
-}
-
-size_t ncmp_kafka_keep_records(rd_kafka_message_t **msgs, size_t n, const char *who)
+/* Keep the records without an error, in order, at the front of msgs;
+ * return how many. The error events are destroyed; those that need a
+ * person are logged under `who` (the end of a partition is not; a fatal
+ * one is consumer_failed's to say). */
+static size_t keep_records(rd_kafka_message_t **msgs, size_t n, const char *who)
 {
     size_t kept = 0;
 
     for (size_t i = 0; i < n; i++) {
         rd_kafka_message_t *m = msgs[i];
         if (m->err) {
-            /* the fatal one is ncmp_kafka_consumer_failed's to say */
+            /* the fatal one is consumer_failed's to say */
             if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF && m->err != RD_KAFKA_RESP_ERR__FATAL)
                 log_warn(who, "consumer error on %s [%d]: %s",
                          m->rkt ? rd_kafka_topic_name(m->rkt) : "-", m->partition,
@@ -520,7 +501,9 @@ size_t ncmp_kafka_keep_records(rd_kafka_message_t **msgs, size_t n, const char *
     return kept;
 }
 
-int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
+/* Whether group consumer `rk` failed for good (see ncmp_kafka_polled_take);
+ * then err is set and the renewal counted. */
+static int consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
 {
     char why[512];
     rd_kafka_resp_err_t e = rd_kafka_fatal_error(rk, why, sizeof(why));
@@ -533,6 +516,35 @@ int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err)
     ncmp_err_set(err, NCMP_ERR_FATAL, "group %s: member failed for good (%s: %s)", group,
                  rd_kafka_err2name(e), why);
     return 1;
+}
+
+int ncmp_kafka_polled_take(rd_kafka_t *rk, const char *group, const char *who,
+                           rd_kafka_message_t **msgs, size_t n, size_t *kept, ncmp_err *err)
+{
+    size_t good = keep_records(msgs, n, who);
+
+    if (consumer_failed(rk, group, err)) {
+        /* nothing of this member can be committed any more */
+        for (size_t i = 0; i < good; i++)
+            rd_kafka_message_destroy(msgs[i]);
+        *kept = 0;
+        return -1;
+    }
+    *kept = good;
+    return 0;
+}
+
+int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
+                       size_t *n, ncmp_err *err)
+{
+    ssize_t got = rd_kafka_consume_batch_queue(c->queue, timeout_ms, msgs, max);
+
+    if (got < 0) {
+        *n = 0;
+        return ncmp_err_set(err, NCMP_ERR_RETRY, "consume failed: %s",
+                            rd_kafka_err2str(rd_kafka_last_error()));
+    }
+    return ncmp_kafka_polled_take(c->rk, c->group, "kafka", msgs, (size_t)got, n, err);
 }
 
 int ncmp_kafka_member_renew(const char *role, int index, const char *group, const ncmp_err *why,

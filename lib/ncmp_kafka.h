@@ -26,7 +26,7 @@
  *     error (a static member fenced: FENCED_INSTANCE_ID after a pause
  *     past its session or a broker restart) is its owner's: it drops what
  *     it polled, closes the consumer and makes a new one, which resumes
- *     from the committed offsets (ncmp_kafka_consumer_failed). Other
+ *     from the committed offsets (ncmp_kafka_polled_take). Other
  *     errors are logged; librdkafka recovers from them itself.
  *
  * Two kinds of constructors: ncmp_producer and ncmp_consumer wrap their
@@ -163,7 +163,7 @@ int ncmp_consumer_new(ncmp_consumer **c, const ncmp_kafka_opts *opts, const char
 
 /* Wait up to `timeout_ms` for up to `max` records. Records that carry an
  * error are logged and dropped. Fails with FATAL when the member failed
- * for good (ncmp_kafka_consumer_failed; nothing polled is returned): close
+ * for good (ncmp_kafka_polled_take; nothing polled is returned): close
  * it and make a new one. The records in msgs[0..*n) are owned by the
  * caller (rd_kafka_message_destroy). */
 int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
@@ -193,25 +193,24 @@ int ncmp_kafka_consumer_new(rd_kafka_t **rk, const ncmp_kafka_opts *opts, const 
                             const char *instance_id, const char *const *topics, size_t ntopics,
                             const ncmp_kafka_hooks *hooks, ncmp_err *err);
 
-/* Of the n records a group consumer's poll returned, keep those without an
- * error, in order, at the front of msgs, and return how many. The error
- * events are destroyed; those that need a person are logged under `who`
- * (the end of a partition is not; a fatal one is for
- * ncmp_kafka_consumer_failed, called after the poll). */
-size_t ncmp_kafka_keep_records(rd_kafka_message_t **msgs, size_t n, const char *who);
+/* Take the n records a poll of group consumer `rk` (of `group`) returned;
+ * call it after every poll (it is cheap). The records without an error are
+ * kept, in order, at the front of msgs: *kept of them, owned by the caller.
+ * The error events are destroyed; those that need a person are logged
+ * under `who` (the end of a partition is not).
+ *
+ * Fails with FATAL (librdkafka's reason in err) when the member failed for
+ * good: a fatal error, which for a consumer means its static instance id
+ * was fenced (another member joined with it, or the broker already
+ * replaced this member after a pause past its session). Nothing it polled
+ * can be committed any more, so every record is destroyed (*kept is 0) and
+ * the renewal is counted (ncmp_kafka_consumer_renewals_total{group}): the
+ * owner closes the consumer and makes a new one with the same instance id
+ * (ncmp_kafka_member_renew), which starts from the committed offsets. */
+int ncmp_kafka_polled_take(rd_kafka_t *rk, const char *group, const char *who,
+                           rd_kafka_message_t **msgs, size_t n, size_t *kept, ncmp_err *err);
 
-/* Whether group consumer `rk` (of `group`) failed for good: a fatal error,
- * which for a consumer means its static instance id was fenced (another
- * member joined with it, or the broker already replaced this member after
- * a pause past its session). Nothing it holds can be committed any more.
- * Then err is set (FATAL, with librdkafka's reason), the renewal is
- * counted (ncmp_kafka_consumer_renewals_total{group}), and 1 is returned:
- * the owner destroys the records it polled, closes the consumer and makes
- * a new one with the same instance id, which starts from the committed
- * offsets. 0 otherwise. Cheap: call it after every poll. */
-int ncmp_kafka_consumer_failed(rd_kafka_t *rk, const char *group, ncmp_err *err);
-
-/* The renewal after ncmp_kafka_consumer_failed, the failed consumer closed
+/* The renewal after ncmp_kafka_polled_take failed, the failed consumer closed
  * by its owner: `make` (the owner's constructor, same instance id) after a
  * pause of 1 s, doubling up to 30 s while it fails, until it made the
  * member (0) or `stopping` says the owner stops (-1). Logged under `role`

@@ -503,7 +503,7 @@ static int worker_stopping(void *arg)
     return pump_stopping(w->p);
 }
 
-/* The member failed for good (fenced: ncmp_kafka_consumer_failed): close
+/* The member failed for good (fenced: ncmp_kafka_polled_take): close
  * it and make a new one with the same instance id (ncmp_kafka_member_renew),
  * until one is made or the pump stops. The new one resumes from the
  * committed offsets: what the old one forwarded without committing is
@@ -520,12 +520,11 @@ static size_t poll_batch(pump_worker *w)
 {
     ssize_t got = rd_kafka_consume_batch_queue(w->queue, w->p->role->batch_wait_ms, w->msgs,
                                                (size_t)w->p->role->batch_size);
-    size_t kept = got > 0 ? ncmp_kafka_keep_records(w->msgs, (size_t)got, w->p->role->name) : 0;
+    size_t kept;
     ncmp_err err;
 
-    if (ncmp_kafka_consumer_failed(w->consumer, w->p->group, &err)) {
-        for (size_t i = 0; i < kept; i++)
-            rd_kafka_message_destroy(w->msgs[i]);
+    if (ncmp_kafka_polled_take(w->consumer, w->p->group, w->p->role->name, w->msgs,
+                               got > 0 ? (size_t)got : 0, &kept, &err) != 0) {
         renew_consumer(w, &err);
         return 0;
     }

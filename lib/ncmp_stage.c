@@ -392,7 +392,7 @@ static int process_stopping(void *arg)
 }
 
 /* The worker's member of the group, made again after it failed for good
- * (fenced: ncmp_kafka_consumer_failed): closed, then a new one with the
+ * (fenced: ncmp_kafka_polled_take): closed, then a new one with the
  * same instance id (ncmp_kafka_member_renew), until one is made or the
  * process stops (NULL). It resumes from the committed offsets; what the
  * old one had applied without committing is skipped by the offsets kept

@@ -209,7 +209,7 @@ static void select_ids(ncmp_db *db, const char *path, int first_param, ncmp_buf 
         params.values[0] = strdup("no-such-handle");
         params.n = 1;
     }
-    if (ncmp_cpspath_to_sql(path, first_param, &sql, &params, &err) != 0)
+    if (ncmp_cpspath_to_sql(path, first_param, &sql, &params, NULL, &err) != 0)
         cr_assert_fail("%s: %s", path, err.msg);
     ncmp_buf_append_str(&sql, " ORDER BY id");
     rc = ncmp_db_query(db, sql.data, (int)params.n, (const char *const *)params.values, &res, &err);

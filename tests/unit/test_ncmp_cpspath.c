@@ -147,12 +147,19 @@ static void check_translation(const translation *t)
 {
     ncmp_buf sql = NCMP_BUF_INIT;
     ncmp_cpspath_params params = {0};
+    ncmp_cpspath_comparison one;
     ncmp_err err = {0};
     size_t n = 0;
 
-    if (ncmp_cpspath_to_sql(t->path, 1, &sql, &params, &err) != 0)
+    if (ncmp_cpspath_to_sql(t->path, 1, &sql, &params, &one, &err) != 0)
         cr_assert_fail("%s: %s", t->path, err.msg);
     cr_expect_str_eq(sql.data, t->sql, "%s", t->path);
+    if (one.column) {
+        /* a comparison reported is the whole of the SQL */
+        char whole[128];
+        snprintf(whole, sizeof(whole), "h.%s %s $1", one.column, one.negate ? "<>" : "=");
+        cr_expect_str_eq(sql.data, whole, "%s: reported as one comparison", t->path);
+    }
     while (n < MAX_PARAMS && t->params[n])
         n++;
     cr_expect_eq(params.n, n, "%s: %zu parameters", t->path, params.n);
@@ -168,6 +175,89 @@ Test(ncmp_cpspath, translates_paths_to_sql_and_parameters)
         check_translation(&translations[i]);
 }
 
+typedef struct comparison {
+    const char *path;
+    const char *column; /* NULL: not one comparison of a column */
+    int negate;
+} comparison;
+
+static const comparison comparisons[] = {
+    /* one column compared with one parameter */
+    {"//state[@cm-handle-state='READY']", "state", 0},
+    {"//cm-handle-state[text()!='READY']", "state", 1},
+    {"/dmi-registry/cm-handles[@alternate-id='x']", "alternate_id", 0},
+    {"/dmi-registry/cm-handles[@id='ch-1']", "id", 0},
+    {"//cm-handles/dmi-datajobs-write-service[text()!='w']", "dmi_datajobs_write_service", 1},
+    {"//lock-reason[@reason='MODULE_SYNC_FAILED']", "lock_reason", 0},
+    {"//sync-state[text()='NONE_REQUESTED']", "operational_sync_state", 0},
+    {"//state[@cm-handle-state='READY']/ancestor::cm-handles", "state", 0},
+    /* what is left once the conditions that are false are dropped */
+    {"//state[@no-such-leaf='x' or @cm-handle-state='READY']", "state", 0},
+    {"//cm-handles[@id='a' and @no-such-leaf='b' or @alternate-id='c']", "alternate_id", 0},
+    /* anything else */
+    {"//state[@cm-handle-state='A' or @cm-handle-state='B']", NULL, 0},
+    {"/dmi-registry/cm-handles[@id='x']/state[@cm-handle-state='LOCKED']", NULL, 0},
+    {"//cm-handles[@id='a'][@alternate-id='b']", NULL, 0},
+    {"//cm-handles[@id='a' and @no-such-leaf='b' or contains(@alternate-id,'c')]", NULL, 0},
+    {"//cm-handles[contains(@alternate-id,'Ireland')]", NULL, 0},
+    {"//cm-handles[@id=-1.5]", NULL, 0},
+    {"//cm-handles[@id>='ch-10']", NULL, 0},
+    {"//state[@data-sync-enabled='true']", NULL, 0},
+    {"//state[@last-update-time='2025-06-02']", NULL, 0},
+    {"//lock-reason[@details='d']", NULL, 0},
+    {"//public-properties[@name='Color' and @value='yellow']", NULL, 0},
+    {"//public-properties[@name='Color']", NULL, 0},
+    {"//public-properties[@value='yellow']", NULL, 0},
+    {"//cm-handles/alternate-id", NULL, 0},
+    {"/dmi-registry/cm-handles", NULL, 0},
+    {"//state[text()='x']", NULL, 0},
+    {"//additional-properties[@name='k']", NULL, 0},
+};
+
+Test(ncmp_cpspath, reports_a_condition_that_is_one_comparison_of_a_column)
+{
+    for (size_t i = 0; i < sizeof(comparisons) / sizeof(comparisons[0]); i++) {
+        const comparison *c = &comparisons[i];
+        ncmp_buf sql = NCMP_BUF_INIT;
+        ncmp_cpspath_params params = {0};
+        ncmp_cpspath_comparison one = {"stale", 1};
+        ncmp_err err = {0};
+
+        if (ncmp_cpspath_to_sql(c->path, 1, &sql, &params, &one, &err) != 0)
+            cr_assert_fail("%s: %s", c->path, err.msg);
+        if (c->column) {
+            cr_expect_str_eq(one.column, c->column, "%s", c->path);
+            cr_expect_eq(one.negate, c->negate, "%s: negate", c->path);
+        } else {
+            cr_expect_null(one.column, "%s: reported %s", c->path, one.column);
+            cr_expect_not(one.negate, "%s: negate", c->path);
+        }
+        ncmp_cpspath_params_free(&params);
+        ncmp_buf_free(&sql);
+    }
+}
+
+Test(ncmp_cpspath, reports_one_comparison_after_the_callers_sql)
+{
+    ncmp_buf sql = NCMP_BUF_INIT;
+    ncmp_cpspath_params params = {0};
+    ncmp_cpspath_comparison one;
+    ncmp_err err = {0};
+
+    ncmp_buf_append_str(&sql, "h.id = $1 AND ");
+    params.values = malloc(sizeof(char *));
+    params.values[0] = strdup("a");
+    params.n = 1;
+    cr_assert_eq(
+        ncmp_cpspath_to_sql("//cm-handle-state[text()!='READY']", 2, &sql, &params, &one, &err), 0,
+        "%s", err.msg);
+    cr_expect_str_eq(sql.data, "h.id = $1 AND h.state <> $2");
+    cr_expect_str_eq(one.column, "state");
+    cr_expect(one.negate);
+    ncmp_cpspath_params_free(&params);
+    ncmp_buf_free(&sql);
+}
+
 Test(ncmp_cpspath, numbers_parameters_from_first_and_appends)
 {
     ncmp_buf sql = NCMP_BUF_INIT;
@@ -178,9 +268,9 @@ Test(ncmp_cpspath, numbers_parameters_from_first_and_appends)
     params.values = malloc(sizeof(char *));
     params.values[0] = strdup("READY");
     params.n = 1;
-    cr_assert_eq(
-        ncmp_cpspath_to_sql("//cm-handles[@id='a' or @alternate-id='b']", 2, &sql, &params, &err),
-        0, "%s", err.msg);
+    cr_assert_eq(ncmp_cpspath_to_sql("//cm-handles[@id='a' or @alternate-id='b']", 2, &sql, &params,
+                                     NULL, &err),
+                 0, "%s", err.msg);
     cr_expect_str_eq(sql.data, "SELECT id FROM cm_handle h WHERE h.state = $1 AND "
                                "(h.id = $2 OR h.alternate_id = $3)");
     cr_assert_eq(params.n, 3);
@@ -273,7 +363,7 @@ static void check_refusal(const refusal *r)
     ncmp_err err = {0};
 
     ncmp_buf_append_str(&sql, "kept");
-    cr_assert_eq(ncmp_cpspath_to_sql(r->path, 1, &sql, &params, &err), -1, "accepted '%s'",
+    cr_assert_eq(ncmp_cpspath_to_sql(r->path, 1, &sql, &params, NULL, &err), -1, "accepted '%s'",
                  r->path);
     cr_expect_eq(err.cls, NCMP_ERR_REJECT, "%s: class %s", r->path, ncmp_err_class_name(err.cls));
     cr_expect_str_eq(err.msg, r->msg, "for '%s'", r->path);
@@ -295,9 +385,9 @@ Test(ncmp_cpspath, refuses_a_null_path_and_a_bad_first_parameter)
     ncmp_cpspath_params params = {0};
     ncmp_err err = {0};
 
-    cr_expect_eq(ncmp_cpspath_to_sql(NULL, 1, &sql, &params, &err), -1);
+    cr_expect_eq(ncmp_cpspath_to_sql(NULL, 1, &sql, &params, NULL, &err), -1);
     cr_expect_str_eq(err.msg, "Invalid CPS path at position 1: empty path");
-    cr_expect_eq(ncmp_cpspath_to_sql("//state", 0, &sql, &params, &err), -1);
+    cr_expect_eq(ncmp_cpspath_to_sql("//state", 0, &sql, &params, NULL, &err), -1);
     cr_expect_eq(err.cls, NCMP_ERR_FATAL);
     cr_expect_eq(sql.len, 0);
 }
@@ -316,10 +406,10 @@ Test(ncmp_cpspath, limits_the_length)
         ncmp_buf_append_char(&path, 'x');
     ncmp_buf_append_str(&path, "']");
     cr_assert_eq(path.len, 4096);
-    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, &err), 0, "%s", err.msg);
+    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, NULL, &err), 0, "%s", err.msg);
     ncmp_cpspath_params_free(&params);
     ncmp_buf_append_char(&path, ' ');
-    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, &err), -1);
+    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, NULL, &err), -1);
     cr_expect_str_eq(err.msg, "Invalid CPS path at position 4097: path longer than 4096 bytes");
     ncmp_buf_free(&path);
     ncmp_buf_free(&sql);
@@ -345,10 +435,10 @@ Test(ncmp_cpspath, limits_the_conditions)
     ncmp_err err = {0};
     char want[128];
 
-    cr_expect_eq(ncmp_cpspath_to_sql(ok, 1, &sql, &params, &err), 0, "%s", err.msg);
+    cr_expect_eq(ncmp_cpspath_to_sql(ok, 1, &sql, &params, NULL, &err), 0, "%s", err.msg);
     cr_expect_eq(params.n, 64);
     ncmp_cpspath_params_free(&params);
-    cr_expect_eq(ncmp_cpspath_to_sql(bad, 1, &sql, &params, &err), -1);
+    cr_expect_eq(ncmp_cpspath_to_sql(bad, 1, &sql, &params, NULL, &err), -1);
     snprintf(want, sizeof(want),
              "Invalid CPS path at position %zu: too many conditions (at most 64)",
              strrchr(bad, '@') - bad + 1);
@@ -367,10 +457,10 @@ Test(ncmp_cpspath, limits_the_steps)
 
     for (int i = 0; i < 32; i++)
         ncmp_buf_append_str(&path, "/a");
-    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, &err), 0, "%s", err.msg);
+    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, NULL, &err), 0, "%s", err.msg);
     cr_expect_str_eq(sql.data, "false");
     ncmp_buf_append_str(&path, "/a");
-    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, &err), -1);
+    cr_expect_eq(ncmp_cpspath_to_sql(path.data, 1, &sql, &params, NULL, &err), -1);
     cr_expect_str_eq(err.msg, "Invalid CPS path at position 66: too many steps (at most 32)");
     ncmp_buf_free(&path);
     ncmp_buf_free(&sql);
@@ -472,9 +562,10 @@ static void check_hostile(const char *tmpl, const char *value, char quote)
     ncmp_cpspath_params params = {0}, plain_params = {0};
     ncmp_err err = {0};
 
-    if (ncmp_cpspath_to_sql(path, 1, &sql, &params, &err) != 0)
+    if (ncmp_cpspath_to_sql(path, 1, &sql, &params, NULL, &err) != 0)
         cr_assert_fail("%s: %s", path, err.msg);
-    cr_assert_eq(ncmp_cpspath_to_sql(plain, 1, &plain_sql, &plain_params, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_cpspath_to_sql(plain, 1, &plain_sql, &plain_params, NULL, &err), 0, "%s",
+                 err.msg);
     cr_expect_str_eq(sql.data, plain_sql.data, "for %s", path);
     cr_expect_eq(params.n, plain_params.n, "for %s", path);
     cr_expect(is_parameter(&params, value), "%s: the value is not a parameter", path);
@@ -508,7 +599,7 @@ Test(ncmp_cpspath, leaf_and_node_names_never_reach_the_sql)
         ncmp_buf sql = NCMP_BUF_INIT;
         ncmp_cpspath_params params = {0};
         ncmp_err err = {0};
-        int rc = ncmp_cpspath_to_sql(paths[i], 1, &sql, &params, &err);
+        int rc = ncmp_cpspath_to_sql(paths[i], 1, &sql, &params, NULL, &err);
 
         if (rc == 0)
             cr_expect_str_eq(sql.data, "false", "%s", paths[i]);

@@ -3,23 +3,6 @@
 #include <stdint.h>
 #include <string.h>
 
-enum {
-    COL_ID,
-    COL_ALTERNATE_ID,
-    COL_STATE,
-    COL_LOCK_REASON,
-    COL_LOCK_DETAILS,
-    COL_LAST_UPDATE,
-    COL_DATA_SYNC_ENABLED,
-    COL_OPERATIONAL_SYNC,
-    COL_TRUST,
-    COL_TAG,
-    COL_PRODUCER,
-    COL_PUBLIC,
-    COL_ADDITIONAL,
-    COL_LAST_SYNC,
-};
-
 /* Does any of the 8 bytes of x need an escape in a JSON string (below
  * 0x20, '"' or '\\')? Bytes of UTF-8 sequences (0x80 and up) never do. */
 static int escape_in8(uint64_t x)
@@ -129,11 +112,11 @@ void rest_json_append_time(ncmp_buf *out, const char *iso)
  * LOCKED handle without a reason shows LOCKED_MISBEHAVING. */
 static void state_json(const PGresult *res, int row, ncmp_buf *out)
 {
-    const char *state = col(res, row, COL_STATE);
-    const char *reason = col(res, row, COL_LOCK_REASON);
-    const char *details = col(res, row, COL_LOCK_DETAILS);
-    const char *sync = col(res, row, COL_OPERATIONAL_SYNC);
-    const char *enabled = col(res, row, COL_DATA_SYNC_ENABLED);
+    const char *state = col(res, row, REST_COL_STATE);
+    const char *reason = col(res, row, REST_COL_LOCK_REASON);
+    const char *details = col(res, row, REST_COL_LOCK_DETAILS);
+    const char *sync = col(res, row, REST_COL_OPERATIONAL_SYNC);
+    const char *enabled = col(res, row, REST_COL_DATA_SYNC_ENABLED);
     int locked = state && strcmp(state, "LOCKED") == 0;
     int is_true = enabled && enabled[0] == 't';
 
@@ -149,12 +132,12 @@ static void state_json(const PGresult *res, int row, ncmp_buf *out)
         ncmp_buf_append_char(out, '}');
     }
     ncmp_buf_append_str(out, ",\"lastUpdateTime\":");
-    rest_json_append_time(out, col(res, row, COL_LAST_UPDATE));
+    rest_json_append_time(out, col(res, row, REST_COL_LAST_UPDATE));
     if ((state && strcmp(state, "READY") == 0) || sync || is_true)
         ncmp_buf_append_str(out,
                             is_true ? ",\"dataSyncEnabled\":true" : ",\"dataSyncEnabled\":false");
     if (sync) {
-        const char *synced_at = col(res, row, COL_LAST_SYNC);
+        const char *synced_at = col(res, row, REST_COL_LAST_SYNC);
         ncmp_buf_append_str(out, ",\"dataSyncState\":{\"operational\":{\"syncState\":");
         json_string(out, sync);
         if (synced_at) { /* NCMP's lastSyncTime, the format of lastUpdateTime */
@@ -174,21 +157,21 @@ static void string_field(ncmp_buf *out, const char *key, const char *value)
 
 void rest_json_handle(const PGresult *res, int row, int with_dmi, ncmp_buf *out)
 {
-    string_field(out, "{\"cmHandle\":", col(res, row, COL_ID));
+    string_field(out, "{\"cmHandle\":", col(res, row, REST_COL_ID));
     ncmp_buf_append_str(out, ",\"publicCmHandleProperties\":[");
-    rest_json_append_compact(out, col(res, row, COL_PUBLIC));
+    rest_json_append_compact(out, col(res, row, REST_COL_PUBLIC));
     ncmp_buf_append_char(out, ']');
     if (with_dmi) {
         ncmp_buf_append_str(out, ",\"cmHandleProperties\":");
-        rest_json_append_compact(out, col(res, row, COL_ADDITIONAL));
+        rest_json_append_compact(out, col(res, row, REST_COL_ADDITIONAL));
     }
     ncmp_buf_append_str(out, ",\"state\":");
     state_json(res, row, out);
-    string_field(out, ",\"trustLevel\":", col(res, row, COL_TRUST));
-    string_field(out, ",\"moduleSetTag\":", col(res, row, COL_TAG));
-    string_field(out, ",\"alternateId\":", col(res, row, COL_ALTERNATE_ID));
-    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, COL_PRODUCER));
-    string_field(out, ",\"cmHandleStatus\":", col(res, row, COL_STATE));
+    string_field(out, ",\"trustLevel\":", col(res, row, REST_COL_TRUST));
+    string_field(out, ",\"moduleSetTag\":", col(res, row, REST_COL_TAG));
+    string_field(out, ",\"alternateId\":", col(res, row, REST_COL_ALTERNATE_ID));
+    string_field(out, ",\"dataProducerIdentifier\":", col(res, row, REST_COL_PRODUCER));
+    string_field(out, ",\"cmHandleStatus\":", col(res, row, REST_COL_STATE));
     ncmp_buf_append_char(out, '}');
 }
 
@@ -211,8 +194,9 @@ typedef struct light_cols {
 /* REST_LIGHT_COLUMNS (and REST_LIGHT_DMI_COLUMNS) */
 static const light_cols LIGHT = {0, 1, 2, 3, 4, 5, 6};
 /* REST_HANDLE_COLUMNS */
-static const light_cols LIGHT_OF_HANDLE = {COL_ID,  COL_ALTERNATE_ID, COL_STATE,     COL_TRUST,
-                                           COL_TAG, COL_PRODUCER,     COL_ADDITIONAL};
+static const light_cols LIGHT_OF_HANDLE = {
+    REST_COL_ID,  REST_COL_ALTERNATE_ID, REST_COL_STATE,     REST_COL_TRUST,
+    REST_COL_TAG, REST_COL_PRODUCER,     REST_COL_ADDITIONAL};
 
 /* RestOutputCmHandleLightweight, in NCMP's field order. dmiProperties is
  * the private map as a JSON string, as NCMP's 2026-04-23 inventory model
@@ -259,7 +243,7 @@ void rest_json_light_dmi_of_handle_row(const PGresult *res, int row, ncmp_buf *o
 
 void rest_json_alternate_id_of_handle_row(const PGresult *res, int row, ncmp_buf *out)
 {
-    const char *v = col(res, row, COL_ALTERNATE_ID);
+    const char *v = col(res, row, REST_COL_ALTERNATE_ID);
     json_string(out, v ? v : "");
 }
 
@@ -273,7 +257,7 @@ void rest_json_state_row(const PGresult *res, int row, ncmp_buf *out)
 void rest_json_properties_row(const PGresult *res, int row, ncmp_buf *out)
 {
     ncmp_buf_append_str(out, "{\"publicCmHandleProperties\":[");
-    rest_json_append_compact(out, col(res, row, COL_PUBLIC));
+    rest_json_append_compact(out, col(res, row, REST_COL_PUBLIC));
     ncmp_buf_append_str(out, "]}");
 }
 

@@ -19,6 +19,25 @@
     " h.data_sync_enabled, h.operational_sync_state, h.effective_trust_level,"                     \
     " h.module_set_tag, h.data_producer_identifier, h.public_properties, h.additional_properties," \
     " h.operational_last_sync_time"
+/* The positions of REST_HANDLE_COLUMNS, in its order; a query that selects
+ * more columns after them finds the first at REST_COL_COUNT. */
+enum {
+    REST_COL_ID,
+    REST_COL_ALTERNATE_ID,
+    REST_COL_STATE,
+    REST_COL_LOCK_REASON,
+    REST_COL_LOCK_DETAILS,
+    REST_COL_LAST_UPDATE,
+    REST_COL_DATA_SYNC_ENABLED,
+    REST_COL_OPERATIONAL_SYNC,
+    REST_COL_TRUST,
+    REST_COL_TAG,
+    REST_COL_PRODUCER,
+    REST_COL_PUBLIC,
+    REST_COL_ADDITIONAL,
+    REST_COL_LAST_SYNC,
+    REST_COL_COUNT,
+};
 
 /* RestOutputCmHandleLightweight's columns, in this order; with
  * outputDmiProperties the private map as well. */

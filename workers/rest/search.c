@@ -224,39 +224,12 @@ static void sql_properties(search_query *q, json_object *params, const char *col
     json_object_put(merged);
 }
 
-/* The column of `sql` when it is "h.<column> = $<k>" or "h.<column> <> $<k>"
- * (sets *negate for <>), else NULL. */
-static char *one_comparison(const char *sql, int k, int *negate)
-{
-    const char *p = sql, *name;
-    char tail[24];
-    size_t n;
-
-    if (strncmp(p, "h.", 2) != 0)
-        return NULL;
-    name = p += 2;
-    while ((*p >= 'a' && *p <= 'z') || *p == '_')
-        p++;
-    n = (size_t)(p - name);
-    if (n == 0)
-        return NULL;
-    *negate = strncmp(p, " <> ", 4) == 0;
-    snprintf(tail, sizeof(tail), *negate ? " <> $%d" : " = $%d", k);
-    if (strcmp(p, tail) != 0)
-        return NULL;
-    {
-        char *column = ncmp_xmalloc(n + 1);
-        memcpy(column, name, n);
-        column[n] = '\0';
-        return column;
-    }
-}
-
 static int sql_cpspath(search_query *q, json_object *params, search_error *e)
 {
     const char *path = NULL;
     ncmp_cpspath_params cp = {NULL, 0};
     ncmp_buf sub = NCMP_BUF_INIT;
+    ncmp_cpspath_comparison one;
     ncmp_err err = {NCMP_ERR_NONE, ""};
 
     /* the parameter maps are merged: the last cpsPath wins */
@@ -269,28 +242,22 @@ static int sql_cpspath(search_query *q, json_object *params, search_error *e)
     if (!path)
         return refuse(e, INVALID_QUERY,
                       "Missing 'cpsPath' - please supply a CPS path in cmHandleWithCpsPath.");
-    if (ncmp_cpspath_to_sql(path, q->nparams + 1, &sub, &cp, &err) != 0) {
+    if (ncmp_cpspath_to_sql(path, q->nparams + 1, &sub, &cp, &one, &err) != 0) {
         ncmp_buf_free(&sub);
         ncmp_cpspath_params_free(&cp);
         return refuse(e, "Invalid CPS path.", "%s", err.msg);
     }
     ncmp_buf_appendf(&q->where, "(%s)", sub.data ? sub.data : "true");
-    {
+    if (one.column) {
         /* the usual CPS paths come down to one comparison of a column,
          * e.g. //state[@cm-handle-state='READY']: h.state = $k */
-        int negate = 0;
-        char *column =
-            cp.n == 1 && sub.data ? one_comparison(sub.data, q->nparams + 1, &negate) : NULL;
-        if (column) {
-            search_cond *c = cond_add(q, SEARCH_COND_COLUMN);
-            cond_value(c, column, cp.values[0]);
-            c->negate = negate;
-            free(column);
-        } else if (sub.data && strcmp(sub.data, "false") == 0) {
-            cond_add(q, SEARCH_COND_NONE);
-        } else if (sub.data && strcmp(sub.data, "true") != 0) {
-            q->needs_db = 1;
-        }
+        search_cond *c = cond_add(q, SEARCH_COND_COLUMN);
+        cond_value(c, one.column, cp.values[0]);
+        c->negate = one.negate;
+    } else if (sub.data && strcmp(sub.data, "false") == 0) {
+        cond_add(q, SEARCH_COND_NONE);
+    } else if (sub.data && strcmp(sub.data, "true") != 0) {
+        q->needs_db = 1;
     }
     for (size_t i = 0; i < cp.n; i++) {
         param_add(q, cp.values[i]);

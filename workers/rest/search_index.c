@@ -23,15 +23,13 @@
 #define SX_COLUMNS                                                                                 \
     REST_HANDLE_COLUMNS ", h.module_set_id::text, h.dmi_service_name, h.dmi_data_service_name,"    \
                         " h.dmi_model_service_name"
-/* positions in SX_COLUMNS (the first ones are REST_HANDLE_COLUMNS') */
+/* positions in SX_COLUMNS of the columns after REST_HANDLE_COLUMNS' (whose
+ * own are REST_COL_*) */
 enum {
-    C_ID = 0,
-    C_STATE = 2,
-    C_TRUST = 8,
-    C_PUBLIC = 11,
-    C_ADDITIONAL = 12,
-    C_MODULE_SET = 14,
-    C_DMI = 15, /* 15, 16, 17: the three services */
+    SX_COL_MODULE_SET = REST_COL_COUNT,
+    SX_COL_DMI, /* the three services, in this order */
+    SX_COL_DMI_DATA,
+    SX_COL_DMI_MODEL,
 };
 
 #define RETENTION        "15 minutes"
@@ -199,7 +197,7 @@ typedef struct content {
 
 static const char *entry_id(const entry *e)
 {
-    return PQgetvalue(e->b->res, e->row, C_ID);
+    return PQgetvalue(e->b->res, e->row, REST_COL_ID);
 }
 
 static const char *entry_col(const entry *e, int c)
@@ -375,7 +373,7 @@ static void content_remove(content *c, const char *id)
 /* Add or replace the handle of row `row` of `b` (which gains a reference). */
 static void content_put(content *c, block *b, int row)
 {
-    const char *id = PQgetvalue(b->res, row, C_ID);
+    const char *id = PQgetvalue(b->res, row, REST_COL_ID);
     uint64_t h = ncmp_hash(id, strlen(id));
     uint32_t s = find(c, id, h);
     entry *e;
@@ -408,14 +406,14 @@ static void content_put(content *c, block *b, int row)
     block_ref(b);
     e->b = b;
     e->row = row;
-    e->pub = pairs_parse(entry_col(e, C_PUBLIC));
-    e->add = pairs_parse(entry_col(e, C_ADDITIONAL));
+    e->pub = pairs_parse(entry_col(e, REST_COL_PUBLIC));
+    e->add = pairs_parse(entry_col(e, REST_COL_ADDITIONAL));
     c->pair_bytes += pairs_size(e->pub) + pairs_size(e->add);
-    e->state = word_of(c, entry_col(e, C_STATE), 1);
-    e->trust = word_of(c, entry_col(e, C_TRUST), 1);
-    e->mset = PQgetisnull(b->res, row, C_MODULE_SET)
+    e->state = word_of(c, entry_col(e, REST_COL_STATE), 1);
+    e->trust = word_of(c, entry_col(e, REST_COL_TRUST), 1);
+    e->mset = PQgetisnull(b->res, row, SX_COL_MODULE_SET)
                   ? NONE
-                  : mset_find(c, PQgetvalue(b->res, row, C_MODULE_SET), 1);
+                  : mset_find(c, PQgetvalue(b->res, row, SX_COL_MODULE_SET), 1);
 }
 
 static int name_cmp(const void *a, const void *b)
@@ -514,8 +512,10 @@ static const char SQL_HANDLES[] =
     "SELECT " SX_COLUMNS " FROM cm_handle h WHERE h.id = ANY($1::text[])";
 static const char SQL_MODULES[] = "SELECT module_set_id::text, module_name FROM module_set_member"
                                   " WHERE module_set_id = ANY($1::bigint[]) ORDER BY 1, 2";
-static const char SQL_CLEANUP[] =
-    "DELETE FROM inventory_change WHERE at < clock_timestamp() - interval '" RETENTION "'";
+/* statement_timestamp(), not the volatile clock_timestamp(), so that the
+ * index on `at` (migration 0015) serves the condition */
+const char search_index_cleanup_sql[] =
+    "DELETE FROM inventory_change WHERE at < statement_timestamp() - interval '" RETENTION "'";
 
 /* The gauges, after a change of `c` (the thread that changes it). */
 static void gauges_set(search_index *sx, const content *c)
@@ -612,9 +612,9 @@ static void unknown_module_sets(const content *c, const PGresult *rows, ncmp_buf
 
     for (int i = 0; i < PQntuples(rows); i++) {
         const char *id;
-        if (PQgetisnull(rows, i, C_MODULE_SET))
+        if (PQgetisnull(rows, i, SX_COL_MODULE_SET))
             continue;
-        id = PQgetvalue(rows, i, C_MODULE_SET);
+        id = PQgetvalue(rows, i, SX_COL_MODULE_SET);
         if ((last && strcmp(last, id) == 0) ||
             mset_lookup(c, id, ncmp_hash(id, strlen(id))) != NONE)
             continue;
@@ -752,7 +752,7 @@ static int read_db(search_index *sx, int loader, ncmp_err *err)
     if (loader && rc == 0 && now - sx->last_cleanup_ms > CLEANUP_EVERY_MS) {
         ncmp_err ignored;
         sx->last_cleanup_ms = now;
-        if (ncmp_db_exec(sx->db, SQL_CLEANUP, &ignored) != 0)
+        if (ncmp_db_exec(sx->db, search_index_cleanup_sql, &ignored) != 0)
             log_warn("search-index", "deleting old inventory changes: %s", ignored.msg);
     }
     return rc;
@@ -895,18 +895,18 @@ static const struct {
     const char *name;
     int col;
 } COLUMNS[] = {
-    {"id", 0},
-    {"alternate_id", 1},
-    {"state", 2},
-    {"lock_reason", 3},
-    {"lock_details", 4},
-    {"operational_sync_state", 7},
-    {"effective_trust_level", 8},
-    {"module_set_tag", 9},
-    {"data_producer_identifier", 10},
-    {"dmi_service_name", C_DMI},
-    {"dmi_data_service_name", C_DMI + 1},
-    {"dmi_model_service_name", C_DMI + 2},
+    {"id", REST_COL_ID},
+    {"alternate_id", REST_COL_ALTERNATE_ID},
+    {"state", REST_COL_STATE},
+    {"lock_reason", REST_COL_LOCK_REASON},
+    {"lock_details", REST_COL_LOCK_DETAILS},
+    {"operational_sync_state", REST_COL_OPERATIONAL_SYNC},
+    {"effective_trust_level", REST_COL_TRUST},
+    {"module_set_tag", REST_COL_TAG},
+    {"data_producer_identifier", REST_COL_PRODUCER},
+    {"dmi_service_name", SX_COL_DMI},
+    {"dmi_data_service_name", SX_COL_DMI_DATA},
+    {"dmi_model_service_name", SX_COL_DMI_MODEL},
 };
 
 static int column_of(const char *name)
@@ -946,7 +946,7 @@ static int column_is(const entry *e, int col, uint8_t word, uint8_t want, const 
 
 static uint8_t entry_word(const entry *e, int col)
 {
-    return col == C_STATE ? e->state : col == C_TRUST ? e->trust : WORD_OTHER;
+    return col == REST_COL_STATE ? e->state : col == REST_COL_TRUST ? e->trust : WORD_OTHER;
 }
 
 /* cols[i]: the column of condition i when it is SEARCH_COND_COLUMN or
@@ -970,11 +970,11 @@ static int entry_matches(const entry *e, const search_query *q, const uint8_t *m
                                 c->values[k]);
             break;
         case SEARCH_COND_TRUST:
-            ok = column_is(e, C_TRUST, e->trust, want[i], c->values[0], 0);
+            ok = column_is(e, REST_COL_TRUST, e->trust, want[i], c->values[0], 0);
             break;
         case SEARCH_COND_DMI:
-            for (int k = 0; k < 3 && !ok; k++) {
-                v = entry_col(e, C_DMI + k);
+            for (int col = SX_COL_DMI; col <= SX_COL_DMI_MODEL && !ok; col++) {
+                v = entry_col(e, col);
                 ok = v && strcmp(v, c->values[0]) == 0;
             }
             break;
@@ -1073,10 +1073,11 @@ int search_index_answer(search_index *sx, ncmp_http_request *req, const search_q
     for (int i = 0; i < q->nconds && i < MAX_CONDS; i++) {
         const search_cond *cd = &q->conds[i];
         cols[i] = cd->kind == SEARCH_COND_COLUMN  ? column_of(cd->keys[0])
-                  : cd->kind == SEARCH_COND_TRUST ? C_TRUST
+                  : cd->kind == SEARCH_COND_TRUST ? REST_COL_TRUST
                                                   : -1;
-        want[i] =
-            cols[i] == C_STATE || cols[i] == C_TRUST ? word_of(c, cd->values[0], 0) : WORD_NONE;
+        want[i] = cols[i] == REST_COL_STATE || cols[i] == REST_COL_TRUST
+                      ? word_of(c, cd->values[0], 0)
+                      : WORD_NONE;
     }
     for (uint32_t i = 0; i < c->nslots; i++) {
         entry *e = &c->slots[i];

@@ -28,9 +28,10 @@
  * until it is done, and whenever the database cannot be read, searches go
  * to PostgreSQL as before. Conditions on a CPS path always do.
  *
- * The change rows are kept for `RETENTION` (15 minutes) and deleted by
- * whichever index reads past them; an index that could not read for half
- * of that loads everything again.
+ * The change rows are kept for `RETENTION` (15 minutes) and deleted once a
+ * minute by every index's loader thread, through the index on their time
+ * (migration 0015); an index that could not read for half of that loads
+ * everything again.
  */
 #ifndef NCMPD_SEARCH_INDEX_H
 #define NCMPD_SEARCH_INDEX_H
@@ -65,5 +66,9 @@ void search_index_stop(search_index *sx);
  * evaluate, the database not readable): the caller asks PostgreSQL. */
 int search_index_answer(search_index *sx, ncmp_http_request *req, const search_query *q,
                         search_output out);
+
+/* The statement that deletes the change rows older than the retention
+ * (here for the test that checks it can use the index on their time). */
+extern const char search_index_cleanup_sql[];
 
 #endif

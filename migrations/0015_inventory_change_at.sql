@@ -1,0 +1,16 @@
+-- The rest role's search index deletes the change rows older than its
+-- retention (15 minutes) once a minute, in every REST process
+-- (workers/rest/search_index.c); without an index on `at` each of those
+-- DELETEs reads the whole table.
+--
+-- A btree, not BRIN, although the rows arrive in time order: once VACUUM
+-- has freed the pages of the deleted rows, new rows are written into them,
+-- and a BRIN range's summary only ever widens. After the first cleanup
+-- cycle every range spans old and new times, and the DELETE reads every
+-- page again, slower than a sequential scan. The btree's key only grows:
+-- inserts go to its rightmost page and the pages of deleted entries are
+-- recycled, so it stays well below the table's size.
+--
+-- The DELETE compares with statement_timestamp(), not clock_timestamp():
+-- a volatile function cannot be an index condition.
+CREATE INDEX inventory_change_at ON inventory_change (at);
