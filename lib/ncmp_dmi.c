@@ -13,6 +13,7 @@
 #include "ncmp_json.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
+#include "ncmp_time.h"
 
 #define LOG_COMP "dmi"
 
@@ -57,6 +58,7 @@ typedef struct dmi_xfer {
     void *opaque;
     struct dmi_xfer *prev, *next; /* the submission queue or the in-flight list */
     dmi_host *host;               /* counted in its in_flight while in flight */
+    double t_submit;              /* ncmp_now_ms() when it was handed to the client */
 } dmi_xfer;
 
 struct ncmp_dmi {
@@ -369,6 +371,7 @@ static dmi_xfer *xfer_new(ncmp_dmi *dmi, const ncmp_dmi_request *req, ncmp_err *
     dmi_xfer *x = ncmp_xcalloc(1, sizeof(*x));
 
     x->dmi = dmi;
+    x->t_submit = ncmp_now_ms();
     x->method = ncmp_xstrdup(req->method ? req->method : req->body ? "POST" : "GET");
     x->url = ncmp_xstrdup(req->url);
     x->connect_timeout_ms = dmi->opts.connect_timeout_ms;
@@ -503,6 +506,8 @@ static void xfer_finish(dmi_xfer *x, CURLcode code)
 
     curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total_us);
     resp->elapsed_ms = (long)(total_us / 1000);
+    resp->transfer_ms = (double)total_us / 1000.0;
+    resp->call_ms = ncmp_now_ms() - x->t_submit;
     if (code == CURLE_OK) {
         curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &resp->status);
         curl_easy_getinfo(x->easy, CURLINFO_CONTENT_TYPE, &ct);

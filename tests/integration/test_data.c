@@ -250,6 +250,8 @@ typedef struct reply {
     long status;
     ncmp_buf body;
     json_object *json;
+    char server_timing[256]; /* the Server-Timing header, "" when none */
+    double took_ms;          /* the client's time, connect excluded */
 } reply;
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
@@ -286,7 +288,15 @@ static CURL *request_new(data_case *c, const char *method, const char *path, ncm
 
 static void reply_finish(CURL *curl, reply *r)
 {
+    struct curl_header *st = NULL;
+    curl_off_t total = 0, connect = 0;
+
     curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME_T, &total);
+    curl_easy_getinfo(curl, CURLINFO_CONNECT_TIME_T, &connect);
+    r->took_ms = (double)(total - connect) / 1000.0;
+    if (curl_easy_header(curl, "Server-Timing", 0, CURLH_HEADER, -1, &st) == CURLHE_OK)
+        snprintf(r->server_timing, sizeof(r->server_timing), "%s", st->value);
     if (!r->body.data)
         ncmp_buf_append_str(&r->body, "");
     r->json = json_tokener_parse(r->body.data);
@@ -543,6 +553,17 @@ Test(data, passthrough_read_and_write_by_id_and_alternate_id, .timeout = 180)
     cr_assert_eq(r.status, 200, "%ld %s; log %s", r.status, r.body.data, c->log);
     snprintf(expected, sizeof(expected), "%s-ch-1", c->dmi);
     cr_assert(strstr(r.body.data, expected), "%s not in %s", expected, r.body.data);
+    {
+        /* where the time went: ncmpd's part, the DMI client's wait and the
+         * exchange with the stub, within what the client waited */
+        double own = -1, wait = -1, dmi = -1;
+        cr_assert_eq(sscanf(r.server_timing, "ncmpd;dur=%lf, dmi-wait;dur=%lf, dmi;dur=%lf", &own,
+                            &wait, &dmi),
+                     3, "Server-Timing: '%s'", r.server_timing);
+        cr_assert(own >= 0 && wait >= 0 && dmi > 0, "%s", r.server_timing);
+        cr_assert(own + wait + dmi <= r.took_ms + 0.5, "%s, the client waited %.3f ms",
+                  r.server_timing, r.took_ms);
+    }
     reply_free(&r);
     /* by id, on the running datastore */
     call(c, "GET", "/ncmp/v1/ch/ch-2" PT_RUN, NULL, &r);

@@ -285,12 +285,26 @@ void data_answer_dmi_error(ncmp_http_request *req, const ncmp_dmi_response *r)
     ncmp_buf_free(&b);
 }
 
+void data_server_timing(ncmp_http_request *req, const ncmp_dmi_response *r)
+{
+    char v[128];
+    double held = ncmp_http_age_ms(req), own = held - r->call_ms;
+
+    if (r->call_ms <= 0)
+        return;
+    snprintf(v, sizeof(v), "ncmpd;dur=%.3f, dmi-wait;dur=%.3f, dmi;dur=%.3f", own > 0 ? own : 0,
+             r->call_ms > r->transfer_ms ? r->call_ms - r->transfer_ms : 0, r->transfer_ms);
+    ncmp_http_add_header(req, "Server-Timing", v);
+}
+
 /* The DMI's answer to a pass-through call (on the DMI client's thread). */
 static void pt_done(ncmp_dmi_response *r, void *opaque)
 {
     pt_call *c = opaque;
     int ok = r->status >= 200 && r->status < 300;
 
+    if (c->req)
+        data_server_timing(c->req, r);
     if (!c->req && !ok) {
         const char *code, *message;
         ncmp_buf resp = NCMP_BUF_INIT;

@@ -96,6 +96,16 @@ int data_policy_ask(data *d, const policy_op *op, const char *auth, data_policy_
  * body as a JSON string under "dmi-response". */
 void data_answer_dmi_error(ncmp_http_request *req, const ncmp_dmi_response *r);
 
+/* Say where the time of a request answered from a DMI call went, in a
+ * Server-Timing header (W3C Server Timing), before the answer is given:
+ * `ncmpd` is ncmpd's own part (from the request's arrival to the call and
+ * from the call's end to now), `dmi-wait` the call's wait for the DMI
+ * client's thread and a connection, `dmi` the HTTP exchange with the
+ * plugin. Their sum is the time ncmpd held the request; a client that
+ * subtracts it from its own time sees what lay outside ncmpd. Nothing when
+ * no transfer ran. */
+void data_server_timing(ncmp_http_request *req, const ncmp_dmi_response *r);
+
 const ncmp_config *data_config(const data *d);
 
 /* The handle map (never NULL once started). */

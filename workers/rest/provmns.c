@@ -187,6 +187,7 @@ static void pm_done(ncmp_dmi_response *r, void *opaque)
 {
     pm_call *c = opaque;
 
+    data_server_timing(c->req, r);
     if (r->failure == NCMP_DMI_FAIL_CANCELLED)
         pm_error(c->req, 503, "Service stopping", NULL, NO_BADOP);
     else if (r->failure == NCMP_DMI_FAIL_BUSY)
