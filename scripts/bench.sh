@@ -713,9 +713,38 @@ bench_search() {
 }
 
 # _pt_fields LINE: the figures of a line of ncmp-bench-data (pt, provmns,
-# policy) into _pt_n, _pt_ok, _pt_rps, _pt_avg, _pt_p50, _pt_p99, _pt_max.
+# policy) into _pt_n, _pt_ok, _pt_rps, _pt_avg, _pt_p50, _pt_p99, _pt_max,
+# and where ncmpd's answers said the time went into _pt_hops ("" when they
+# did not): "<answers> <ncmpd avg> <p99> <dmi-wait avg> <p99> <beyond the
+# stub's delay avg> <p99> <outside ncmpd avg> <p99>".
 _pt_fields() {
-    read -r _ _pt_n _ _pt_ok _ _pt_rps _ _pt_avg _ _pt_p50 _ _pt_p99 _ _pt_max <<<"$1"
+    local rest n a1 p1 a2 p2 a3 p3 a4 p4
+    read -r _ _pt_n _ _pt_ok _ _pt_rps _ _pt_avg _ _pt_p50 _ _pt_p99 _ _pt_max rest <<<"$1"
+    _pt_hops=""
+    if [[ "$rest" == hops* ]]; then
+        read -r _ n _ a1 p1 _ a2 p2 _ a3 p3 _ a4 p4 <<<"$rest"
+        _pt_hops="$n $a1 $p1 $a2 $p2 $a3 $p3 $a4 $p4"
+    fi
+}
+
+# _pt_hops_row: the hops of the last _pt_fields, as a row under its own
+# (nothing when there were none).
+_pt_hops_row() {
+    local n a1 p1 a2 p2 a3 p3 a4 p4
+    [ -n "$_pt_hops" ] || return 0
+    read -r n a1 p1 a2 p2 a3 p3 a4 p4 <<<"$_pt_hops"
+    printf '  avg/p99 ms: ncmpd %s/%s, DMI client wait %s/%s, stub beyond its delay %s/%s, outside ncmpd %s/%s\n' \
+        "$a1" "$p1" "$a2" "$p2" "$a3" "$p3" "$a4" "$p4"
+}
+
+# _pt_hops_json: the hops of the last _pt_fields as JSON members, with a
+# trailing comma ("" when there were none).
+_pt_hops_json() {
+    local n a1 p1 a2 p2 a3 p3 a4 p4
+    [ -n "$_pt_hops" ] || return 0
+    read -r n a1 p1 a2 p2 a3 p3 a4 p4 <<<"$_pt_hops"
+    printf ' "hops": {"answers": %s, "ncmpd_avg_ms": %s, "ncmpd_p99_ms": %s, "dmi_wait_avg_ms": %s, "dmi_wait_p99_ms": %s, "dmi_beyond_delay_avg_ms": %s, "dmi_beyond_delay_p99_ms": %s, "outside_avg_ms": %s, "outside_p99_ms": %s},' \
+        "$n" "$a1" "$p1" "$a2" "$p2" "$a3" "$p3" "$a4" "$p4"
 }
 
 # _data_pt KEY LABEL ARGS...: one pass-through run of ncmp-bench-data;
@@ -728,7 +757,8 @@ _data_pt() {
     _pt_fields "$line"
     printf '%-44s %8s %8s %9s %9s %9s %9s\n' "$label" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
         "$_pt_p99" "$_pt_max"
-    _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps,"
+    _pt_hops_row
+    _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps,$(_pt_hops_json)"
     _data_json+=" \"avg_overhead_ms\": $_pt_avg, \"p50_overhead_ms\": $_pt_p50,"
     _data_json+=" \"p99_overhead_ms\": $_pt_p99, \"max_overhead_ms\": $_pt_max},"
 }
@@ -818,6 +848,7 @@ _pm_row() {
     _pt_fields "$2"
     printf '%-48s %7s %8s %8s %8s %8s %8s\n' "$1" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
         "$_pt_p99" "$_pt_max"
+    _pt_hops_row
 }
 
 # _pm_run VAR LABEL ARGS...: one run of ncmp-bench-data ARGS (its mode and

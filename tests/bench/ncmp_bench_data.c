@@ -12,7 +12,15 @@
  *     the last one is answered. Prints one line:
  *       pt <n> ok <ok> rps <r> avg <ms> p50 <ms> p99 <ms> max <ms>
  *     where the times are overheads: the request's time without its
- *     connect time (as k6's timings.duration) minus D.
+ *     connect time (as k6's timings.duration) minus D. When the answers
+ *     say where ncmpd's time went (Server-Timing: ncmpd, dmi-wait, dmi),
+ *     the line goes on with each hop's average and p99 over them:
+ *       hops <n> ncmpd <avg> <p99> dmi_wait <avg> <p99> dmi_beyond_delay
+ *       <avg> <p99> outside <avg> <p99>
+ *     ncmpd's own time, the DMI call's wait for ncmpd's DMI client, the
+ *     exchange with the plugin less D (the stub, its host and the
+ *     loopback), and what lay outside ncmpd (this client, the kernel, the
+ *     wait for a server thread): together the overhead.
  *
  *   ncmp-bench-data provmns --url BASE [--method GET|PATCH] (as pt)
  *     ProvMnS reads (GET) or patches (PATCH, NCMP's k6 body, one replace
@@ -262,6 +270,8 @@ typedef struct load {
     struct curl_slist *headers, *patch_headers;
     double *lat; /* overheads in ms, of the 2xx answers */
     size_t nlat, caplat;
+    double *hops[4]; /* of the 2xx answers with Server-Timing: HOP_* */
+    size_t nhops, caphops;
     long sent, done, ok;
     long inflight;
     long counts[OUT_N];
@@ -435,6 +445,44 @@ static void record(load *l, outcome out, double lat)
     l->recs[l->nrecs++] = (done_rec){(float)(now_s() - l->t0), (float)lat, (unsigned char)out};
 }
 
+/* The overhead of an answer split by hop (see the top of the file). */
+enum { HOP_NCMPD, HOP_DMI_WAIT, HOP_DMI_BEYOND, HOP_OUTSIDE };
+static const char *const hop_names[] = {"ncmpd", "dmi_wait", "dmi_beyond_delay", "outside"};
+
+/* The value of `name;dur=` in a Server-Timing header, or -1. */
+static double timing_of(const char *header, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = header; (p = strstr(p, name)); p += n)
+        if ((p == header || p[-1] == ' ' || p[-1] == ',') && strncmp(p + n, ";dur=", 5) == 0)
+            return strtod(p + n + 5, NULL);
+    return -1;
+}
+
+static void hops_add(load *l, CURL *e, double took_ms)
+{
+    struct curl_header *h = NULL;
+    double own, wait, dmi;
+
+    if (curl_easy_header(e, "Server-Timing", 0, CURLH_HEADER, -1, &h) != CURLHE_OK)
+        return;
+    own = timing_of(h->value, "ncmpd");
+    wait = timing_of(h->value, "dmi-wait");
+    dmi = timing_of(h->value, "dmi");
+    if (own < 0 || wait < 0 || dmi < 0)
+        return;
+    if (l->nhops == l->caphops) {
+        l->caphops = l->caphops ? l->caphops * 2 : 4096;
+        for (int k = 0; k < 4; k++)
+            l->hops[k] = realloc(l->hops[k], l->caphops * sizeof(double));
+    }
+    l->hops[HOP_NCMPD][l->nhops] = own;
+    l->hops[HOP_DMI_WAIT][l->nhops] = wait;
+    l->hops[HOP_DMI_BEYOND][l->nhops] = dmi - (double)l->o->delay_ms;
+    l->hops[HOP_OUTSIDE][l->nhops] = took_ms - own - wait - dmi;
+    l->nhops++;
+}
+
 static void finish(load *l, CURL *e, CURLcode result)
 {
     long status = 0;
@@ -489,6 +537,7 @@ static void finish(load *l, CURL *e, CURLcode result)
         l->shed_without_retry_after++;
     if (out == OUT_OK) {
         double lat = (double)(total - connect) / 1000.0 - (double)l->o->delay_ms;
+        hops_add(l, e, (double)(total - connect) / 1000.0);
         l->ok++;
         if (l->nlat == l->caplat) {
             l->caplat = l->caplat ? l->caplat * 2 : 4096;
@@ -572,6 +621,8 @@ static void load_free(load *l)
     curl_slist_free_all(l->patch_headers);
     curl_multi_cleanup(l->multi);
     free(l->lat);
+    for (int k = 0; k < 4; k++)
+        free(l->hops[k]);
     free(l->recs);
     for (size_t i = 0; i < l->njobs; i++)
         ncmp_buf_free(&l->jobs[i]);
@@ -665,6 +716,17 @@ static int cmd_pt(const opts *o)
            l.nlat ? l.lat[l.nlat - 1] : 0);
     if (l.jobs)
         printf(" body_bytes %.0f", l.job_bytes);
+    if (l.nhops) {
+        printf(" hops %zu", l.nhops);
+        for (int k = 0; k < 4; k++) {
+            double hsum = 0;
+            for (size_t i = 0; i < l.nhops; i++)
+                hsum += l.hops[k][i];
+            qsort(l.hops[k], l.nhops, sizeof(double), cmp_double);
+            printf(" %s %.3f %.3f", hop_names[k], hsum / (double)l.nhops,
+                   pct(l.hops[k], l.nhops, 0.99));
+        }
+    }
     printf("\n");
     if (o->report) {
         int rc = write_report(&l, secs, NULL);
