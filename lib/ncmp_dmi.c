@@ -650,6 +650,7 @@ static void *event_main(void *arg)
 {
     ncmp_dmi *dmi = arg;
 
+    pthread_setname_np(pthread_self(), "ncmp-dmi");
     for (;;) {
         dmi_xfer *queue;
         int stopping, running = 0;
