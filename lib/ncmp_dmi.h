@@ -26,8 +26,11 @@
  *
  * Submitting is safe from any thread, including from a completion
  * callback: the request is copied and its easy handle prepared on the
- * calling thread, then queued and the event thread woken
- * (curl_multi_wakeup). Completion callbacks run on the event thread, one
+ * calling thread, then queued and the event thread woken (an eventfd).
+ * The event thread waits in epoll on the sockets libcurl names and on that
+ * eventfd, and drives libcurl through its socket interface
+ * (curl_multi_socket_action), so that each wakeup costs what is ready, not
+ * what is in flight. Completion callbacks run on the event thread, one
  * at a time: they must be cheap and must never block (no database, no
  * blocking DMI call - ncmp_dmi_call from a callback fails instead of
  * deadlocking), since every other transfer waits while one runs.
