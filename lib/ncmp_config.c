@@ -95,6 +95,13 @@ const ncmp_option ncmp_options[] = {
      "answered yet; one more fails at once without being sent (a REST caller gets 503 with "
      "Retry-After, module and data sync retry later), so that a slow plugin cannot hold every "
      "connection and all memory. 0: no limit."},
+    {"dmi.data-threads", NCMP_OPT_INT, "2", NULL, 1, 64, 0, OFF(dmi_data_threads),
+     "Event threads of the rest role's DMI calls (pass-through, ProvMnS, batch reads, data jobs, "
+     "policy checks), each a DMI client of its own with its own connections; a call goes to the "
+     "next in turn, so that a burst of calls and answers is worked on by several cores. The "
+     "limits per plugin (dmi.max-connections-per-host, dmi.max-in-flight-per-plugin) and "
+     "dmi.max-connections are shared out among them, each taking its share rounded up. Module "
+     "and data sync and the trust checks have a client of their own."},
     {"dmi.max-response-bytes", NCMP_OPT_INT, "67108864", NULL, 1024, 1000000000, 0, OFF(dmi_max_response_bytes),
      "Largest DMI response body accepted; a larger one fails the call."},
     {"module-sync.topic", NCMP_OPT_STRING, "ncmp-module-sync", NULL, 0, 0, 0, OFF(module_sync_topic),

@@ -63,6 +63,7 @@ typedef struct ncmp_config {
     int dmi_max_connections_per_host;
     int dmi_max_connections;
     int dmi_max_in_flight_per_plugin;
+    int dmi_data_threads;
     int dmi_max_response_bytes;
     /* module-sync role */
     char *module_sync_topic;

@@ -2,6 +2,7 @@
 
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +49,9 @@ struct data {
     const ncmp_config *cfg;
     rest_pool *pool;
     handle_cache *cache;
-    ncmp_dmi *dmi;           /* the process's, shared */
+    ncmp_dmi **dmis; /* the role's own clients (dmi.data-threads), taken in turn */
+    int ndmis;
+    atomic_uint next_dmi;
     ncmp_producer *producer; /* the process's, shared */
     pthread_rwlock_t gate;   /* held for reading while a DMI call is submitted */
     int closed;
@@ -421,7 +424,8 @@ int data_submit(data *d, const ncmp_dmi_request *dr, ncmp_dmi_done_cb done, void
         pthread_mutex_lock(&d->calls_lock);
         d->calls++;
         pthread_mutex_unlock(&d->calls_lock);
-        rc = ncmp_dmi_submit(d->dmi, dr, call_done, c, err);
+        unsigned k = atomic_fetch_add_explicit(&d->next_dmi, 1, memory_order_relaxed);
+        rc = ncmp_dmi_submit(d->dmis[k % (unsigned)d->ndmis], dr, call_done, c, err);
         if (rc != 0) {
             pthread_mutex_lock(&d->calls_lock);
             d->calls--;
@@ -1243,6 +1247,29 @@ static void routes_add(data *d, ncmp_http_server *srv)
     provmns_routes_add(d, srv);
 }
 
+/* share of `limit` for one of n clients, rounded up (0: none stays none) */
+static int share_of(int limit, int n)
+{
+    return limit <= 0 ? limit : (limit + n - 1) / n;
+}
+
+/* The role's DMI clients: dmi.data-threads of them, the limits shared out. */
+static int dmis_start(data *d, ncmp_err *err)
+{
+    ncmp_dmi_opts opts;
+    int n = d->cfg->dmi_data_threads > 0 ? d->cfg->dmi_data_threads : 1;
+
+    ncmp_dmi_opts_from_config(&opts, d->cfg);
+    opts.max_connections_per_host = share_of((int)opts.max_connections_per_host, n);
+    opts.max_connections = share_of((int)opts.max_connections, n);
+    opts.max_in_flight_per_host = share_of((int)opts.max_in_flight_per_host, n);
+    d->dmis = ncmp_xcalloc((size_t)n, sizeof(*d->dmis));
+    for (; d->ndmis < n; d->ndmis++)
+        if (ncmp_dmi_new(&d->dmis[d->ndmis], &opts, err) != 0)
+            return -1;
+    return 0;
+}
+
 int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest_pool *pool,
                cps_api *cps_reads, ncmp_err *err)
 {
@@ -1257,13 +1284,12 @@ int data_start(data **out, const ncmp_services *svc, ncmp_http_server *srv, rest
     d->cfg = svc->cfg;
     d->pool = pool;
     d->cps = cps_reads;
-    d->dmi = svc->dmi;
     d->producer = svc->producer;
     pthread_rwlock_init(&d->gate, NULL);
     pthread_mutex_init(&d->calls_lock, NULL);
     pthread_cond_init(&d->calls_done, NULL);
-    if (handle_cache_start(&d->cache, d->cfg, err) != 0 || requests_start(d, err) != 0 ||
-        datajob_start(&d->jobs, d, svc, srv, err) != 0) {
+    if (dmis_start(d, err) != 0 || handle_cache_start(&d->cache, d->cfg, err) != 0 ||
+        requests_start(d, err) != 0 || datajob_start(&d->jobs, d, svc, srv, err) != 0) {
         data_stop(d);
         data_destroy(d);
         return -1;
@@ -1311,6 +1337,13 @@ void data_destroy(data *d)
         return;
     data_stop(d);
     handle_cache_stop(d->cache);
+    /* calls still out past data_stop's wait would be cancelled into
+     * requests that are gone: then the clients are left to the exit */
+    if (d->calls == 0) {
+        for (int i = 0; i < d->ndmis; i++)
+            ncmp_dmi_destroy(d->dmis[i]);
+        free(d->dmis);
+    }
     pthread_rwlock_destroy(&d->gate);
     pthread_mutex_destroy(&d->calls_lock);
     pthread_cond_destroy(&d->calls_done);
