@@ -360,8 +360,10 @@ bench_scale_out() {
             --argjson b "$batch" --argjson w "$workers" --argjson c "$(nproc)" \
             '{scenario: "scale-out", handles: $n, plugins: $k, batch_size: $b, workers: $w, cores: $c,
               runs: [$one, $two],
-              two_vs_one_registration: (($two.registration_vs_copy / $one.registration_vs_copy) * 100 | round / 100),
-              two_vs_one_deregistration: (($two.deregistration_vs_copy / $one.deregistration_vs_copy) * 100 | round / 100)}' \
+              two_vs_one_registration: (($two.registration_handles_per_s / $one.registration_handles_per_s) * 100 | round / 100),
+              two_vs_one_deregistration: (($two.deregistration_handles_per_s / $one.deregistration_handles_per_s) * 100 | round / 100),
+              two_vs_one_registration_vs_copy: (($two.registration_vs_copy / $one.registration_vs_copy) * 100 | round / 100),
+              two_vs_one_deregistration_vs_copy: (($two.deregistration_vs_copy / $one.deregistration_vs_copy) * 100 | round / 100)}' \
             >"$json" || die "bench scale-out: writing $json failed"
         info "wrote $json"
     fi
