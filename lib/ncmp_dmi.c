@@ -75,7 +75,7 @@ struct ncmp_dmi {
      * set, and libcurl's timer (event thread only) */
     int epfd, wakefd;
     int timer_set;
-    struct timespec timer_at;
+    double timer_at; /* ncmp_now_ms() when libcurl's timer is due */
     pthread_t thread;
     pthread_mutex_t lock; /* guards queue_* and stopping */
     dmi_xfer *queue_head, *queue_tail;
@@ -515,7 +515,6 @@ static void xfer_finish(dmi_xfer *x, CURLcode code)
     char *ct = NULL;
 
     curl_easy_getinfo(x->easy, CURLINFO_TOTAL_TIME_T, &total_us);
-    resp->elapsed_ms = (long)(total_us / 1000);
     resp->transfer_ms = (double)total_us / 1000.0;
     resp->call_ms = ncmp_now_ms() - x->t_submit;
     if (code == CURLE_OK) {
@@ -531,8 +530,8 @@ static void xfer_finish(dmi_xfer *x, CURLcode code)
     if (NCMP_LOG_TRACE <= ncmp_log_threshold) {
         char url[NCMP_ERR_MSG_MAX];
         url_for_log(x->url, url, sizeof(url));
-        log_trace(LOG_COMP, "%s %s status=%ld failure=%s elapsed_ms=%ld", x->method, url,
-                  resp->status, ncmp_dmi_failure_name(resp->failure), resp->elapsed_ms);
+        log_trace(LOG_COMP, "%s %s status=%ld failure=%s transfer_ms=%.3f", x->method, url,
+                  resp->status, ncmp_dmi_failure_name(resp->failure), resp->transfer_ms);
     }
 }
 
@@ -690,15 +689,8 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
 
     (void)multi;
     dmi->timer_set = timeout_ms >= 0;
-    if (dmi->timer_set) {
-        clock_gettime(CLOCK_MONOTONIC, &dmi->timer_at);
-        dmi->timer_at.tv_sec += timeout_ms / 1000;
-        dmi->timer_at.tv_nsec += (timeout_ms % 1000) * 1000000L;
-        if (dmi->timer_at.tv_nsec >= 1000000000L) {
-            dmi->timer_at.tv_sec++;
-            dmi->timer_at.tv_nsec -= 1000000000L;
-        }
-    }
+    if (dmi->timer_set)
+        dmi->timer_at = ncmp_now_ms() + (double)timeout_ms;
     return 0;
 }
 
@@ -706,15 +698,13 @@ static int on_timer(CURLM *multi, long timeout_ms, void *userp)
  * EVENT_POLL_MS. */
 static int timer_wait_ms(const ncmp_dmi *dmi)
 {
-    struct timespec now;
-    long long ms;
+    double ms;
 
     if (!dmi->timer_set)
         return EVENT_POLL_MS;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    ms = (long long)(dmi->timer_at.tv_sec - now.tv_sec) * 1000 +
-         (dmi->timer_at.tv_nsec - now.tv_nsec + 999999) / 1000000;
-    return ms <= 0 ? 0 : ms > EVENT_POLL_MS ? EVENT_POLL_MS : (int)ms;
+    ms = dmi->timer_at - ncmp_now_ms();
+    /* rounded up to the millisecond, as epoll_wait takes it */
+    return ms <= 0 ? 0 : ms > EVENT_POLL_MS ? EVENT_POLL_MS : (int)(ms + 0.999999);
 }
 
 static void wake(ncmp_dmi *dmi)

@@ -133,10 +133,10 @@ typedef struct ncmp_dmi_response {
     char *content_type;           /* owned; NULL when the DMI sent none */
     ncmp_dmi_failure failure;     /* NCMP_DMI_OK whenever status != 0 */
     char error[NCMP_ERR_MSG_MAX]; /* what failed, with method and URL; "" when status != 0 */
-    long elapsed_ms;              /* from the start of the transfer to its end */
-    /* The same to the microsecond, and the whole call: from its submission
-     * to its end, the wait for the event thread and for a connection
-     * included (both 0 when no transfer ran) */
+    /* From the start of the transfer to its end, to the microsecond, and
+     * the whole call: from its submission to its end, the wait for the
+     * event thread and for a connection included (both 0 when no transfer
+     * ran) */
     double transfer_ms, call_ms;
 } ncmp_dmi_response;
 
