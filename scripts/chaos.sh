@@ -210,16 +210,23 @@ _chaos_batch_reads() {
     done
 }
 
-# _chaos_data_load SECONDS: NCMP's data-access scenarios at its KPI rates
-# on the handles that stay (ch-90000001..20), open loop, for SECONDS:
-# pass-through reads (13/s) through ncmpd-a, writes (5.2/s) through
-# ncmpd-b, ProvMnS reads (40/s) through ncmpd-b and patches (1/s) through
-# ncmpd-a; each client's report (answers by kind, overheads, a timeline by
-# the second) in data-NAME.json. Not judged while faults hit: what a fault
-# costs them is the figure.
+# _chaos_data_load SECONDS: the rest of NCMP's KPI load at its rates,
+# open loop, for SECONDS, split between the two processes: pass-through
+# reads (13/s) through ncmpd-a and writes (5.2/s) through ncmpd-b, ProvMnS
+# reads (40/s) through ncmpd-b and patches (1/s) through ncmpd-a, write
+# data jobs of 100 operations (2/s) through ncmpd-a and of 100,000 (one a
+# minute) through ncmpd-b, all on the handles that stay (ch-90000001..20);
+# id-searches (0.96/s) through ncmpd-b and full searches (0.1/s) through
+# ncmpd-a, NCMP's five filters in turn, over the moving inventory (an
+# answer is ok when it is a whole JSON array, of any length). Each
+# client's report (answers by kind, overheads, a timeline by the second)
+# in data-NAME.json. Not judged while faults hit: what a fault costs them
+# is the figure. --load F multiplies every rate (and the AVC load) by F:
+# overload and faults at once.
 _chaos_data_load() {
     local name rate mode args pids=() p
     while read -r name rate mode args; do
+        rate=$(awk -v r="$rate" -v f="$_chaos_load" 'BEGIN { print r * f }')
         # shellcheck disable=SC2086
         "$NCMP_BIN/tests/bench/ncmp-bench-data" $mode --rate "$rate" --seconds "$1" \
             --first 90000001 --handles 20 --timeout-s 10 $args \
@@ -230,6 +237,10 @@ pt_read 13 pt --url http://127.0.0.1:$_chaos_http --method GET --delay-ms 300
 pt_write 5.2 pt --url http://127.0.0.1:$((_chaos_http + 1)) --method POST --delay-ms 670
 provmns_read 40 provmns --url http://127.0.0.1:$((_chaos_http + 1)) --method GET --delay-ms 300
 provmns_write 1 provmns --url http://127.0.0.1:$_chaos_http --method PATCH --delay-ms 670
+datajob_small 2 datajob --url http://127.0.0.1:$_chaos_http --ops 100
+datajob_large 0.016667 datajob --url http://127.0.0.1:$((_chaos_http + 1)) --ops 100000 --timeout-s 60
+id_search 0.9615 search --url http://127.0.0.1:$((_chaos_http + 1)) --kind id --expect -1
+search 0.1042 search --url http://127.0.0.1:$_chaos_http --kind full --expect -1 --timeout-s 30
 CLIENTS
     trap 'kill "${pids[@]}" 2>/dev/null' TERM # the run ends early: so do they
     for p in "${pids[@]}"; do
@@ -237,9 +248,10 @@ CLIENTS
     done
 }
 
-# _chaos_data_after: after the settle, a pass-through read of a handle that
-# stays answers 200 through each process: the data path came back by
-# itself.
+# _chaos_data_after: after the settle, through each process, a
+# pass-through read of a handle that stays answers 200 and a write data
+# job of 100 operations on those handles is answered with its sub-job:
+# the data path came back by itself.
 _chaos_data_after() {
     local port alt
     alt='%2FSubNetwork%3DEurope%2FSubNetwork%3DIreland%2FMeContext%3DMyRadioNode90000001'
@@ -247,6 +259,9 @@ _chaos_data_after() {
     for port in "$_chaos_http" $((_chaos_http + 1)); do
         [ "$(curl -s -o /dev/null -m 10 -w '%{http_code}' "http://127.0.0.1:$port/ncmp/v1/ch/$alt/data/ds/ncmp-datastore:passthrough-operational?resourceIdentifier=ManagedElement%3D1")" = 200 ] ||
             return 1
+        "$NCMP_BIN/tests/bench/ncmp-bench-data" datajob --url "http://127.0.0.1:$port" --ops 100 \
+            --first 90000001 --handles 20 --concurrency 1 --seconds 1 --timeout-s 10 \
+            >>"$_chaos_dir/data-after.log" 2>&1 || return 1
     done
 }
 
@@ -321,7 +336,7 @@ _chaos_end() {
 chaos_main() {
     local json="" plot="" seed="" wait_s=240 i expected figures healthy=1 n code port sample_pid churn_pid
     local avc_pid batch_pid data_pid data_after=0
-    _chaos_minutes=10 _chaos_block=200 _chaos_batch=100 _chaos_avc_n=100
+    _chaos_minutes=10 _chaos_block=200 _chaos_batch=100 _chaos_avc_n=100 _chaos_load=1
     while [ $# -gt 0 ]; do
         case "$1" in
         --minutes) _chaos_minutes=${2:-}; shift 2 || die "--minutes needs a number" ;;
@@ -329,21 +344,26 @@ chaos_main() {
         --json) json=${2:-}; shift 2 || die "--json needs a file" ;;
         --block) _chaos_block=${2:-}; shift 2 || die "--block needs a number" ;;
         --plot) plot=${2:-}; shift 2 || die "--plot needs a file" ;;
+        --load) _chaos_load=${2:-}; shift 2 || die "--load needs a number" ;;
         -h | --help)
             cat <<'USAGE'
 Usage: ./run chaos [--minutes N] [--seed S] [--json FILE] [--plot PNG] [--block N]
+                   [--load F]
 
 Two ncmpd processes, the DMI stub, PostgreSQL and Kafka on loopback under
 registration churn from two DMI plugins (blocks of N handles, default 200,
 registered and removed), AVC events (50/s), batch reads (one per 2 s)
-whose results are forwarded, and pass-through and ProvMnS reads and writes
-at NCMP's KPI rates, for N minutes (default 10), while one fault at
+whose results are forwarded, and the rest of NCMP's KPI load at its rates
+(pass-through and ProvMnS reads and writes, write data jobs, id-searches
+and searches), for N minutes (default 10), while one fault at
 a time, drawn from seed S (default: the time; printed), hits them: kill -9 or SIGSTOP of either ncmpd, the broker
 stopped, PostgreSQL crashed, the stub killed, slowed or answering garbage,
 the outbox relay held back. Then the load stops, everything is healed, and
 after a bounded settle every invariant is checked; the run fails on any
 breach. --json FILE writes the figures, --plot PNG draws memory and an
 id-search's time over the run with the faults marked (docs/reliability.md).
+--load F runs the AVC events and NCMP's KPI load at F times their rates
+(default 1; 10 is the overload of ./run bench overload, with faults).
 USAGE
             return 0
             ;;
@@ -352,6 +372,8 @@ USAGE
     done
     [[ "$_chaos_minutes" =~ ^[0-9]+$ ]] && [ "$_chaos_minutes" -gt 0 ] || die "--minutes needs a positive number"
     [[ "$_chaos_block" =~ ^[0-9]+$ ]] && [ "$_chaos_block" -gt 0 ] || die "--block needs a positive number"
+    [[ "$_chaos_load" =~ ^[1-9][0-9]*$ ]] || die "--load needs a whole number from 1"
+    _chaos_avc_n=$((_chaos_avc_n * _chaos_load))
     [ -n "$seed" ] || seed=$(date +%s)
     [[ "$seed" =~ ^[0-9]+$ ]] || die "--seed needs a number"
     deps_ensure build services chaos
@@ -470,7 +492,7 @@ set title "id-search (all handles) through ncmpd-a, every 5 s"
 plot "$d/latency.dat" with linespoints pt 7 ps 0.4 title "id-search"
 unset logscale y
 set ylabel "answers/s"
-set title "pass-through and ProvMnS reads and writes (59 requests/s): answers per second"
+set title "NCMP's KPI load (pass-through, ProvMnS, data jobs, searches: $((62 * _chaos_load)) requests/s): answers per second"
 plot "$d/data.dat" using 1:2 with lines lw 1 title "ok", "" using 1:3 with lines lw 1 title "not ok (refused, failed, timed out, no connection)"
 unset multiplot
 GNUPLOT
@@ -508,6 +530,7 @@ _chaos_report() {
         "$d/latency.txt" >"$d/latency.json" 2>/dev/null || echo '[]' >"$d/latency.json"
     out=$(jq -n --argjson seed "$1" --slurpfile fs "$d/figures.json" --argjson healthy "$2" \
         --argjson settle "$3" --argjson minutes "$_chaos_minutes" --argjson block "$_chaos_block" \
+        --argjson load "$_chaos_load" \
         --slurpfile faults "$d/faults.jsonl" --slurpfile exits "$d/exits.jsonl" \
         --argjson uncertain "$(cat "$d/uncertain.txt" 2>/dev/null | wc -l)" \
         --argjson batch_ok "$(cat "$d/batch.log" 2>/dev/null | grep -c ' 200$')" \
@@ -515,7 +538,7 @@ _chaos_report() {
         --slurpfile ss "$d/samples.json" --slurpfile ls "$d/latency.json" '
         $fs[0] as $f | $ss[0] as $samples | $ls[0] as $latency |
         ($samples | map(select(.process == "a"))) as $a |
-        $f + {seed: $seed, minutes: $minutes, block: $block, faults: $faults,
+        $f + {seed: $seed, minutes: $minutes, block: $block, load: $load, faults: $faults,
               exits: $exits, process_exits: ($exits | length),
               settle_s: $settle, both_healthy: ($healthy == 1), requests_uncertain: $uncertain,
               batch_requests_accepted: $batch_ok,
@@ -533,7 +556,7 @@ _chaos_report() {
     [ -n "$4" ] && printf '%s\n' "$out" >"$4"
     printf '%s\n' "$out" | jq -r '
         "faults: \(.faults | length) (\(.faults | map(.fault) | group_by(.) | map("\(.[0]) \(length)") | join(", ")))",
-        "seed \(.seed), \(.minutes) min, settled in \(.settle_s) s",
+        "seed \(.seed), \(.minutes) min, load x\(.load), settled in \(.settle_s) s",
         "",
         "invariant              figure",
         "handles expected       \(.handles_expected)",
@@ -544,7 +567,7 @@ _chaos_report() {
         "AVC events forwarded   \(.avc_delivered) of \(.avc_published) (missing \(.avc_missing), duplicated \(.avc_duplicated): at least once, unknown \(.avc_unknown))",
         "batch-read results     \(.batch_delivered) on the client topic for \(.batch_requests_accepted) requests, of them from DMI \(.batch_published) (missing \(.batch_missing), duplicated \(.batch_duplicated): at least once; ncmpd'"'"'s own \(.batch_unknown))",
         "data load              \(.data_load | to_entries | map("\(.key) \(.value.ok) ok of \(.value.sent)") | join(", ")) (answers lost to faults counted, not judged)",
-        "data path after settle \(.data_path_after_settle) (a pass-through read through each process)",
+        "data path after settle \(.data_path_after_settle) (a pass-through read and a data job through each process)",
         "stuck handles          \(.stuck)",
         "outbox left            \(.outbox_left)",
         "both ncmpd healthy     \(.both_healthy)",

@@ -8,14 +8,14 @@ static long draw(unsigned long long *s, long n)
     return (long)(*s % (unsigned long long)n) + 1;
 }
 
-void bench_datajob_body(ncmp_buf *out, long ops, long handles, unsigned long long *seed)
+void bench_datajob_body(ncmp_buf *out, long ops, long first, long handles, unsigned long long *seed)
 {
     ncmp_buf_append_str(out, "{\"dataJobMetadata\":{\"destination\":\"device/managed-element-"
                              "collection\",\"dataAcceptType\":\"application/json\","
                              "\"dataContentType\":\"application/merge-patch+json\"},"
                              "\"dataJobWriteRequest\":{\"data\":[");
     for (long i = 1; i <= ops / 2; i++) {
-        long id = draw(seed, handles);
+        long id = first - 1 + draw(seed, handles);
         ncmp_buf_appendf(
             out,
             "%s{\"path\":\"/SubNetwork=Europe/SubNetwork=Ireland/MeContext=MyRadioNode"

@@ -2,7 +2,8 @@
  * bench_datajob: the bodies of NCMP's KPI write data jobs (cps
  * k6-tests/ncmp/common/write-data-job.js), as JSON.stringify writes them:
  * for N operations, N/2 alternate ids of the reference workload drawn at
- * random among the first `handles`, each giving an "add" at
+ * random among the `handles` from number `first` on (1: the first
+ * ones), each giving an "add" at
  * <altId>/SomeChild=child-1 and a "merge" at
  * <altId>/SomeChild=child-2/SomeGrandChild=grand-child-2 (operation ids
  * "<i>-1" and "<i>-2", values {"key":"some-value-one-<i>"} and
@@ -24,6 +25,7 @@
 /* Append the body of a job of `ops` operations (an even number; an odd
  * one is rounded down, as the suite's loop does) to `out`. `*seed` is the
  * generator's state (not 0), advanced by the draw. */
-void bench_datajob_body(ncmp_buf *out, long ops, long handles, unsigned long long *seed);
+void bench_datajob_body(ncmp_buf *out, long ops, long first, long handles,
+                        unsigned long long *seed);
 
 #endif

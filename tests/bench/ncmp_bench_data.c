@@ -47,7 +47,7 @@
  *       [--rate R | --every S | --concurrency C] [--seconds S] [--variants V]
  *     NCMP's KPI write data jobs (bench_datajob.h): POST
  *     /do-not-use/dataJobs/<id>/write with a body of N operations on
- *     alternate ids among the first H, a fresh job id each. V bodies (1 by
+ *     alternate ids among H from the K-th on (--first), a fresh job id each. V bodies (1 by
  *     default; each with its own draw, the first one that of
  *     BENCH_DATAJOB_SEED) are made once, before the clock starts, and sent
  *     in turn. --every S is --rate 1/S. A job counts as ok, as in NCMP's
@@ -66,15 +66,16 @@
  *     suite (none, module, property, cpspath, trust) in turn, or only
  *     filter F. As NCMP's suite checks it, an answer is ok only when it is
  *     a 200 whose JSON array holds N entries (default: --handles; every
- *     filter matches every handle of the reference workload); another 200
- *     counts as failed. The entries are counted as the answer streams in,
+ *     filter matches every handle of the reference workload; -1: any
+ *     number, for an inventory that moves, as in `./run chaos`); another
+ *     200 counts as failed. The entries are counted as the answer streams in,
  *     without keeping it.
  *
  * Every mode also takes:
  *   --timeout-s T   a request without an answer after T s counts as a
  *                   timeout (60 s; data jobs 600 s)
- *   --first K       pt and provmns: the handles are the reference
- *                   workload's K..K+N-1 (1)
+ *   --first K       pt, provmns and datajob: the handles are the
+ *                   reference workload's K..K+N-1 (1)
  *   --start-ms MS   with --rate: the first request leaves MS after the
  *                   start (k6's startTime), the run still ends S s after it
  *   --report FILE   write the run as JSON (for `./run bench overload`):
@@ -222,7 +223,7 @@ typedef struct opts {
     mode mode;
     const char *url, *method, *bootstrap, *topic, *kind, *report;
     long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s, start_ms;
-    long first;  /* pt, provmns: the handles are ch-first.. (1) */
+    long first;  /* pt, provmns, datajob: the handles are ch-first.. (1) */
     int filter;  /* search: index in search_bodies, -1: all in turn */
     long expect; /* search: entries an ok answer holds (0: handles) */
     double rate;
@@ -318,7 +319,7 @@ static void make_jobs(load *l)
     l->njobs = (size_t)l->o->variants;
     l->jobs = ncmp_xcalloc(l->njobs, sizeof(*l->jobs));
     for (size_t i = 0; i < l->njobs; i++) {
-        bench_datajob_body(&l->jobs[i], l->o->ops, l->o->handles, &seed);
+        bench_datajob_body(&l->jobs[i], l->o->ops, l->o->first, l->o->handles, &seed);
         sum += (double)l->jobs[i].len;
     }
     l->job_bytes = sum / (double)l->njobs;
@@ -512,7 +513,7 @@ static void finish(load *l, CURL *e, CURLcode result)
         array_count *c = NULL;
         long want = l->o->expect ? l->o->expect : l->o->handles;
         curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&c);
-        if (status == 200 && (c->n != want || c->depth != 0)) {
+        if (status == 200 && ((want > 0 && c->n != want) || c->depth != 0)) {
             if (l->done - l->ok <= 5 && !l->o->report)
                 fprintf(stderr, "ncmp-bench-data: search: %ld entries, %ld wanted\n", c->n, want);
             status = 0; /* a 200 that does not hold every handle: failed */
@@ -900,7 +901,7 @@ static int parse(int argc, char **argv, opts *o)
     if (o->mode == MODE_SEARCH &&
         (!o->kind || (strcmp(o->kind, "id") != 0 && strcmp(o->kind, "full") != 0)))
         return -1;
-    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < 0 || o->first < 1)
+    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < -1 || o->first < 1)
         return -1;
     return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }

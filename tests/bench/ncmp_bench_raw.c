@@ -529,7 +529,7 @@ static int bench_datajob_parse(long ops, long handles, int runs)
     double *cpu = ncmp_xcalloc((size_t)runs, sizeof(*cpu));
     int rc = 0;
 
-    bench_datajob_body(&body, ops, handles, &seed);
+    bench_datajob_body(&body, ops, 1, handles, &seed);
     for (int i = 0; i < runs && rc == 0; i++) {
         json_tokener *tok = json_tokener_new();
         json_object *doc;
