@@ -206,14 +206,14 @@ _report_cps() {
         "\(.devices_per_anchor | n) devices per anchor (\(.devices_per_anchor * 86 + 1 | n) nodes), 3 anchors; reads are the median of \(.runs) runs, writes and deletes are timed once, as CPS times them. \"ncmpd vs CPS\" is CPS'"'"'s expected seconds over ncmpd'"'"'s.\n",
         "| test | scenario | ncmpd, s | CPS expected, s | ncmpd vs CPS | nodes | nodes/s |",
         "|---|---|---|---|---|---|---|",
-        (.scenarios[] | "| \(.test) | \(.name | sub("^CPS:"; "") | cell) | \(if .seconds == null then "failed: " + (.error // "?" | cell) else (.seconds | secs) end) | \(.cps_expected_seconds) | \(times(.cps_expected_seconds; .seconds)) | \(.nodes | n) | \(rate) |"),
+        (.scenarios[] | "| \(.test) | \(.name | sub("^CPS: ?"; "") | cell) | \(if .seconds == null then "failed: " + (.error // "?" | cell) else (.seconds | secs) end) | \(.cps_expected_seconds) | \(times(.cps_expected_seconds; .seconds)) | \(.nodes | n) | \(rate) |"),
         "",
         "Targets (a 2-core machine):\n",
         "| target | measured | goal | met |",
         "|---|---|---|---|",
         ([.scenarios[] | select(.seconds != null and .seconds > 0) | {name, x: (.cps_expected_seconds / .seconds)}] | min_by(.x) as $w |
          ([$c.scenarios[] | select(.seconds == null)] | length) as $f |
-         "| every scenario faster than CPS'"'"'s expected time | slowest: \(if $w then times($w.x; 1) + " (" + ($w.name | sub("^CPS:"; "") | cell) + ")" else "n/a" end)\(if $f > 0 then "; \($f) failed" else "" end) | ≥ \($t.times_faster)× | \(yes(if $w then ($w.x >= $t.times_faster and $f == 0) else null end)) |"),
+         "| every scenario faster than CPS'"'"'s expected time | slowest: \(if $w then times($w.x; 1) + " (" + ($w.name | sub("^CPS: ?"; "") | cell) + ")" else "n/a" end)\(if $f > 0 then "; \($f) failed" else "" end) | ≥ \($t.times_faster)× | \(yes(if $w then ($w.x >= $t.times_faster and $f == 0) else null end)) |"),
         "| store, validated nodes/s (3 anchors of \(.devices_per_anchor | n) devices) | \(.store_nodes_per_s | n) | ≥ \($t.store | n) (CPS ~\($t.cps_store | n)) | \(yes(if .store_nodes_per_s then .store_nodes_per_s >= $t.store else null end)) |",
         "| replace node and descendants, nodes/s (\(.replace_nodes | n) nodes) | \(.replace_nodes_per_s | n) | ≥ \($t.replace | n) | \(yes(if .replace_nodes_per_s then .replace_nodes_per_s >= $t.replace else null end)) |",
         "| delete, nodes/s (a whole tree) | \(.delete_nodes_per_s | n) | ≥ \($t.delete | n) | \(yes(if .delete_nodes_per_s then .delete_nodes_per_s >= $t.delete else null end)) |",
