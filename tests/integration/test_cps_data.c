@@ -303,6 +303,51 @@ Test(cps_data, typed_leaves_xml_and_api_versions, .timeout = 120)
         it_cps_reply_free(&r);
     }
     cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
+    /* XML as CPS takes it: without a namespace (the parent's, or at the
+     * top the module's with that node), an XML declaration before it, in
+     * CPS's data root; still checked against the model */
+    {
+        static const struct {
+            const char *path, *xml;
+            long status;
+        } cases[] = {
+            {AN "/list-nodes?xpath=/garden",
+             "<?xml version='1.0' encoding='UTF-8'?>\n<bed><row>3</row><col>z</col></bed>", 201},
+            {AN "/nodes?xpath=/garden/bed%5B@row=3%20and%20@col='z'%5D", "<soil><ph>7</ph></soil>",
+             201},
+            {AN "/list-nodes?xpath=/garden",
+             "<data xmlns=\"urn:ietf:params:xml:ns:netconf:base:1.0\"><bed><row>4</row>"
+             "<col>z</col></bed><bed><row>5</row><col>z</col></bed></data>",
+             201},
+            {AN "/list-nodes?xpath=/garden", "<bed><row>300</row><col>z</col></bed>", 400},
+            {AN "/list-nodes?xpath=/garden", "<bed><row>6</row><col>z</col></bed>trailing", 400},
+            {AN "/list-nodes?xpath=/garden", "<bed><row>6</row><col>z</col></bad>", 400},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+            it_cps_send(c, "POST", cases[i].path, NULL, "application/xml", cases[i].xml,
+                        strlen(cases[i].xml), &r);
+            cr_expect_eq(r.status, cases[i].status, "%s: %ld %s", cases[i].xml, r.status,
+                         r.body.data);
+            it_cps_reply_free(&r);
+        }
+        cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 5);
+        cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/"
+                                 "bed%5B@row=3%20and%20@col='z'%5D/soil"),
+                     1);
+        it_cps_send(c, "PUT", AN "/nodes?xpath=/garden", NULL, "application/xml",
+                    "<bed><row>4</row><col>z</col></bed>", 35, &r);
+        cr_expect_eq(r.status, 200, "%ld %s", r.status, r.body.data);
+        it_cps_reply_free(&r);
+        for (int row = 3; row <= 5; row++) {
+            char del[256];
+            snprintf(del, sizeof(del),
+                     AN "/nodes?xpath=/garden/bed%%5B@row=%d%%20and%%20@col='z'%%5D", row);
+            it_cps_call(c, "DELETE", del, NULL, &r);
+            cr_expect_eq(r.status, 204, "%s: %ld %s", del, r.status, r.body.data);
+            it_cps_reply_free(&r);
+        }
+    }
+    cr_expect_eq(count_at(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden/bed"), 2);
     /* v2 with several nodes: one {name: node} each, valid JSON */
     {
         json_object *list =

@@ -433,6 +433,80 @@ Test(cps_delta, apply_report, .timeout = 120)
     it_cps_fini(c);
 }
 
+/* The XML of a report (GET with Accept: application/xml) applied as XML,
+ * grouped and not, makes the source the target, as its JSON does; a
+ * report in XML that is not well formed, has no place for an element or
+ * whose data breaks the model is a 400 and changes nothing. */
+Test(cps_delta, apply_report_in_xml, .timeout = 120)
+{
+    char *b2;
+    cps_case *c = bookstore_case("cps_delta_apply_xml", &b2);
+    static const char *const queries[] = {"&descendants=all&grouping-enabled=true",
+                                          "&descendants=direct&grouping-enabled=true"};
+    static const struct {
+        const char *body, *needle;
+    } bad[] = {
+        {"<deltaReports><deltaReport><action>create</action>", "is not closed"},
+        {"<reports/>", "<deltaReports>"},
+        {"<deltaReports><deltaReport><action>create</action><xpath>/bookstore</xpath>"
+         "<comment/></deltaReport></deltaReports>",
+         "<comment> has no place"},
+        {"<deltaReports><deltaReport><action>create</action><xpath>/bookstore</xpath>"
+         "<targetData><categories><code>70</code><no-such-leaf>1</no-such-leaf></categories>"
+         "</targetData></deltaReport></deltaReports>",
+         "no-such-leaf"},
+        {"<deltaReports><deltaReport><action>create</action><xpath>/bookstore</xpath>"
+         "<targetData><categories><code>71</code><books><title>t</title><price>many</price>"
+         "</books></categories></targetData></deltaReport></deltaReports>",
+         "many"},
+        {"<!DOCTYPE d [<!ENTITY e 'x'>]><deltaReports/>", "declaration"},
+        {"<deltaReports><deltaReport><action>m&amp;ve</action><xpath>/bookstore</xpath>"
+         "</deltaReport></deltaReports>",
+         "Unsupported action 'm&ve'"},
+    };
+    json_object *after;
+    reply r;
+
+    for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        char path[512];
+        char *xml;
+        snprintf(path, sizeof(path), DELTA "%s", queries[q]);
+        it_cps_request(c, "GET", path, "application/xml", NULL, NULL, NULL, NULL, &r);
+        cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
+        cr_assert(strstr(r.body.data, "<deltaReports><deltaReport>"), "%s", r.body.data);
+        xml = strdup(r.body.data);
+        it_cps_reply_free(&r);
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            it_cps_send(c, "POST", B1 "/applyChangesInDeltaReport", NULL, "application/xml",
+                        bad[i].body, strlen(bad[i].body), &r);
+            cr_expect_eq(r.status, 400, "%s: %ld %s", bad[i].body, r.status, r.body.data);
+            cr_expect(r.body.data && strstr(r.body.data, bad[i].needle), "%s: no '%s' in %s",
+                      bad[i].body, bad[i].needle, r.body.data);
+            it_cps_reply_free(&r);
+        }
+        after = delta_of(c, "&descendants=all");
+        cr_expect_gt(json_object_array_length(after), 0, "a refused report changed the anchor");
+        json_object_put(after);
+        it_cps_send(c, "POST", B1 "/applyChangesInDeltaReport", NULL, "application/xml", xml,
+                    strlen(xml), &r);
+        cr_expect_eq(r.status, 201, "%ld %s\n%s", r.status, r.body.data, xml);
+        it_cps_reply_free(&r);
+        free(xml);
+        /* direct descendants: what lies deeper is not in the report */
+        after = delta_of(c, q == 0 ? "&descendants=all" : "&descendants=direct");
+        cr_expect_eq(json_object_array_length(after), 0, "%s: left after applying: %s", queries[q],
+                     json_object_to_json_string(after));
+        json_object_put(after);
+        /* b1 again, for the next report */
+        send_json(c, "DELETE", B1 "/nodes?xpath=/", "", 204);
+        xml = read_source_file("tests/data/bookstore/bookstoreData.json");
+        send_json(c, "POST", B1 "/nodes?xpath=/", xml, 201);
+        free(xml);
+    }
+    free(b2);
+    it_cps_fini(c);
+}
+
 /* Bad input is answered 4xx with a message, never 5xx. */
 Test(cps_delta, bad_input, .timeout = 120)
 {

@@ -18,6 +18,7 @@
 #include "cps_events.h"
 #include "cps_internal.h"
 #include "cps_path.h"
+#include "cps_xml.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 #include "ncmp_log.h"
@@ -386,6 +387,31 @@ static void ly_error(const struct ly_ctx *ctx, const char *what, ncmp_err *err)
     ly_err_clean((struct ly_ctx *)ctx, NULL);
 }
 
+/* The namespace an XML payload's top element `name` is in when it says
+ * none, as CPS takes it: the child of the parent node by that name (its
+ * module's), or the parent's module's; at the top, the module with a
+ * top-level node of that name. */
+typedef struct xml_ns {
+    const struct ly_ctx *ctx;
+    const struct lyd_node *parent;
+} xml_ns;
+
+static const char *xml_ns_of(void *arg, const char *name, size_t len)
+{
+    const xml_ns *x = arg;
+    const struct lys_module *mod;
+    const struct lysc_node *c = NULL;
+
+    if (x->parent) {
+        while ((c = lys_getnext(c, x->parent->schema, NULL, 0)))
+            if (strlen(c->name) == len && memcmp(c->name, name, len) == 0)
+                return c->module->ns;
+        return x->parent->schema->module->ns;
+    }
+    mod = cps_top_module(x->ctx, name, len);
+    return mod ? mod->ns : NULL;
+}
+
 /* The payload parsed under the node `path` (stored form, "" for the root):
  * on success *tree owns the whole parsed tree (with the parent's
  * ancestors when there is a parent) and *first is the first parsed node
@@ -424,7 +450,11 @@ static int parse_payload(const struct ly_ctx *ctx, const char *path, const char 
         ncmp_buf_free(&lypath);
     }
     if (xml) {
-        ncmp_buf_append(&doc, body, len);
+        xml_ns x = {ctx, parent};
+        if (cps_xml_qualify(body, len, xml_ns_of, &x, &doc, err) != 0) {
+            ncmp_err_prefix(err, "invalid data");
+            goto cleanup;
+        }
     } else if (!parent) {
         qualify_top_names(ctx, body, len, &doc);
     } else {
@@ -474,6 +504,57 @@ cleanup:
     lyd_free_all(top);
     lyd_free_all(parsed);
     ncmp_buf_free(&doc);
+    return rc;
+}
+
+/* Merge `one` ({name: value}, as libyang prints one node) into `into`:
+ * the entries of a list printed one at a time go into one array. */
+static void merge_member(json_object *into, json_object *one)
+{
+    json_object_object_foreach(one, k, v)
+    {
+        json_object *have = NULL;
+        if (json_object_object_get_ex(into, k, &have) &&
+            json_object_is_type(have, json_type_array) && json_object_is_type(v, json_type_array)) {
+            for (size_t i = 0; i < json_object_array_length(v); i++)
+                json_object_array_add(have, json_object_get(json_object_array_get_idx(v, i)));
+        } else {
+            json_object_object_add(into, k, json_object_get(v));
+        }
+    }
+}
+
+int cps_store_xml_to_json(const cps_target *t, const char *path, const char *xml, size_t len,
+                          json_object **out, ncmp_err *err)
+{
+    struct lyd_node *tree = NULL, *under = NULL, *n;
+    json_object *o;
+    int rc = -1;
+
+    if (parse_payload(cps_schema_ctx(t->schema), path, xml, len, 1, &tree, &under, err) != 0)
+        return -1;
+    o = json_object_new_object();
+    for (n = under ? lyd_child(under) : tree; n; n = n->next) {
+        char *text = NULL;
+        json_object *one = NULL;
+        if (under && lysc_is_key(n->schema))
+            continue;
+        if (lyd_print_mem(&text, n, LYD_JSON, LYD_PRINT_SHRINK) != LY_SUCCESS || !text ||
+            ncmp_json_parse(text, strlen(text), &one, err) != 0) {
+            free(text);
+            ncmp_err_set(err, NCMP_ERR_FATAL, "libyang printed a node that is not JSON");
+            goto cleanup;
+        }
+        merge_member(o, one);
+        json_object_put(one);
+        free(text);
+    }
+    *out = o;
+    o = NULL;
+    rc = 0;
+cleanup:
+    json_object_put(o);
+    lyd_free_all(tree);
     return rc;
 }
 

@@ -50,6 +50,7 @@
 
 #include "cps_internal.h"
 #include "cps_path.h"
+#include "cps_xml.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
 #include "ncmp_log.h"
@@ -1408,6 +1409,147 @@ cleanup:
     return rc;
 }
 
+/* A refusal of the report's XML, with what the scanner or the model said. */
+static int reject_xml(apply *a)
+{
+    char details[NCMP_ERR_MSG_MAX];
+
+    snprintf(details, sizeof(details), "%s", a->err.msg);
+    return reject(a, 400, "Data Validation Failed", details);
+}
+
+static int local_is(const cps_xml_elem *e, const char *name)
+{
+    return e->local_len == strlen(name) && memcmp(e->local, name, e->local_len) == 0;
+}
+
+/* One side of an XML entry as the JSON of a report in JSON: parsed with
+ * the anchor's schema under the node the apply writes it under (the
+ * xpath's, or its parent's when the data holds the node itself, as
+ * data_parent decides for JSON). *out NULL when the entry's xpath is
+ * missing or bad: apply_entry refuses it then, as for JSON. */
+static int xml_side(apply *a, json_object *entry, const cps_xml_elem *side, json_object **out)
+{
+    json_object *jx = NULL;
+    ncmp_buf path = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
+    cps_xml_elem top;
+    const char *name;
+    size_t nlen, plen, pos = 0;
+    int r, rc = -1;
+
+    *out = NULL;
+    if (!json_object_object_get_ex(entry, "xpath", &jx) ||
+        cps_path_encode(json_object_get_string(jx), &path, &a->err) != 0) {
+        ncmp_buf_free(&path);
+        return 0;
+    }
+    plen = path.len;
+    cps_path_last_name(path.data, path.len, &name, &nlen);
+    while ((r = cps_xml_next(side->content, side->content_len, &pos, &top, &a->err)) == 1)
+        if (nlen && top.local_len == nlen && memcmp(top.local, name, nlen) == 0)
+            plen = cps_path_parent_len(path.data, path.len);
+    if (r < 0) {
+        reject_xml(a);
+        goto cleanup;
+    }
+    ncmp_buf_append(&parent, path.data, plen);
+    ncmp_buf_append_char(&parent, '\0');
+    if (cps_store_xml_to_json(&a->t, parent.data, side->content, side->content_len, out, &a->err) !=
+        0) {
+        if (a->err.cls == NCMP_ERR_REJECT)
+            reject_xml(a);
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    ncmp_buf_free(&path);
+    ncmp_buf_free(&parent);
+    return rc;
+}
+
+/* CPS's delta report in XML (<deltaReports><deltaReport><action/>
+ * <xpath/><sourceData/><targetData/></deltaReport>...</deltaReports>, the
+ * sides also as source-data and target-data) as the JSON array a report
+ * in JSON is. */
+static int xml_report(apply *a, const char *body, size_t len, json_object **out)
+{
+    static const char shape[] = "a delta report in XML is <deltaReports> holding <deltaReport> "
+                                "entries of <action>, <xpath>, <sourceData> and <targetData>";
+    json_object *report = json_object_new_array();
+    cps_xml_elem root, entry, f, more;
+    size_t pos = 0, epos = 0;
+    int r;
+
+    r = cps_xml_next(body, len, &pos, &root, &a->err);
+    if (r < 0 || (r == 1 && cps_xml_next(body, len, &pos, &more, &a->err) < 0)) {
+        reject_xml(a);
+        goto refused;
+    }
+    if (r == 0 || !local_is(&root, "deltaReports") || pos < len) {
+        reject(a, 400, "Data Validation Failed", shape);
+        goto refused;
+    }
+    while ((r = cps_xml_next(root.content, root.content_len, &epos, &entry, &a->err)) == 1) {
+        json_object *e = json_object_new_object();
+        cps_xml_elem sides[2];
+        int have[2] = {0, 0};
+        size_t fpos = 0;
+
+        json_object_array_add(report, e);
+        if (!local_is(&entry, "deltaReport")) {
+            reject(a, 400, "Data Validation Failed", shape);
+            goto refused;
+        }
+        while ((r = cps_xml_next(entry.content, entry.content_len, &fpos, &f, &a->err)) == 1) {
+            int k = local_is(&f, "sourceData") || local_is(&f, "source-data")   ? 0
+                    : local_is(&f, "targetData") || local_is(&f, "target-data") ? 1
+                                                                                : -1;
+            if (k >= 0) {
+                sides[k] = f;
+                have[k] = 1;
+            } else if (local_is(&f, "action") || local_is(&f, "xpath")) {
+                ncmp_buf v = NCMP_BUF_INIT;
+                if (cps_xml_text_of(&f, &v, &a->err) != 0) {
+                    ncmp_buf_free(&v);
+                    reject_xml(a);
+                    goto refused;
+                }
+                json_object_object_add(e, local_is(&f, "action") ? "action" : "xpath",
+                                       json_object_new_string_len(v.len ? v.data : "", (int)v.len));
+                ncmp_buf_free(&v);
+            } else {
+                char details[NCMP_ERR_MSG_MAX];
+                snprintf(details, sizeof(details), "<%.*s> has no place in a <deltaReport>: %s",
+                         (int)(f.name_len < 64 ? f.name_len : 64), f.name, shape);
+                reject(a, 400, "Data Validation Failed", details);
+                goto refused;
+            }
+        }
+        if (r < 0) {
+            reject_xml(a);
+            goto refused;
+        }
+        for (int k = 0; k < 2; k++) {
+            json_object *data = NULL;
+            if (!have[k])
+                continue;
+            if (xml_side(a, e, &sides[k], &data) != 0)
+                goto refused;
+            if (data)
+                json_object_object_add(e, k ? "targetData" : "sourceData", data);
+        }
+    }
+    if (r < 0) {
+        reject_xml(a);
+        goto refused;
+    }
+    *out = report;
+    return 0;
+refused:
+    json_object_put(report);
+    return -1;
+}
+
 /* POST /v2/dataspaces/{ds}/anchors/{a}/applyChangesInDeltaReport */
 static void h_apply(ncmp_http_request *req, void *arg)
 {
@@ -1418,19 +1560,15 @@ static void h_apply(ncmp_http_request *req, void *arg)
     const char *body = ncmp_http_body(req, &blen);
     json_object *report = NULL;
     apply a = {0};
+    int xml = ctype && strstr(ctype, "xml");
     rest_pool *pool = api->pool;
     int began = 0;
 
     if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
         cps_name_valid(req, "anchor-name", name) != 0)
         return;
-    if (ctype && strstr(ctype, "xml")) {
-        ncmp_http_respond_error(req, 415, "Unsupported Media Type",
-                                "a delta report is applied from JSON");
-        return;
-    }
-    if (!body || ncmp_json_parse(body, blen, &report, &a.err) != 0 ||
-        !json_object_is_type(report, json_type_array)) {
+    if (!xml && (!body || ncmp_json_parse(body, blen, &report, &a.err) != 0 ||
+                 !json_object_is_type(report, json_type_array))) {
         ncmp_http_respond_error(req, 400, "Data Validation Failed",
                                 "the delta report must be a JSON array of entries");
         goto cleanup;
@@ -1442,6 +1580,8 @@ static void h_apply(ncmp_http_request *req, void *arg)
     }
     began = 1;
     if (cps_store_resolve(a.db, api->schemas, ds, name, &a.t, &a.why, &a.err) != 0)
+        goto refused;
+    if (xml && xml_report(&a, body ? body : "", blen, &report) != 0)
         goto refused;
     for (size_t i = 0; i < json_object_array_length(report); i++)
         if (apply_entry(&a, json_object_array_get_idx(report, i)) != 0)

@@ -65,6 +65,15 @@ int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *d
 /* The implemented module of `ctx` with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);
 
+/* An XML payload as JSON: parsed with the anchor's schema under the node
+ * at `path` (stored form, "" for the top), as a write under it would
+ * parse it, and written back as one object of the payload's nodes
+ * ({"module:name": ...}, a list's entries in one array, values typed as
+ * their leaves are). -1 (NCMP_ERR_REJECT for data the model or XML
+ * refuses) otherwise. *out is the caller's. */
+int cps_store_xml_to_json(const cps_target *t, const char *path, const char *xml, size_t len,
+                          json_object **out, ncmp_err *err);
+
 /* The write routes (cps_data.c), the read routes (cps_read.c) and the
  * delta routes (cps_delta.c). */
 void cps_data_routes_add(cps_api *api, ncmp_http_server *server);
