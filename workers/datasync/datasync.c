@@ -16,6 +16,7 @@
 #include "ncmp_cloudevent.h"
 #include "ncmp_db.h"
 #include "ncmp_dmi.h"
+#include "ncmp_jscan.h"
 #include "ncmp_log.h"
 #include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
@@ -47,103 +48,53 @@ void datasync_fields_option(ncmp_buf *out, const char *root)
     ncmp_buf_appendf(out, "(fields=%s)", root);
 }
 
-static size_t skip_ws(const char *s, size_t i, size_t len)
-{
-    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
-        i++;
-    return i;
-}
+/* The first member of the answer's object: where its name starts and
+ * its value ends, and how many there are. */
+typedef struct first_member {
+    size_t members;
+    const char *key, *end;
+} first_member;
 
-/* The end of the JSON string at s[i] == '"' (the index after it), or len
- * when it does not end. */
-static size_t string_end(const char *s, size_t i, size_t len)
+static int note_member(ncmp_jscan *sc, const ncmp_jtok *name, void *ctx)
 {
-    for (i++; i < len; i++) {
-        if (s[i] == '\\')
-            i++;
-        else if (s[i] == '"')
-            return i + 1;
+    first_member *f = ctx;
+    ncmp_jkind kind;
+    ncmp_jtok value;
+
+    if (ncmp_jscan_value(sc, &kind, &value) != 0)
+        return -1;
+    if (f->members++ == 0) {
+        f->key = name->p;
+        f->end = value.p + value.n;
     }
-    return len;
-}
-
-/* The end of the JSON value at s[i] (the index after it): strings and
- * nesting followed, nothing else checked (libyang parses the member
- * kept); len when it does not end. */
-static size_t value_end(const char *s, size_t i, size_t len)
-{
-    int depth = 0;
-
-    if (i < len && s[i] == '"')
-        return string_end(s, i, len);
-    for (; i < len; i++) {
-        if (s[i] == '"') {
-            i = string_end(s, i, len) - 1;
-        } else if (s[i] == '{' || s[i] == '[') {
-            depth++;
-        } else if (s[i] == '}' || s[i] == ']') {
-            if (depth == 0)
-                return i;
-            if (--depth == 0)
-                return i + 1;
-        } else if (depth == 0 &&
-                   (s[i] == ',' || s[i] == ' ' || s[i] == '\n' || s[i] == '\r' || s[i] == '\t')) {
-            return i;
-        }
-    }
-    return depth == 0 ? i : len;
+    return 0;
 }
 
 /* A scan, not a parse: the answer is about 11 KB per root and per handle,
  * and building a json-c tree of it only to find its first member cost
  * more than the member's own parse by libyang, which checks it anyway.
- * The whole body is checked to be one object (the rest after the first
- * member is followed too, so that a truncated answer is refused). */
+ * The whole body is checked to be one object (ncmp_jscan, as strict as
+ * the JSON parser), so that a truncated answer is refused. */
 int datasync_first_member(const char *body, size_t len, ncmp_buf *scratch, const char **start,
                           size_t *out_len, ncmp_err *err)
 {
-    size_t i = skip_ws(body, 0, len), first_end, key;
-    int members = 0, bad = 0;
+    first_member f = {0};
+    ncmp_jscan sc;
+    ncmp_err why = {0};
 
-    if (i >= len || body[i] != '{')
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
-    i = skip_ws(body, i + 1, len);
-    first_end = i;
-    key = i;
-    while (!bad && i < len && body[i] != '}') {
-        bad = 1; /* until this member is complete */
-        if (members && body[i++] != ',')
-            break;
-        i = skip_ws(body, i, len);
-        if (i >= len || body[i] != '"')
-            break;
-        if (!members)
-            key = i;
-        i = skip_ws(body, string_end(body, i, len), len);
-        if (i >= len || body[i] != ':')
-            break;
-        i = skip_ws(body, i + 1, len);
-        if (i >= len || body[i] == '}' || body[i] == ',')
-            break;
-        i = value_end(body, i, len);
-        if (i >= len)
-            break;
-        if (!members)
-            first_end = i;
-        members++;
-        i = skip_ws(body, i, len);
-        bad = 0;
-    }
-    if (bad || i >= len || body[i] != '}' || skip_ws(body, i + 1, len) != len)
-        return ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object");
-    if (members == 0)
+    ncmp_jscan_init(&sc, body, len, &why);
+    if (ncmp_jscan_peek(&sc) != '{' || ncmp_jscan_members(&sc, note_member, &f) != 0 ||
+        ncmp_jscan_end(&sc) != 0)
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "the DMI's answer is not a JSON object%s%s%s",
+                            why.msg[0] ? " (" : "", why.msg, why.msg[0] ? ")" : "");
+    if (f.members == 0)
         return 0;
-    if (members == 1) {
+    if (f.members == 1) {
         *start = body;
         *out_len = len;
     } else { /* NCMP keeps the first member only */
         ncmp_buf_append_char(scratch, '{');
-        ncmp_buf_append(scratch, body + key, first_end - key);
+        ncmp_buf_append(scratch, f.key, (size_t)(f.end - f.key));
         ncmp_buf_append_char(scratch, '}');
         *start = scratch->data;
         *out_len = scratch->len;

@@ -1,11 +1,14 @@
 /* The DMI plugin's answers: module references, module resources, the
- * health answer, and an error answer to a bytes call (status from the
- * input's length). */
+ * health answer, an error answer to a bytes call (status from the
+ * input's length), and a root's data read by data sync (its first
+ * member kept: what is kept must be one JSON object of one member). */
 #include <stdlib.h>
 #include <string.h>
 
+#include "datasync.h"
 #include "fuzz_common.h"
 #include "ncmp_dmi.h"
+#include "ncmp_json.h"
 
 static const char *const tokens[] = {
     FUZZ_JSON_TOKENS,
@@ -56,6 +59,25 @@ static int one(const uint8_t *bytes, size_t size)
         ok = 1;
     } else {
         fuzz_check_reject(in, &err);
+    }
+    {
+        ncmp_buf scratch = NCMP_BUF_INIT;
+        const char *kept = NULL;
+        size_t klen = 0;
+        json_object *doc = NULL;
+        int got = datasync_first_member((const char *)bytes, size, &scratch, &kept, &klen, &err);
+        if (got < 0) {
+            fuzz_check_reject(in, &err);
+        } else if (got == 1) {
+            if (ncmp_json_parse(kept, klen, &doc, &err) != 0 ||
+                !json_object_is_type(doc, json_type_object) || json_object_object_length(doc) < 1)
+                fuzz_fail("data sync kept what is not a JSON object", in, err.msg);
+            if (scratch.len && json_object_object_length(doc) != 1)
+                fuzz_fail("data sync kept more than the first member", in, "");
+            ok = 1;
+        }
+        json_object_put(doc);
+        ncmp_buf_free(&scratch);
     }
     memset(&r, 0, sizeof(r));
     r.status = statuses[size % (sizeof(statuses) / sizeof(statuses[0]))];
