@@ -1048,44 +1048,50 @@ static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, co
     return 0;
 }
 
+/* What every write from a payload begins with: the xpath in its stored
+ * form (`parent`), the body parsed under it with the anchor's schema
+ * (*tree, the caller's to free) and its top nodes collected into `r`. A
+ * refusal is CPS's 400 in *why. */
+static int payload_tops(const cps_target *t, const char *xpath, const char *body, size_t len,
+                        int xml, ncmp_buf *parent, struct lyd_node **tree, rows *r,
+                        cps_refusal *why, ncmp_err *err)
+{
+    struct lyd_node *under = NULL;
+
+    if (cps_path_encode(xpath ? xpath : "/", parent, err) != 0)
+        return refuse(why, 400, "Invalid request");
+    ncmp_buf_append_char(parent, '\0');
+    parent->len--;
+    if (!body || len == 0) {
+        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
+        return refuse(why, 400, "Invalid request");
+    }
+    if (parse_payload(cps_schema_ctx(t->schema), parent->data, body, len, xml, tree, &under, err) !=
+            0 ||
+        collect_tops(r, under ? lyd_child(under) : *tree, parent->data, err) != 0) {
+        if (err->cls == NCMP_ERR_REJECT)
+            refuse(why, 400, "Data Validation Failed");
+        return -1;
+    }
+    return 0;
+}
+
 int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *xpath,
                     const char *body, size_t len, int xml, int dry_run, size_t *nodes,
                     cps_refusal *why, ncmp_err *err)
 {
     ncmp_buf parent = NCMP_BUF_INIT;
     rows r = {0};
-    struct lyd_node *tree = NULL, *under = NULL;
+    struct lyd_node *tree = NULL;
     cps_notice notice = {0};
-    double started, parsed, built;
+    double started = ncmp_now_ms(), built;
     int rc = -1;
 
     if (!xpath)
         xpath = "/";
-    if (cps_path_encode(xpath, &parent, err) != 0) {
-        refuse(why, 400, "Invalid request");
-        goto cleanup;
-    }
-    ncmp_buf_append_char(&parent, '\0');
-    parent.len--;
-    if (!body || len == 0) {
-        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
-        refuse(why, 400, "Invalid request");
-        goto cleanup;
-    }
-    started = ncmp_now_ms();
-    if (parse_payload(cps_schema_ctx(t->schema), parent.data, body, len, xml, &tree, &under, err) !=
-        0) {
-        if (err->cls == NCMP_ERR_REJECT)
-            refuse(why, 400, "Data Validation Failed");
-        goto cleanup;
-    }
     r.anchor_id = t->anchor_id;
-    parsed = ncmp_now_ms();
-    if (collect_tops(&r, under ? lyd_child(under) : tree, parent.data, err) != 0) {
-        if (err->cls == NCMP_ERR_REJECT)
-            refuse(why, 400, "Data Validation Failed");
+    if (payload_tops(t, xpath, body, len, xml, &parent, &tree, &r, why, err) != 0)
         goto cleanup;
-    }
     if ((kind == CPS_WRITE_SAVE_LIST || kind == CPS_WRITE_REPLACE_LIST) &&
         (size_t)r.top_entries != r.ntops) {
         ncmp_err_set(err, NCMP_ERR_REJECT,
@@ -1107,9 +1113,8 @@ int cps_store_write(ncmp_db *db, const cps_target *t, cps_write_kind kind, const
                               err) != 0) {
         goto cleanup;
     }
-    log_debug("cps", "%s: %zu nodes under %s (parse %.1f ms, tops %.1f ms, store %.1f ms)",
-              t->anchor_name, r.nrows, xpath, parsed - started, built - parsed,
-              ncmp_now_ms() - built);
+    log_debug("cps", "%s: %zu nodes under %s (parse and tops %.1f ms, store %.1f ms)",
+              t->anchor_name, r.nrows, xpath, built - started, ncmp_now_ms() - built);
     if (nodes)
         *nodes = r.nrows;
     rc = 0;
@@ -1126,29 +1131,11 @@ int cps_store_update_tops(const cps_target *t, const char *xpath, const char *bo
 {
     ncmp_buf parent = NCMP_BUF_INIT, path = NCMP_BUF_INIT;
     rows r = {0};
-    struct lyd_node *tree = NULL, *under = NULL;
+    struct lyd_node *tree = NULL;
     int rc = -1;
 
-    if (!xpath)
-        xpath = "/";
-    if (cps_path_encode(xpath, &parent, err) != 0) {
-        refuse(why, 400, "Invalid request");
+    if (payload_tops(t, xpath, body, len, 0, &parent, &tree, &r, why, err) != 0)
         goto cleanup;
-    }
-    ncmp_buf_append_char(&parent, '\0');
-    parent.len--;
-    if (!body || len == 0) {
-        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
-        refuse(why, 400, "Invalid request");
-        goto cleanup;
-    }
-    if (parse_payload(cps_schema_ctx(t->schema), parent.data, body, len, 0, &tree, &under, err) !=
-            0 ||
-        collect_tops(&r, under ? lyd_child(under) : tree, parent.data, err) != 0) {
-        if (err->cls == NCMP_ERR_REJECT)
-            refuse(why, 400, "Data Validation Failed");
-        goto cleanup;
-    }
     for (size_t i = 0; i < r.ntops; i++) {
         ncmp_buf_reset(&path);
         ncmp_buf_append(&path, parent.data, parent.len);
@@ -1169,22 +1156,20 @@ cleanup:
 int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
                    cps_refusal *why, ncmp_err *err)
 {
+    ncmp_buf parent = NCMP_BUF_INIT;
     rows r = {0};
-    struct lyd_node *tree = NULL, *under = NULL;
+    struct lyd_node *tree = NULL;
     size_t mark = copy->len;
     int rc = -1;
 
-    if (!body || len == 0) {
-        ncmp_err_set(err, NCMP_ERR_REJECT, "the request has no data");
-        refuse(why, 400, "Invalid request");
-        goto cleanup;
-    }
     r.anchor_id = t->anchor_id;
     r.keep = copy;
-    if (parse_payload(cps_schema_ctx(t->schema), "", body, len, 0, &tree, &under, err) != 0 ||
-        collect_tops(&r, under ? lyd_child(under) : tree, "", err) != 0 ||
-        emit_rows(&r, err) != 0) {
+    if (payload_tops(t, "/", body, len, 0, &parent, &tree, &r, why, err) != 0) {
         copy->len = mark; /* nothing of a refused payload */
+        goto cleanup;
+    }
+    if (emit_rows(&r, err) != 0) {
+        copy->len = mark;
         if (err->cls == NCMP_ERR_REJECT)
             refuse(why, 400, "Data Validation Failed");
         goto cleanup;
@@ -1195,6 +1180,7 @@ int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *
 cleanup:
     lyd_free_all(tree);
     rows_free(&r);
+    ncmp_buf_free(&parent);
     return rc;
 }
 
