@@ -140,25 +140,37 @@ typedef enum outcome {
     FAILED,        /* not the event's fault (database, fatal) */
 } outcome;
 
+/* The cache of handle `h` as a store target, its schema set loaded:
+ * APPLIED; REFUSED_CLEAN (with the reason) when the set does not compile,
+ * FAILED when it cannot be read. */
+static outcome cache_target(avc_worker *w, ncmp_stage_ctx *ctx, const avc_handle *h, cps_target *t,
+                            ncmp_buf *reason, ncmp_err *err)
+{
+    t->dataspace = CPS_OPERATIONAL_DATASPACE;
+    t->anchor_name = h->id;
+    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", h->anchor_id);
+    if (cps_schema_get(w->schemas, ctx->db, h->schema_set_id, &t->schema, err) == 0)
+        return APPLIED;
+    if (err->cls != NCMP_ERR_REJECT)
+        return FAILED;
+    ncmp_buf_appendf(reason, "the cache's schema set does not compile: %s", err->msg);
+    return REFUSED_CLEAN;
+}
+
 /* Apply the edits of `ev` to the cache of handle `h`. On a refusal
  * `reason` says why. */
 static outcome apply_edits(avc_worker *w, ncmp_stage_ctx *ctx, const avc_handle *h,
                            const avc_event *ev, ncmp_buf *reason, ncmp_err *err)
 {
-    cps_target t = {.dataspace = CPS_OPERATIONAL_DATASPACE, .anchor_name = h->id};
+    cps_target t = {0};
     ncmp_buf *xpaths = ncmp_xcalloc(ev->n * 2 + 1, sizeof(*xpaths));
     cps_refusal why = {0};
-    outcome out = FAILED;
+    outcome out = cache_target(w, ctx, h, &t, reason, err);
     size_t k;
 
-    snprintf(t.anchor_id, sizeof(t.anchor_id), "%s", h->anchor_id);
-    if (cps_schema_get(w->schemas, ctx->db, h->schema_set_id, &t.schema, err) != 0) {
-        if (err->cls == NCMP_ERR_REJECT) {
-            ncmp_buf_appendf(reason, "the cache's schema set does not compile: %s", err->msg);
-            out = REFUSED_CLEAN;
-        }
+    if (out != APPLIED)
         goto cleanup;
-    }
+    out = FAILED;
     /* every target first: a bad one refuses the event before any write */
     for (k = 0; k < ev->n; k++)
         if (avc_target_xpath(cps_schema_ctx(t.schema), ev->edits[k].target, &xpaths[2 * k],
@@ -357,7 +369,7 @@ static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_me
 {
     const avc_handle *h = NULL;
     avc_event ev = {0};
-    cps_target t = {.dataspace = CPS_OPERATIONAL_DATASPACE};
+    cps_target t = {0};
     cps_refusal why = {0};
     ncmp_buf xpath = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
     size_t mark = tops->n;
@@ -371,15 +383,9 @@ static outcome collect_one(avc_worker *w, ncmp_stage_ctx *ctx, const rd_kafka_me
             *other_op = 1;
             goto cleanup;
         }
-    t.anchor_name = h->id;
-    snprintf(t.anchor_id, sizeof(t.anchor_id), "%s", h->anchor_id);
-    if (cps_schema_get(w->schemas, ctx->db, h->schema_set_id, &t.schema, err) != 0) {
-        if (err->cls == NCMP_ERR_REJECT) {
-            ncmp_buf_appendf(reason, "the cache's schema set does not compile: %s", err->msg);
-            out = REFUSED_CLEAN;
-        }
+    if ((out = cache_target(w, ctx, h, &t, reason, err)) != APPLIED)
         goto cleanup;
-    }
+    out = FAILED;
     tops->anchor_id = h->anchor_id;
     for (size_t k = 0; k < ev.n; k++) {
         const avc_edit *e = &ev.edits[k];
