@@ -310,26 +310,31 @@ int cps_xml_text_of(const cps_xml_elem *e, ncmp_buf *out, ncmp_err *err)
     return 0;
 }
 
-/* qualify's work at one level: `unwrap` allows taking off a data root. */
+static int data_root(const cps_xml_elem *e)
+{
+    return e->name_len == 4 && memcmp(e->name, "data", 4) == 0 && e->ns &&
+           e->ns_len == strlen(NETCONF_BASE_NS) && memcmp(e->ns, NETCONF_BASE_NS, e->ns_len) == 0;
+}
+
+/* qualify's work at one level, in one pass: `unwrap` allows taking off a
+ * data root (the text's only element). */
 static int qualify(const char *t, size_t len, cps_xml_ns_fn ns, void *arg, ncmp_buf *out,
                    int unwrap, ncmp_err *err)
 {
-    cps_xml_elem e, first = {0};
+    cps_xml_elem e, more;
     size_t pos = 0, prev = 0;
-    int r, n = 0;
+    int r;
 
-    while ((r = cps_xml_next(t, len, &pos, &e, err)) == 1)
-        if (n++ == 0)
-            first = e;
-    if (r < 0)
-        return -1;
-    if (unwrap && n == 1 && first.local_len == 4 && memcmp(first.local, "data", 4) == 0 &&
-        first.name_len == 4 && first.ns && first.ns_len == strlen(NETCONF_BASE_NS) &&
-        memcmp(first.ns, NETCONF_BASE_NS, first.ns_len) == 0)
-        return qualify(first.content, first.content_len, ns, arg, out, 0, err);
-    pos = 0;
-    while (cps_xml_next(t, len, &pos, &e, err) == 1) {
+    while ((r = cps_xml_next(t, len, &pos, &e, err)) == 1) {
         const char *v = NULL;
+        if (unwrap && prev == 0 && data_root(&e)) {
+            size_t after = pos;
+            int next = cps_xml_next(t, len, &after, &more, err);
+            if (next < 0)
+                return -1;
+            if (next == 0)
+                return qualify(e.content, e.content_len, ns, arg, out, 0, err);
+        }
         ncmp_buf_append(out, t + prev, e.start - prev);
         if (e.name_len == e.local_len && !e.ns)
             v = ns(arg, e.local, e.local_len);
@@ -349,6 +354,8 @@ static int qualify(const char *t, size_t len, cps_xml_ns_fn ns, void *arg, ncmp_
         }
         prev = e.end;
     }
+    if (r < 0)
+        return -1;
     ncmp_buf_append(out, t + prev, len - prev);
     return 0;
 }
