@@ -448,6 +448,10 @@ Test(cps_delta, apply_report_in_xml, .timeout = 120)
     } bad[] = {
         {"<deltaReports><deltaReport><action>create</action>", "is not closed"},
         {"<reports/>", "<deltaReports>"},
+        {"<deltaReports/><deltaReports><deltaReport><action>create</action>"
+         "<xpath>/bookstore</xpath><targetData><categories><code>72</code></categories>"
+         "</targetData></deltaReport></deltaReports>",
+         "<deltaReports>"},
         {"<deltaReports><deltaReport><action>create</action><xpath>/bookstore</xpath>"
          "<comment/></deltaReport></deltaReports>",
          "<comment> has no place"},

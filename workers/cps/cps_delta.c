@@ -1478,14 +1478,16 @@ static int xml_report(apply *a, const char *body, size_t len, json_object **out)
     json_object *report = json_object_new_array();
     cps_xml_elem root, entry, f, more;
     size_t pos = 0, epos = 0;
-    int r;
+    int r, extra = 0;
 
     r = cps_xml_next(body, len, &pos, &root, &a->err);
-    if (r < 0 || (r == 1 && cps_xml_next(body, len, &pos, &more, &a->err) < 0)) {
+    if (r == 1)
+        extra = cps_xml_next(body, len, &pos, &more, &a->err); /* one root only */
+    if (r < 0 || extra < 0) {
         reject_xml(a);
         goto refused;
     }
-    if (r == 0 || !local_is(&root, "deltaReports") || pos < len) {
+    if (r == 0 || extra == 1 || !local_is(&root, "deltaReports")) {
         reject(a, 400, "Data Validation Failed", shape);
         goto refused;
     }
