@@ -1153,22 +1153,30 @@ static int reject(apply *a, int status, const char *message, const char *details
  * when the data holds the node itself (an entry without grouping, or a
  * group of top-level nodes, reported at the first one's xpath). `data`
  * is {name: ..} with one or more members. */
+/* Does the data's top node `name` (a module prefix left off) name the
+ * node at `path` itself? Then the data goes under its parent. */
+static int names_the_node(const char *path, size_t len, const char *name, size_t nlen)
+{
+    const char *last, *colon = memchr(name, ':', nlen);
+    size_t llen;
+
+    if (colon) {
+        nlen -= (size_t)(colon + 1 - name);
+        name = colon + 1;
+    }
+    cps_path_last_name(path, len, &last, &llen);
+    return llen && llen == nlen && memcmp(last, name, nlen) == 0;
+}
+
 static void data_parent(const char *path, size_t len, json_object *data, ncmp_buf *out)
 {
-    const char *name;
-    size_t nlen;
     size_t plen = len;
 
-    cps_path_last_name(path, len, &name, &nlen);
-    if (nlen) {
-        json_object_object_foreach(data, k, v)
-        {
-            (void)v;
-            const char *colon = strchr(k, ':');
-            const char *bare = colon ? colon + 1 : k;
-            if (strlen(bare) == nlen && memcmp(bare, name, nlen) == 0)
-                plen = cps_path_parent_len(path, len);
-        }
+    json_object_object_foreach(data, k, v)
+    {
+        (void)v;
+        if (names_the_node(path, len, k, strlen(k)))
+            plen = cps_path_parent_len(path, len);
     }
     ncmp_buf_append(out, path, plen);
     ncmp_buf_append_char(out, '\0');
@@ -1433,8 +1441,7 @@ static int xml_side(apply *a, json_object *entry, const cps_xml_elem *side, json
     json_object *jx = NULL;
     ncmp_buf path = NCMP_BUF_INIT, parent = NCMP_BUF_INIT;
     cps_xml_elem top;
-    const char *name;
-    size_t nlen, plen, pos = 0;
+    size_t plen, pos = 0;
     int r, rc = -1;
 
     *out = NULL;
@@ -1444,9 +1451,8 @@ static int xml_side(apply *a, json_object *entry, const cps_xml_elem *side, json
         return 0;
     }
     plen = path.len;
-    cps_path_last_name(path.data, path.len, &name, &nlen);
     while ((r = cps_xml_next(side->content, side->content_len, &pos, &top, &a->err)) == 1)
-        if (nlen && top.local_len == nlen && memcmp(top.local, name, nlen) == 0)
+        if (names_the_node(path.data, path.len, top.name, top.name_len))
             plen = cps_path_parent_len(path.data, path.len);
     if (r < 0) {
         reject_xml(a);
