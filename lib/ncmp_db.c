@@ -13,6 +13,7 @@ typedef struct db_stmt {
     char *name;
     char *sql;
     unsigned prepared_gen;   /* connection generation it was prepared on */
+    unsigned replaced_gen;   /* the generation its old SQL is prepared on (0: none) */
     ncmp_histogram *seconds; /* its latency series */
 } db_stmt;
 
@@ -260,8 +261,12 @@ void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
 {
     for (size_t i = 0; i < db->nstmts; i++) {
         if (strcmp(db->stmts[i].name, name) == 0) {
+            if (strcmp(db->stmts[i].sql, sql) == 0)
+                return; /* prepared already, or on its first run */
             free(db->stmts[i].sql);
             db->stmts[i].sql = ncmp_xstrdup(sql);
+            if (db->stmts[i].prepared_gen)
+                db->stmts[i].replaced_gen = db->stmts[i].prepared_gen;
             db->stmts[i].prepared_gen = 0;
             return;
         }
@@ -270,6 +275,7 @@ void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
     db->stmts[db->nstmts].name = ncmp_xstrdup(name);
     db->stmts[db->nstmts].sql = ncmp_xstrdup(sql);
     db->stmts[db->nstmts].prepared_gen = 0;
+    db->stmts[db->nstmts].replaced_gen = 0;
     db->stmts[db->nstmts].seconds = statement_seconds(name);
     db->nstmts++;
 }
@@ -289,6 +295,15 @@ int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *p
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
     if (st->prepared_gen != db->gen) {
+        if (st->replaced_gen == db->gen) { /* its old SQL holds the name */
+            char sql[256];
+            snprintf(sql, sizeof(sql), "DEALLOCATE \"%s\"", st->name);
+            res = PQexec(db->conn, sql);
+            if (!result_ok(res))
+                return fail(db, res, st->name, err);
+            PQclear(res);
+        }
+        st->replaced_gen = 0;
         res = PQprepare(db->conn, st->name, st->sql, 0, NULL);
         if (!result_ok(res))
             return fail(db, res, st->name, err);

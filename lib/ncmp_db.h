@@ -39,7 +39,9 @@ int ncmp_db_query(ncmp_db *db, const char *sql, int nparams, const char *const *
                   PGresult **res, ncmp_err *err);
 
 /* Register a named statement. It is prepared on the connection when first
- * used, and again after a reconnect. `sql` is copied. */
+ * used, and again after a reconnect. `sql` is copied. Registering a name
+ * again with the same SQL changes nothing (so a caller may register
+ * where it runs); with other SQL, the new SQL is prepared at the next run. */
 void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql);
 
 /* A named statement, for tables of them (static data). */

@@ -211,6 +211,29 @@ Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
     ncmp_db_close(killer);
 }
 
+Test(db, a_statement_registered_again_keeps_or_replaces_its_sql, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_err err;
+    PGresult *res = NULL;
+    const char *params[1] = {"41"};
+
+    ncmp_db_statement(db, "again", "SELECT $1::int + 1");
+    cr_assert_eq(ncmp_db_run(db, "again", 1, params, &res, &err), 0, "%s", err.msg);
+    PQclear(res);
+    /* the same SQL where it runs: still prepared, still runs */
+    ncmp_db_statement(db, "again", "SELECT $1::int + 1");
+    cr_assert_eq(ncmp_db_run(db, "again", 1, params, &res, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "42");
+    PQclear(res);
+    /* other SQL under the name: the new one runs */
+    ncmp_db_statement(db, "again", "SELECT $1::int + 2");
+    cr_assert_eq(ncmp_db_run(db, "again", 1, params, &res, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "43");
+    PQclear(res);
+    ncmp_db_close(db);
+}
+
 Test(db, unreachable_server_is_a_retry, .timeout = 60)
 {
     ncmp_db *db = NULL;

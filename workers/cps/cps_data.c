@@ -69,6 +69,9 @@ void cps_target_clear(cps_target *t)
 int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
                       const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err)
 {
+    /* every request of the API resolves its anchor: prepared once per
+     * connection, it is not planned again each time (a third of a small
+     * read's time in PostgreSQL) */
     static const char sql[] = "SELECT d.id, a.id, a.schema_set_id, s.name FROM dataspace d"
                               " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2"
                               " LEFT JOIN schema_set s ON s.id = a.schema_set_id WHERE d.name = $1";
@@ -78,7 +81,8 @@ int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspac
 
     t->dataspace = dataspace;
     t->anchor_name = anchor;
-    if (ncmp_db_query(db, sql, 2, params, &res, err) != 0)
+    ncmp_db_statement(db, "cps_resolve", sql);
+    if (ncmp_db_run(db, "cps_resolve", 2, params, &res, err) != 0)
         return -1;
     if (PQntuples(res) == 0) {
         *why = (cps_refusal){404, "Dataspace not found"};
