@@ -164,6 +164,41 @@ static void post_devices(cps_case *c, int first, int n, long status)
     ncmp_buf_free(&body);
 }
 
+/* Rows just stored are known to the planner within seconds, not at
+ * autovacuum's next visit (a minute): the API analyzes the fragment table
+ * once its writes pass autovacuum's threshold. */
+Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
+{
+    cps_case *c = openroadm_case("analyzed");
+    ncmp_db *db = NULL;
+    ncmp_err err;
+    long analyzed = 0;
+
+    cr_assert_eq(ncmp_db_open(&db, c->dburl, NULL, 5, &err), 0, "%s", err.msg);
+    cr_assert_eq(it_query_long(db,
+                               "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'fragment'"
+                               " AND last_analyze IS NOT NULL",
+                               0, NULL),
+                 0, "a new database has never analyzed fragment");
+    post_devices(c, 1, 20, 201);
+    for (int i = 0; i < 150 && !analyzed; i++) {
+        it_sleep_ms(100);
+        /* the statistics views are read once per transaction: a fresh one */
+        analyzed = it_query_long(db,
+                                 "SELECT count(*) FROM pg_stat_user_tables WHERE relname = "
+                                 "'fragment' AND last_analyze IS NOT NULL",
+                                 0, NULL);
+    }
+    cr_expect_eq(analyzed, 1, "20 devices (1,720 nodes) stored, fragment not analyzed in 15 s");
+    cr_expect_geq(it_query_long(db,
+                                "SELECT reltuples::bigint FROM pg_class WHERE oid = "
+                                "'fragment'::regclass",
+                                0, NULL),
+                  20 * 86, "the planner knows the rows stored");
+    ncmp_db_close(db);
+    it_cps_fini(c);
+}
+
 /* CPS's own data, posted as CPS posts it (no module prefix), read back
  * whole and in parts, then changed by every kind of write. */
 Test(cps_data, openroadm_devices_through_every_write, .timeout = 180)

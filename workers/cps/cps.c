@@ -498,6 +498,7 @@ int cps_api_new(cps_api **out, const ncmp_config *cfg, rest_pool *pool, ncmp_err
     api->cfg = cfg;
     api->pool = pool;
     api->schemas = cps_schema_cache_new();
+    api->analyzer = cps_analyzer_new(cfg);
     *out = api;
     return 0;
 }
@@ -531,6 +532,7 @@ void cps_api_destroy(cps_api *api)
 {
     if (!api)
         return;
+    cps_analyzer_free(api->analyzer);
     cps_schema_cache_destroy(api->schemas);
     free(api);
 }

@@ -1280,6 +1280,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
     cps_refusal why = {0};
     ncmp_db *db = NULL;
     ncmp_err err;
+    size_t nodes = 0;
     int in_tx = 0;
 
     if (!v)
@@ -1308,7 +1309,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
         }
         in_tx = 1;
     }
-    if (cps_store_write(db, &t, kind, xpath, body, len, xml, dry_run, NULL, &why, &err) != 0) {
+    if (cps_store_write(db, &t, kind, xpath, body, len, xml, dry_run, &nodes, &why, &err) != 0) {
         cps_respond_refusal(req, &why, &err);
         goto cleanup;
     }
@@ -1318,6 +1319,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
             rest_db_answer_error(req, &err);
             goto cleanup;
         }
+        cps_analyzer_wrote(api->analyzer, (long)nodes);
     }
     if (dry_run)
         ncmp_http_respond(req, 200, NULL, "", 0);

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "cps.h"
+#include "cps_analyze.h"
 #include "cps_schema.h"
 #include "cps_store.h"
 
@@ -16,6 +17,7 @@ struct cps_api {
     const ncmp_config *cfg;
     rest_pool *pool;
     cps_schema_cache *schemas;
+    cps_analyzer *analyzer; /* fresh statistics after bulk writes */
 };
 
 #define CPS_POOL_WAIT_MS 5000

@@ -1,0 +1,26 @@
+/*
+ * cps_analyze: ANALYZE of the fragment table once the nodes written since
+ * the last one pass autovacuum's threshold, on a thread of its own, at
+ * most once every ten seconds (cps_analyze.c says why).
+ */
+#ifndef CPS_ANALYZE_H
+#define CPS_ANALYZE_H
+
+#include "ncmp_config.h"
+
+typedef struct cps_analyzer cps_analyzer;
+
+/* `cfg` is borrowed (the database it connects to when first due). */
+cps_analyzer *cps_analyzer_new(const ncmp_config *cfg);
+
+/* `nodes` were written (committed): ANALYZE when due. Starts the thread
+ * on the first call. A NULL analyzer does nothing. */
+void cps_analyzer_wrote(cps_analyzer *a, long nodes);
+
+/* ANALYZEs done so far. */
+unsigned cps_analyzer_runs(cps_analyzer *a);
+
+/* Stop the thread (after the ANALYZE it may be running) and free. */
+void cps_analyzer_free(cps_analyzer *a);
+
+#endif
