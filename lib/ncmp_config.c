@@ -297,6 +297,8 @@ const ncmp_option ncmp_options[] = {
      "Topic of CPS's data-updated events (CloudEvents keyed <dataspace>:<anchor>), published by the cps-relay role."},
     {"cps.relay-batch-size", NCMP_OPT_INT, "5000", NULL, 1, 1000000, 0, OFF(cps_relay_batch_size),
      "Most data-updated events the cps-relay role publishes per round."},
+    {"cps.relay-linger-ms", NCMP_OPT_INT, "20", NULL, 0, 10000, 0, OFF(cps_relay_linger_ms),
+     "How long the cps-relay role waits after a write's notification before it publishes, so that one round (one Kafka transaction) carries the events of that time; 0: a round per notification. Adds up to this much to an event's latency."},
 
     {"data-sync.max-in-flight", NCMP_OPT_INT, "512", NULL, 1, 100000, 0, OFF(data_sync_max_in_flight),
      "Handles whose root nodes the data-sync role reads from their DMI plugins at once, per process (no thread per read)."},

@@ -84,6 +84,7 @@ typedef struct ncmp_config {
     int cps_delta_notification;
     char *cps_data_updated_topic;
     int cps_relay_batch_size;
+    int cps_relay_linger_ms;
     /* HTTP server and the rest role */
     char *http_host;
     int http_port;

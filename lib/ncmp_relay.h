@@ -68,6 +68,7 @@ typedef struct ncmp_relay_spec {
     const char *topic;
     long long lock_key; /* advisory lock: any constant, one per outbox */
     int batch_size;     /* most events per round */
+    int linger_ms;      /* woken by a NOTIFY, wait this long before the round */
     ncmp_relay_headers_fn headers;
     void *headers_arg;
 } ncmp_relay_spec;

@@ -439,6 +439,7 @@ int cps_relay_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err
                                   .topic = svc->cfg->cps_data_updated_topic,
                                   .lock_key = RELAY_LOCK_KEY,
                                   .batch_size = svc->cfg->cps_relay_batch_size,
+                                  .linger_ms = svc->cfg->cps_relay_linger_ms,
                                   .headers = event_headers};
     return ncmp_relay_task(svc->cfg, &spec, task, err);
 }
