@@ -151,6 +151,29 @@ static void *shutdown_watchdog(void *arg)
     return NULL;
 }
 
+/* Start role `r`. A failure that may pass (RETRY: PostgreSQL or the
+ * broker away for a moment, as when PostgreSQL crashes while the rest
+ * role loads its handle map) is tried again with a growing pause, as the
+ * first connection is, until the role starts or a stop is asked; a start
+ * that failed left nothing running (role.h). Anything else stops the
+ * process. */
+static int role_start(const ncmp_role *r, ncmp_services *svc, void **handle, ncmp_err *err)
+{
+    long backoff = 200;
+
+    for (;;) {
+        *handle = NULL;
+        if (r->start(r, svc, handle, err) == 0)
+            return 0;
+        if (err->cls != NCMP_ERR_RETRY || ncmp_stopping)
+            return -1;
+        log_warn("main", "%s: %s; starting it again in %ld ms", r->name, err->msg, backoff);
+        for (long slept = 0; slept < backoff && !ncmp_stopping; slept += 100)
+            ncmp_sleep_ms(backoff - slept < 100 ? backoff - slept : 100);
+        backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
+    }
+}
+
 /* Start the selected rows in table order; on a stop request, stop and
  * join them in the reverse order (role.h says why that order). */
 static int cmd_run(const ncmp_config *cfg)
@@ -175,7 +198,9 @@ static int cmd_run(const ncmp_config *cfg)
         const ncmp_role *r = &ncmp_roles[i];
         if (!ncmp_role_selected(r, cfg->roles))
             continue;
-        if (r->start(r, &svc, &handles[i], &err) != 0) {
+        if (role_start(r, &svc, &handles[i], &err) != 0) {
+            if (ncmp_stopping && err.cls == NCMP_ERR_RETRY)
+                break; /* stopped while waiting: a clean stop */
             log_error("main", "%s: %s", r->name, err.msg);
             rc = EXIT_FATAL;
             ncmp_signal_request_stop();

@@ -4,7 +4,9 @@
  * A role is one row of one table. Every row has the same contract:
  *
  *   start    start the role's threads with the process's shared services;
- *            returns once it runs (or failed: then nothing is left running)
+ *            returns once it runs (or failed: then nothing is left running,
+ *            and the process starts it again after a RETRY error, stops
+ *            after any other)
  *   stop     ask it to stop; does not block (NULL: ncmp_stopping is enough)
  *   join     wait until its threads ended; -1 with the fatal error that
  *            ended it, if one did

@@ -1800,3 +1800,72 @@ Test(rest, health_readiness_and_metrics, .timeout = 180)
     reply_free(&r);
     case_fini(c);
 }
+
+/* A role that cannot reach PostgreSQL while it starts (the database
+ * refuses connections, as while PostgreSQL crashes) is started again
+ * until it can, instead of stopping the process; the process then runs,
+ * and stops cleanly. */
+Test(rest, a_role_starts_once_the_database_takes_connections, .timeout = 180)
+{
+    char dbname[96], dburl[512], log[512], name[128], sql[256];
+    char flags[9][600];
+    const char *args[10], *migrate[4];
+    const char *dir = getenv("NCMP_TEST_LOG_DIR");
+    ncmp_db *admin = it_db();
+    ncmp_err err;
+    pid_t pid;
+    int status, waited = 0;
+
+    it_unique(name, sizeof(name), "role-wait");
+    snprintf(log, sizeof(log), "%s/%s.log", dir && *dir ? dir : "/tmp", name);
+    it_scratch_db_create("it_wait", dbname, sizeof(dbname), dburl, sizeof(dburl));
+    snprintf(flags[0], sizeof(flags[0]), "--db.url=%s", dburl);
+    migrate[0] = NCMPD_PATH;
+    migrate[1] = flags[0];
+    migrate[2] = "migrate";
+    migrate[3] = NULL;
+    status = it_wait_exit(it_spawn(NCMPD_PATH, log, migrate), 60000);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "ncmpd migrate failed; log %s", log);
+    snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS false", dbname);
+    cr_assert_eq(ncmp_db_exec(admin, sql, &err), 0, "%s", err.msg);
+
+    snprintf(flags[1], sizeof(flags[1]), "--db.migrate-on-start=false");
+    snprintf(flags[2], sizeof(flags[2]), "--roles=rest");
+    snprintf(flags[3], sizeof(flags[3]), "--http.port=0");
+    snprintf(flags[4], sizeof(flags[4]), "--http.host=127.0.0.1");
+    snprintf(flags[5], sizeof(flags[5]), "--kafka.bootstrap.servers=%s", it_kafka());
+    {
+        static const char *const topics[] = {"registration.topic", "registration.response-topic",
+                                             "lcm.topic"};
+        for (int i = 0; i < 3; i++) {
+            char topic[200];
+            snprintf(topic, sizeof(topic), "%s-%d", name, i);
+            it_create_topic(topic, 1);
+            snprintf(flags[6 + i], sizeof(flags[6 + i]), "--%s=%s", topics[i], topic);
+        }
+    }
+    for (int i = 0; i < 9; i++)
+        args[i] = flags[i];
+    args[9] = NULL;
+    pid = it_ncmpd_spawn(log, args);
+    while (!it_file_contains(log, "starting it again") && waited < 30000) {
+        it_sleep_ms(100);
+        waited += 100;
+    }
+    cr_expect(it_file_contains(log, "starting it again"),
+              "no retry of the role's start logged in 30 s; log %s", log);
+    cr_expect_eq(waitpid(pid, &status, WNOHANG), 0, "ncmpd stopped while the database refused it");
+    cr_expect(!it_file_contains(log, "running ("), "running without its database; log %s", log);
+
+    snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS true", dbname);
+    cr_assert_eq(ncmp_db_exec(admin, sql, &err), 0, "%s", err.msg);
+    for (waited = 0; !it_file_contains(log, "running (") && waited < 30000; waited += 100)
+        it_sleep_ms(100);
+    cr_expect(it_file_contains(log, "running ("),
+              "not running 30 s after the database took connections again; log %s", log);
+    status = it_ncmpd_stop(pid);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "stop: status %d; log %s", status,
+              log);
+    ncmp_db_close(admin);
+    it_scratch_db_drop(dbname);
+}
