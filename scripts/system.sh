@@ -32,6 +32,15 @@ services_up() {
 # and the broker's data go (NCMP_KEEP_DATA=1 keeps them); logs stay in
 # the folder. Clusters of instances that no longer exist are swept first.
 instance_fresh() {
+    local owner
+    # another ./run on the same instance would have its services stopped
+    # and its data removed under it: refuse, and say by whom
+    owner=$(cat "$NCMP_LOCAL/$1.owner" 2>/dev/null)
+    if [ -n "$owner" ] && [ "$owner" != "$$" ] && kill -0 "$owner" 2>/dev/null; then
+        die "the $1 instance ($NCMP_LOCAL/$1) is in use by another ./run (pid $owner: $(tr '\0' ' ' </proc/"$owner"/cmdline 2>/dev/null | cut -c1-80)); wait for it to end"
+    fi
+    mkdir -p "$NCMP_LOCAL"
+    printf '%s\n' "$$" >"$NCMP_LOCAL/$1.owner"
     export NCMP_INSTANCE_DIR="$NCMP_LOCAL/$1"
     export NCMP_PG_PORT=$2 NCMP_BROKER_PORT=$3 NCMP_BROKER_CONTROLLER_PORT=$4
     services_down 2>/dev/null
@@ -44,6 +53,7 @@ instance_fresh() {
 
 instance_end() {
     services_down 2>/dev/null
+    rm -f "$NCMP_LOCAL/$(basename "$NCMP_INSTANCE_DIR").owner"
     [ "${NCMP_KEEP_DATA:-0}" = 1 ] && return
     instance_purge
 }

@@ -168,6 +168,39 @@ orphan_clusters_are_swept() {
     rm -rf "$kept"
 }
 
+# a second ./run on an instance in use is refused, naming the first; the
+# first keeps running; once it ended, the instance is free again
+instance_in_use_is_refused() {
+    local holder out rc
+    mkdir -p -m 700 "$scratch/private"
+    NCMP_LOCAL="$scratch/private" bash -c '
+        . "$1/scripts/common.sh"; . "$1/scripts/pg.sh"; . "$1/scripts/kafka.sh"; . "$1/scripts/system.sh"
+        instance_fresh held 1 1 1
+        touch "$2"
+        sleep 60 & wait $!' holder "$ROOT" "$scratch/held-up" &
+    holder=$!
+    for ((i = 0; i < 100; i++)); do
+        [ -e "$scratch/held-up" ] && break
+        sleep 0.1
+    done
+    out=$(NCMP_LOCAL="$scratch/private" bash -c '
+        . "$1/scripts/common.sh"; . "$1/scripts/pg.sh"; . "$1/scripts/kafka.sh"; . "$1/scripts/system.sh"
+        instance_fresh held 1 1 1
+        echo "took it"' second "$ROOT" 2>&1)
+    rc=$?
+    kill -0 "$holder" 2>/dev/null || { echo "the first ./run was stopped by the second"; return 1; }
+    kill -TERM "$holder"
+    wait "$holder"
+    [ "$rc" -ne 0 ] || { echo "the second ./run took the instance in use: $out"; return 1; }
+    grep -q "in use by another ./run (pid $holder" <<<"$out" || { echo "no clear refusal: $out"; return 1; }
+    [ ! -e "$scratch/private/held.owner" ] || { echo "the first left its claim behind"; return 1; }
+    out=$(NCMP_LOCAL="$scratch/private" bash -c '
+        . "$1/scripts/common.sh"; . "$1/scripts/pg.sh"; . "$1/scripts/kafka.sh"; . "$1/scripts/system.sh"
+        instance_fresh held 1 1 1
+        echo "took it"' third "$ROOT" 2>&1) || { echo "the instance stayed taken: $out"; return 1; }
+    grep -q "took it" <<<"$out" || { echo "third: $out"; return 1; }
+}
+
 check "help lists the commands" help_lists_commands
 check "every command and benchmark explains itself with --help, running nothing" commands_have_help
 check "unknown command fails" unknown_command_fails
@@ -177,4 +210,5 @@ check "up then down leaves no process and no port" up_then_down_leaves_nothing
 check "down keeps the data and says where; down --purge removes it" down_purge_removes_the_data
 check "test, bench and demo instances leave no data (exit, failure, SIGTERM)" instance_leaves_no_data
 check "clusters of instances that are gone are swept" orphan_clusters_are_swept
+check "a second ./run on an instance in use is refused" instance_in_use_is_refused
 check_summary "scripts"
