@@ -720,6 +720,28 @@ Test(cps_data, queries_over_one_anchor, .timeout = 120)
     json_object_object_get_ex(json_object_array_get_idx(o, 0), "book-store:categories", &cat);
     cr_expect(!json_object_object_get_ex(cat, "books", &v));
     json_object_put(o);
+    /* without descendants, each match with its own leaves, in the order
+     * of the answer with descendants */
+    {
+        json_object *none = get_json(c, Q "//books"),
+                    *all = get_json(c, Q "//books&descendants=all");
+        size_t n = json_object_array_length(none);
+
+        cr_assert_gt(n, 1);
+        cr_assert_eq(n, json_object_array_length(all));
+        for (size_t i = 0; i < n; i++) {
+            json_object *a, *b, *ta, *tb;
+            cr_assert(json_object_object_get_ex(json_object_array_get_idx(none, i),
+                                                "book-store:books", &a));
+            cr_assert(json_object_object_get_ex(json_object_array_get_idx(all, i),
+                                                "book-store:books", &b));
+            cr_assert(json_object_object_get_ex(a, "title", &ta), "book %zu without its title", i);
+            cr_assert(json_object_object_get_ex(b, "title", &tb));
+            cr_expect_str_eq(json_object_get_string(ta), json_object_get_string(tb));
+        }
+        json_object_put(none);
+        json_object_put(all);
+    }
     /* leaf conditions, and/or, contains */
     cr_expect_eq(query_count(c, Q "//books%5B@price>15%5D"), 3);
     cr_expect_eq(query_count(c, Q "//books%5B@lang='English'%20and%20@price=15%5D"), 2);

@@ -589,7 +589,7 @@ static void cq_emit_ancestor_path(cq_out *o, ncmp_buf *out, const cq_plan *plan,
                      ta, tb, where);
 }
 
-static void cq_emit_select(cq_out *o, ncmp_buf *out, const cq_plan *plan, int leaf)
+static void cq_emit_select(cq_out *o, ncmp_buf *out, const cq_plan *plan, int leaf, int with_leaves)
 {
     const ncmp_cpspath_ast *ast = plan->ast;
     const char *alias = ast->nancestor ? "a" : "f";
@@ -599,7 +599,9 @@ static void cq_emit_select(cq_out *o, ncmp_buf *out, const cq_plan *plan, int le
         ncmp_buf_appendf(out, "SELECT DISTINCT %s.anchor_id, %s.attributes -> $%d::text AS value",
                          alias, alias, leaf);
     else
-        ncmp_buf_appendf(out, "SELECT %s.anchor_id, %s.path, %s.depth", alias, alias, alias);
+        ncmp_buf_appendf(out, "SELECT %s.anchor_id, %s.path, %s.depth%s%s%s", alias, alias, alias,
+                         with_leaves ? ", " : "", with_leaves ? alias : "",
+                         with_leaves ? ".attributes" : "");
     cq_emit_target(o, &where, plan);
     if (ast->nancestor) {
         ncmp_buf_append_str(out, " FROM (");
@@ -632,8 +634,9 @@ static void cq_emit_select(cq_out *o, ncmp_buf *out, const cq_plan *plan, int le
 /* Public API                                                               */
 /* ------------------------------------------------------------------------ */
 
-int cps_query_to_sql(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
-                     ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf, ncmp_err *err)
+static int query_to_sql(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
+                        ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf,
+                        int with_leaves, ncmp_err *err)
 {
     ncmp_cpspath_ast *ast = NULL;
     ncmp_buf out = NCMP_BUF_INIT;
@@ -653,7 +656,7 @@ int cps_query_to_sql(const char *cpspath, int anchors_param, int first_param, nc
         goto cleanup;
     if (ast->has_attribute)
         leaf_param = cq_param_text(&o, ast, ast->attribute, ast->attribute_len);
-    cq_emit_select(&o, &out, &plan, leaf_param);
+    cq_emit_select(&o, &out, &plan, leaf_param, with_leaves);
 
     if (leaf)
         *leaf = leaf_param ? ncmp_xstrdup(o.params.values[0]) : NULL;
@@ -672,4 +675,17 @@ cleanup:
     cq_plan_clear(&plan);
     ncmp_cpspath_ast_free(ast);
     return rc;
+}
+
+int cps_query_to_sql(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
+                     ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf, ncmp_err *err)
+{
+    return query_to_sql(cpspath, anchors_param, first_param, sql, params, kind, leaf, 0, err);
+}
+
+int cps_query_to_sql_leaves(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
+                            ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf,
+                            ncmp_err *err)
+{
+    return query_to_sql(cpspath, anchors_param, first_param, sql, params, kind, leaf, 1, err);
 }

@@ -68,4 +68,11 @@ typedef enum cps_query_kind {
 int cps_query_to_sql(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
                      ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf, ncmp_err *err);
 
+/* The same, a node query also selecting each matched node's leaves as a
+ * fourth column, `attributes` (jsonb): an answer without descendants is
+ * read from it, instead of a second look-up of each match's row. */
+int cps_query_to_sql_leaves(const char *cpspath, int anchors_param, int first_param, ncmp_buf *sql,
+                            ncmp_cpspath_params *params, cps_query_kind *kind, char **leaf,
+                            ncmp_err *err);
+
 #endif

@@ -759,9 +759,11 @@ static const char *const *query_params_all(query_params *q)
 
 /* Answer the matches of `msql` (over anchor $1, the depth $2, the path's
  * values from $3) with their subtrees, as a list of {prefix:name: node}
- * (or XML); `schema` is taken over. No match is an empty list. */
+ * (or XML); `schema` is taken over. No match is an empty list. An msql
+ * with the matches' leaves (cps_query_to_sql_leaves, fetch 0) is the
+ * answer itself, in its own order. */
 static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf *msql,
-                           query_params *q, int fetch, cps_schema *schema)
+                           query_params *q, int fetch, int with_leaves, cps_schema *schema)
 {
     tree_writer *w = ncmp_xcalloc(1, sizeof(*w));
     ncmp_buf sql = NCMP_BUF_INIT;
@@ -770,10 +772,16 @@ static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf 
     w->root = 1;
     w->grouped = 1;
     w->schema = schema;
-    ncmp_buf_appendf(&sql,
-                     "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
-                     "FROM m%s",
-                     msql->data, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
+    if (with_leaves && fetch == 0)
+        ncmp_buf_appendf(&sql,
+                         "SELECT m.path, m.depth, m.attributes, m.path FROM (%s) m"
+                         " WHERE $2::int >= 0 ORDER BY m.anchor_id, m.path",
+                         msql->data);
+    else
+        ncmp_buf_appendf(&sql,
+                         "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
+                         "FROM m%s",
+                         msql->data, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
     ncmp_buf_free(&sql);
@@ -804,7 +812,9 @@ static void h_query(ncmp_http_request *req, void *arg)
     }
     if (cps_descendants_asked(req, v, &fetch) != 0)
         return;
-    if (cps_query_to_sql(cpspath, 1, 3, &msql, &q.path, &kind, &leaf, &err) != 0) {
+    /* without descendants, the matches' own rows are the answer */
+    if ((fetch == 0 ? cps_query_to_sql_leaves : cps_query_to_sql)(cpspath, 1, 3, &msql, &q.path,
+                                                                  &kind, &leaf, &err) != 0) {
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
         goto cleanup;
     }
@@ -819,7 +829,7 @@ static void h_query(ncmp_http_request *req, void *arg)
         rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), query_params_all(&q),
                        READ_BLOCK, &leaf_ops, lw);
     } else {
-        stream_matches(req, api, &msql, &q, fetch, t.schema);
+        stream_matches(req, api, &msql, &q, fetch, fetch == 0, t.schema);
         t.schema = NULL;
     }
 cleanup:
@@ -1078,7 +1088,7 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
     if (cps_target_resolve_pooled(req, api, &t) != 0)
         goto cleanup;
     query_params_set(&q, t.anchor_id, fetch);
-    stream_matches(req, api, &msql, &q, fetch, t.schema);
+    stream_matches(req, api, &msql, &q, fetch, 0, t.schema);
     t.schema = NULL;
 cleanup:
     json_object_put(doc);

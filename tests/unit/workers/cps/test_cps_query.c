@@ -182,6 +182,49 @@ Test(cps_query, says_what_a_query_returns)
     ncmp_buf_free(&sql);
 }
 
+/* The variant with the leaves selects them as a fourth column, the rest
+ * unchanged; a leaf query is the same either way. */
+Test(cps_query, the_leaves_variant_adds_the_attributes_column)
+{
+    ncmp_buf sql = NCMP_BUF_INIT, plain = NCMP_BUF_INIT;
+    ncmp_cpspath_params params = {0};
+    cps_query_kind kind;
+    ncmp_err err;
+
+    cr_assert_eq(
+        cps_query_to_sql("//books[@lang='English']", 1, 2, &plain, &params, &kind, NULL, &err), 0,
+        "%s", err.msg);
+    ncmp_cpspath_params_free(&params);
+    cr_assert_eq(
+        cps_query_to_sql_leaves("//books[@lang='English']", 1, 2, &sql, &params, &kind, NULL, &err),
+        0, "%s", err.msg);
+    ncmp_cpspath_params_free(&params);
+    cr_expect(strncmp(sql.data, "SELECT f.anchor_id, f.path, f.depth, f.attributes FROM ",
+                      strlen("SELECT f.anchor_id, f.path, f.depth, f.attributes FROM ")) == 0,
+              "%s", sql.data);
+    cr_expect_str_eq(sql.data + strlen("SELECT f.anchor_id, f.path, f.depth, f.attributes"),
+                     plain.data + strlen("SELECT f.anchor_id, f.path, f.depth"));
+    ncmp_buf_reset(&sql);
+    ncmp_buf_reset(&plain);
+    cr_assert_eq(cps_query_to_sql_leaves("//books/ancestor::bookstore", 1, 2, &sql, &params, &kind,
+                                         NULL, &err),
+                 0, "%s", err.msg);
+    ncmp_cpspath_params_free(&params);
+    cr_expect(strncmp(sql.data, "SELECT a.anchor_id, a.path, a.depth, a.attributes FROM ",
+                      strlen("SELECT a.anchor_id, a.path, a.depth, a.attributes FROM ")) == 0,
+              "%s", sql.data);
+    ncmp_buf_reset(&sql);
+    cr_assert_eq(cps_query_to_sql_leaves("//books/@title", 1, 2, &sql, &params, &kind, NULL, &err),
+                 0, "%s", err.msg);
+    ncmp_cpspath_params_free(&params);
+    cr_assert_eq(cps_query_to_sql("//books/@title", 1, 2, &plain, &params, &kind, NULL, &err), 0);
+    ncmp_cpspath_params_free(&params);
+    cr_expect_eq(kind, CPS_QUERY_LEAF);
+    cr_expect_str_eq(sql.data, plain.data);
+    ncmp_buf_free(&sql);
+    ncmp_buf_free(&plain);
+}
+
 Test(cps_query, numbers_parameters_after_the_callers_and_appends)
 {
     ncmp_buf sql = NCMP_BUF_INIT;
