@@ -3,6 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ncmp_time.h"
+
 volatile sig_atomic_t ncmp_stopping;
 
 static void on_signal(int sig)
@@ -34,4 +36,10 @@ void ncmp_signal_request_stop(void)
 {
     if (!ncmp_stopping)
         ncmp_stopping = -1;
+}
+
+void ncmp_signal_nap_ms(long ms)
+{
+    for (long slept = 0; slept < ms && !ncmp_stopping; slept += 100)
+        ncmp_sleep_ms(ms - slept < 100 ? ms - slept : 100);
 }

@@ -17,4 +17,7 @@ void ncmp_signal_install(void);
 /* Ask for a stop from inside the process (e.g. a fatal worker error). */
 void ncmp_signal_request_stop(void);
 
+/* Sleep `ms` in steps of at most 100 ms, returning once a stop is asked. */
+void ncmp_signal_nap_ms(long ms);
+
 #endif

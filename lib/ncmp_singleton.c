@@ -49,13 +49,6 @@ static int try_lead(ncmp_singleton *s, ncmp_db *db, int *leader, ncmp_err *err)
     return 0;
 }
 
-/* Sleep `ms` in steps, so that a stop is seen within 100 ms. */
-static void nap(int ms)
-{
-    for (int i = 0; i < ms && !ncmp_stopping; i += 100)
-        ncmp_sleep_ms(ms - i < 100 ? ms - i : 100);
-}
-
 static void *singleton_main(void *arg)
 {
     ncmp_singleton *s = arg;
@@ -73,7 +66,7 @@ static void *singleton_main(void *arg)
             if (try_lead(s, db, &leader, &err) != 0)
                 goto failed;
             if (!leader) { /* another process runs it; take over if it goes */
-                nap(t->idle_ms);
+                ncmp_signal_nap_ms(t->idle_ms);
                 continue;
             }
         }
@@ -86,7 +79,7 @@ static void *singleton_main(void *arg)
         if (t->wait)
             t->wait(t->arg, db, t->idle_ms);
         else
-            nap(t->idle_ms);
+            ncmp_signal_nap_ms(t->idle_ms);
         continue;
     failed:
         if (err.cls == NCMP_ERR_FATAL) {
@@ -101,7 +94,7 @@ static void *singleton_main(void *arg)
         ncmp_db_close(db);
         db = NULL;
         leader = 0;
-        nap((int)backoff);
+        ncmp_signal_nap_ms(backoff);
         backoff = backoff * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : backoff * 2;
     }
     ncmp_db_close(db);

@@ -168,8 +168,7 @@ static int role_start(const ncmp_role *r, ncmp_services *svc, void **handle, ncm
         if (err->cls != NCMP_ERR_RETRY || ncmp_stopping)
             return -1;
         log_warn("main", "%s: %s; starting it again in %ld ms", r->name, err->msg, backoff);
-        for (long slept = 0; slept < backoff && !ncmp_stopping; slept += 100)
-            ncmp_sleep_ms(backoff - slept < 100 ? backoff - slept : 100);
+        ncmp_signal_nap_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
 }
