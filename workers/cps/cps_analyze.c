@@ -35,7 +35,6 @@ struct cps_analyzer {
     int started, stopping;
     long pending;     /* nodes written since the last ANALYZE */
     double threshold; /* pending that makes one due */
-    unsigned runs;    /* ANALYZEs done, for tests */
 };
 
 cps_analyzer *cps_analyzer_new(const ncmp_config *cfg)
@@ -66,7 +65,6 @@ static int analyze(cps_analyzer *a, ncmp_db **db)
     pthread_mutex_lock(&a->lock);
     if (PQntuples(res) == 1)
         a->threshold = 50 + 0.1 * strtod(PQgetvalue(res, 0, 0), NULL);
-    a->runs++;
     pthread_mutex_unlock(&a->lock);
     PQclear(res);
     return 0;
@@ -116,16 +114,6 @@ void cps_analyzer_wrote(cps_analyzer *a, long nodes)
     if (a->pending >= a->threshold)
         pthread_cond_signal(&a->wake);
     pthread_mutex_unlock(&a->lock);
-}
-
-unsigned cps_analyzer_runs(cps_analyzer *a)
-{
-    unsigned n;
-
-    pthread_mutex_lock(&a->lock);
-    n = a->runs;
-    pthread_mutex_unlock(&a->lock);
-    return n;
 }
 
 void cps_analyzer_free(cps_analyzer *a)

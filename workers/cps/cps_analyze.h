@@ -17,9 +17,6 @@ cps_analyzer *cps_analyzer_new(const ncmp_config *cfg);
  * on the first call. A NULL analyzer does nothing. */
 void cps_analyzer_wrote(cps_analyzer *a, long nodes);
 
-/* ANALYZEs done so far. */
-unsigned cps_analyzer_runs(cps_analyzer *a);
-
 /* Stop the thread (after the ANALYZE it may be running) and free. */
 void cps_analyzer_free(cps_analyzer *a);
 
