@@ -1149,10 +1149,6 @@ static int reject(apply *a, int status, const char *message, const char *details
     return -1;
 }
 
-/* The node the data of an entry is under: the xpath's, or its parent's
- * when the data holds the node itself (an entry without grouping, or a
- * group of top-level nodes, reported at the first one's xpath). `data`
- * is {name: ..} with one or more members. */
 /* Does the data's top node `name` (a module prefix left off) name the
  * node at `path` itself? Then the data goes under its parent. */
 static int names_the_node(const char *path, size_t len, const char *name, size_t nlen)
@@ -1168,6 +1164,10 @@ static int names_the_node(const char *path, size_t len, const char *name, size_t
     return llen && llen == nlen && memcmp(last, name, nlen) == 0;
 }
 
+/* The node the data of an entry is under: the xpath's, or its parent's
+ * when the data holds the node itself (an entry without grouping, or a
+ * group of top-level nodes, reported at the first one's xpath). `data`
+ * is {name: ..} with one or more members. */
 static void data_parent(const char *path, size_t len, json_object *data, ncmp_buf *out)
 {
     size_t plen = len;
