@@ -2,18 +2,15 @@
 
 #include <ctype.h>
 #include <curl/curl.h>
-#include <errno.h>
 #include <pthread.h>
 #include <regex.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "ncmp_curl_loop.h"
 #include "ncmp_json.h"
 #include "ncmp_log.h"
 #include "ncmp_metrics.h"
@@ -24,7 +21,6 @@
 /* How long the event thread sleeps in epoll_wait when nothing happens; a
  * wakeup, a socket or libcurl's timer ends the wait sooner. */
 #define EVENT_POLL_MS 1000
-#define EVENT_BATCH   64 /* socket events taken per epoll_wait */
 
 /* Characters of the body quoted in a "DMI answered HTTP n" message. */
 #define BODY_QUOTE_MAX 200
@@ -71,11 +67,7 @@ struct ncmp_dmi {
     char *auth_username;
     char *auth_password;
     CURLM *multi;
-    /* the event loop: libcurl's sockets and a wakeup eventfd in one epoll
-     * set, and libcurl's timer (event thread only) */
-    int epfd, wakefd;
-    int timer_set;
-    double timer_at; /* ncmp_now_ms() when libcurl's timer is due */
+    ncmp_curl_loop loop; /* run by the event thread */
     pthread_t thread;
     pthread_mutex_t lock; /* guards queue_* and stopping */
     dmi_xfer *queue_head, *queue_tail;
@@ -655,66 +647,6 @@ static void reap_done(ncmp_dmi *dmi)
     }
 }
 
-/* libcurl's socket callback: keep the epoll set what libcurl waits for. */
-static int on_socket(CURL *easy, curl_socket_t fd, int what, void *userp, void *socketp)
-{
-    ncmp_dmi *dmi = userp;
-    struct epoll_event ev;
-
-    (void)easy;
-    if (what == CURL_POLL_REMOVE) {
-        epoll_ctl(dmi->epfd, EPOLL_CTL_DEL, fd, NULL);
-        return 0;
-    }
-    memset(&ev, 0, sizeof(ev));
-    ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-    ev.data.fd = fd;
-    /* a socket libcurl has told of is modified, a new one added; either
-     * may find the other state (a number reused after a close) */
-    if (socketp ? epoll_ctl(dmi->epfd, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT &&
-                      epoll_ctl(dmi->epfd, EPOLL_CTL_ADD, fd, &ev) != 0
-                : epoll_ctl(dmi->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST &&
-                      epoll_ctl(dmi->epfd, EPOLL_CTL_MOD, fd, &ev) != 0)
-        log_warn(LOG_COMP, "epoll_ctl on socket %d: %s", (int)fd, strerror(errno));
-    if (!socketp)
-        curl_multi_assign(dmi->multi, fd, dmi);
-    return 0;
-}
-
-/* libcurl's timer callback: when to call it back with CURL_SOCKET_TIMEOUT
- * (-1: no timer). */
-static int on_timer(CURLM *multi, long timeout_ms, void *userp)
-{
-    ncmp_dmi *dmi = userp;
-
-    (void)multi;
-    dmi->timer_set = timeout_ms >= 0;
-    if (dmi->timer_set)
-        dmi->timer_at = ncmp_now_ms() + (double)timeout_ms;
-    return 0;
-}
-
-/* Milliseconds until libcurl's timer is due (0 when it is), at most
- * EVENT_POLL_MS. */
-static int timer_wait_ms(const ncmp_dmi *dmi)
-{
-    double ms;
-
-    if (!dmi->timer_set)
-        return EVENT_POLL_MS;
-    ms = dmi->timer_at - ncmp_now_ms();
-    /* rounded up to the millisecond, as epoll_wait takes it */
-    return ms <= 0 ? 0 : ms > EVENT_POLL_MS ? EVENT_POLL_MS : (int)(ms + 0.999999);
-}
-
-static void wake(ncmp_dmi *dmi)
-{
-    uint64_t one = 1;
-
-    if (write(dmi->wakefd, &one, sizeof(one)) < 0 && errno != EAGAIN)
-        log_warn(LOG_COMP, "cannot wake the event thread: %s", strerror(errno));
-}
-
 /* The event thread: start what was submitted, then wait in epoll for the
  * sockets libcurl named, a wakeup or libcurl's timer, and hand libcurl
  * only what happened (its socket interface: the cost follows the sockets
@@ -722,12 +654,11 @@ static void wake(ncmp_dmi *dmi)
 static void *event_main(void *arg)
 {
     ncmp_dmi *dmi = arg;
-    struct epoll_event evs[EVENT_BATCH];
 
     pthread_setname_np(pthread_self(), "ncmp-dmi");
     for (;;) {
         dmi_xfer *queue;
-        int stopping, running = 0, n;
+        int stopping;
 
         pthread_mutex_lock(&dmi->lock);
         queue = dmi->queue_head;
@@ -745,27 +676,7 @@ static void *event_main(void *arg)
             break;
         }
         start_queued(dmi, queue);
-        n = epoll_wait(dmi->epfd, evs, EVENT_BATCH, timer_wait_ms(dmi));
-        for (int i = 0; i < n; i++) {
-            int flags = 0;
-            if (evs[i].data.fd == dmi->wakefd) {
-                uint64_t v;
-                if (read(dmi->wakefd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-                    log_warn(LOG_COMP, "wakeup read: %s", strerror(errno));
-                continue;
-            }
-            if (evs[i].events & EPOLLIN)
-                flags |= CURL_CSELECT_IN;
-            if (evs[i].events & EPOLLOUT)
-                flags |= CURL_CSELECT_OUT;
-            if (evs[i].events & (EPOLLERR | EPOLLHUP))
-                flags |= CURL_CSELECT_ERR;
-            curl_multi_socket_action(dmi->multi, evs[i].data.fd, flags, &running);
-        }
-        if (dmi->timer_set && timer_wait_ms(dmi) == 0) {
-            dmi->timer_set = 0;
-            curl_multi_socket_action(dmi->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-        }
+        ncmp_curl_loop_run(&dmi->loop, EVENT_POLL_MS);
         reap_done(dmi);
     }
     while (dmi->in_flight) {
@@ -783,25 +694,11 @@ static int multi_setup(ncmp_dmi *dmi, ncmp_err *err)
 {
     int rc = 0;
 
-    struct epoll_event ev;
-
-    dmi->epfd = epoll_create1(EPOLL_CLOEXEC);
-    dmi->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (dmi->epfd < 0 || dmi->wakefd < 0)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: epoll or eventfd: %s",
-                            strerror(errno));
-    memset(&ev, 0, sizeof(ev));
-    ev.events = EPOLLIN;
-    ev.data.fd = dmi->wakefd;
-    if (epoll_ctl(dmi->epfd, EPOLL_CTL_ADD, dmi->wakefd, &ev) != 0)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: epoll_ctl: %s", strerror(errno));
     dmi->multi = curl_multi_init();
     if (!dmi->multi)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: curl_multi_init failed");
-    rc |= curl_multi_setopt(dmi->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-    rc |= curl_multi_setopt(dmi->multi, CURLMOPT_SOCKETDATA, dmi);
-    rc |= curl_multi_setopt(dmi->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-    rc |= curl_multi_setopt(dmi->multi, CURLMOPT_TIMERDATA, dmi);
+    if (ncmp_curl_loop_init(&dmi->loop, dmi->multi, err) != 0)
+        return ncmp_err_prefix(err, "DMI client");
     rc |= curl_multi_setopt(dmi->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
                             dmi->opts.max_connections_per_host);
     rc |= curl_multi_setopt(dmi->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, dmi->opts.max_connections);
@@ -810,15 +707,6 @@ static int multi_setup(ncmp_dmi *dmi, ncmp_err *err)
     if (rc != CURLM_OK)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: libcurl refused the limits");
     return 0;
-}
-
-static void close_fds(ncmp_dmi *dmi)
-{
-    if (dmi->epfd >= 0)
-        close(dmi->epfd);
-    if (dmi->wakefd >= 0)
-        close(dmi->wakefd);
-    dmi->epfd = dmi->wakefd = -1;
 }
 
 int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
@@ -833,7 +721,7 @@ int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: curl_global_init: %s",
                             curl_easy_strerror(curl_init_rc));
     dmi = ncmp_xcalloc(1, sizeof(*dmi));
-    dmi->epfd = dmi->wakefd = -1;
+    dmi->loop.epfd = dmi->loop.wakefd = -1;
     dmi->opts = *opts;
     if (opts->auth_username && *opts->auth_username) {
         dmi->auth_username = ncmp_xstrdup(opts->auth_username);
@@ -866,7 +754,7 @@ int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
 fail:
     if (dmi->multi)
         curl_multi_cleanup(dmi->multi);
-    close_fds(dmi);
+    ncmp_curl_loop_close(&dmi->loop);
     pthread_mutex_destroy(&dmi->lock);
     free(dmi->auth_username);
     free(dmi->auth_password);
@@ -881,10 +769,10 @@ void ncmp_dmi_destroy(ncmp_dmi *dmi)
     pthread_mutex_lock(&dmi->lock);
     dmi->stopping = 1;
     pthread_mutex_unlock(&dmi->lock);
-    wake(dmi);
+    ncmp_curl_loop_wake(&dmi->loop);
     pthread_join(dmi->thread, NULL);
     curl_multi_cleanup(dmi->multi);
-    close_fds(dmi);
+    ncmp_curl_loop_close(&dmi->loop);
     pthread_mutex_destroy(&dmi->lock);
     while (dmi->hosts) {
         dmi_host *h = dmi->hosts;
@@ -917,7 +805,7 @@ static int enqueue(ncmp_dmi *dmi, dmi_xfer *x, ncmp_err *err)
         dmi->queue_head = x;
     dmi->queue_tail = x;
     pthread_mutex_unlock(&dmi->lock);
-    wake(dmi);
+    ncmp_curl_loop_wake(&dmi->loop);
     return 0;
 }
 
