@@ -78,6 +78,13 @@
  *                   reference workload's K..K+N-1 (1)
  *   --start-ms MS   with --rate: the first request leaves MS after the
  *                   start (k6's startTime), the run still ends S s after it
+ *   --ramp-ms MS    with --concurrency: the C clients start one after the
+ *                   other, evenly over the first MS (client i at i*MS/C),
+ *                   instead of all at once. Against a server with a fixed
+ *                   delay D, clients started together stay together: every
+ *                   D all C requests arrive within a few ms. With MS = D
+ *                   they arrive spread over D, as C clients that did not
+ *                   start in the same millisecond would.
  *   --report FILE   write the run as JSON (for `./run bench overload`):
  *                   requests sent, ok (2xx), shed (503 or 429: refused for
  *                   load; shed_without_retry_after those without the
@@ -106,6 +113,7 @@
 
 #include "bench_datajob.h"
 #include "ncmp_buf.h"
+#include "ncmp_curl_loop.h"
 #include "ncmp_err.h"
 #include "ncmp_json.h"
 #include "ncmp_kafka.h"
@@ -222,7 +230,7 @@ static const char *const mode_names[] = {"pt", "provmns", "policy", "batch", "da
 typedef struct opts {
     mode mode;
     const char *url, *method, *bootstrap, *topic, *kind, *report;
-    long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s, start_ms;
+    long handles, concurrency, seconds, delay_ms, ops, variants, timeout_s, start_ms, ramp_ms;
     long first;  /* pt, provmns, datajob: the handles are ch-first.. (1) */
     int filter;  /* search: index in search_bodies, -1: all in turn */
     long expect; /* search: entries an ok answer holds (0: handles) */
@@ -268,6 +276,7 @@ static long pick(long n)
 typedef struct load {
     const opts *o;
     CURLM *multi;
+    ncmp_curl_loop loop; /* drives multi */
     struct curl_slist *headers, *patch_headers;
     double *lat; /* overheads in ms, of the 2xx answers */
     size_t nlat, caplat;
@@ -565,12 +574,17 @@ static void drain(load *l)
             finish(l, m->easy_handle, m->data.result);
 }
 
+/* Whether --ramp-ms still has clients to start. */
+static int ramping(const opts *o, double t0)
+{
+    return o->ramp_ms > 0 && (now_s() - t0) * 1000.0 < (double)o->ramp_ms;
+}
+
 /* Run the load for o->seconds (then wait for what is in flight). */
 static void run_load(load *l)
 {
     const opts *o = l->o;
     double t0 = now_s(), end = t0 + (double)o->seconds;
-    int running = 0;
 
     l->t0 = t0;
 
@@ -583,15 +597,22 @@ static void run_load(load *l)
                        l->inflight < MAX_INFLIGHT)
                     start_one(l);
             } else {
-                while (l->inflight < o->concurrency)
+                /* with --ramp-ms, client i joins at i * ramp / C */
+                double since_ms = (t - t0) * 1000.0;
+                long clients =
+                    o->ramp_ms > 0 && since_ms < (double)o->ramp_ms
+                        ? (long)(since_ms * (double)o->concurrency / (double)o->ramp_ms) + 1
+                        : o->concurrency;
+                while (l->inflight < clients)
                     start_one(l);
             }
         } else if (l->inflight == 0) {
             break;
         }
-        curl_multi_perform(l->multi, &running);
+        /* the sockets that are ready, not every transfer: this client's
+         * cost per answer must not grow with the clients */
+        ncmp_curl_loop_run(&l->loop, ramping(o, t0) || o->rate > 0 ? 2 : 20);
         drain(l);
-        curl_multi_poll(l->multi, NULL, 0, o->rate > 0 ? 2 : 20, NULL);
     }
 }
 
@@ -603,9 +624,15 @@ static int cmp_double(const void *a, const void *b)
 
 static void load_init(load *l, const opts *o)
 {
+    ncmp_err err;
+
     memset(l, 0, sizeof(*l));
     l->o = o;
     l->multi = curl_multi_init();
+    if (!l->multi || ncmp_curl_loop_init(&l->loop, l->multi, &err) != 0) {
+        fprintf(stderr, "ncmp-bench-data: %s\n", l->multi ? err.msg : "curl_multi_init failed");
+        exit(1);
+    }
     curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1000L);
     l->headers = curl_slist_append(NULL, "Content-Type: application/json");
     l->patch_headers = curl_slist_append(NULL, "Content-Type: application/json-patch+json");
@@ -621,6 +648,7 @@ static void load_free(load *l)
     curl_slist_free_all(l->headers);
     curl_slist_free_all(l->patch_headers);
     curl_multi_cleanup(l->multi);
+    ncmp_curl_loop_close(&l->loop);
     free(l->lat);
     for (int k = 0; k < 4; k++)
         free(l->hops[k]);
@@ -877,6 +905,8 @@ static int parse(int argc, char **argv, opts *o)
             o->first = atol(v);
         else if (strcmp(k, "--start-ms") == 0)
             o->start_ms = atol(v);
+        else if (strcmp(k, "--ramp-ms") == 0)
+            o->ramp_ms = atol(v);
         else if (strcmp(k, "--expect") == 0)
             o->expect = atol(v);
         else if (strcmp(k, "--filter") == 0) {
@@ -901,7 +931,7 @@ static int parse(int argc, char **argv, opts *o)
     if (o->mode == MODE_SEARCH &&
         (!o->kind || (strcmp(o->kind, "id") != 0 && strcmp(o->kind, "full") != 0)))
         return -1;
-    if (o->timeout_s < 0 || o->start_ms < 0 || o->expect < -1 || o->first < 1)
+    if (o->timeout_s < 0 || o->start_ms < 0 || o->ramp_ms < 0 || o->expect < -1 || o->first < 1)
         return -1;
     return o->mode == MODE_BATCH && (!o->bootstrap || !o->topic) ? -1 : 0;
 }
