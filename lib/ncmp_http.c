@@ -107,7 +107,8 @@ struct ncmp_http_request {
     int nextra;
     http_answer answer;
     pthread_mutex_t lock; /* answered/suspended across threads */
-    ncmp_http_request *next_suspended;
+    /* srv->suspended's list: unlinked in O(1) when the answer comes */
+    ncmp_http_request *next_suspended, *prev_suspended;
 };
 
 /* --- status texts and the error body ------------------------------------- */
@@ -582,11 +583,13 @@ static void answer_set(ncmp_http_request *req, int status, struct MHD_Response *
     req->answer.status = status;
     req->answer.resp = resp;
     if (req->suspended) {
-        ncmp_http_request **pp = &srv->suspended;
-        while (*pp && *pp != req)
-            pp = &(*pp)->next_suspended;
-        if (*pp)
-            *pp = req->next_suspended;
+        if (req->prev_suspended)
+            req->prev_suspended->next_suspended = req->next_suspended;
+        else
+            srv->suspended = req->next_suspended;
+        if (req->next_suspended)
+            req->next_suspended->prev_suspended = req->prev_suspended;
+        req->next_suspended = req->prev_suspended = NULL;
         req->suspended = 0;
         MHD_resume_connection(req->conn);
     }
@@ -1162,7 +1165,10 @@ static enum MHD_Result answer_queue(ncmp_http_request *req)
         req->answer.resp = NULL;
     } else if (!req->answered && req->suspend_wanted && !req->suspended) {
         req->suspended = 1;
+        req->prev_suspended = NULL;
         req->next_suspended = srv->suspended;
+        if (srv->suspended)
+            srv->suspended->prev_suspended = req;
         srv->suspended = req;
         MHD_suspend_connection(req->conn);
     } else if (!req->answered) {
