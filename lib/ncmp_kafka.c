@@ -16,6 +16,18 @@ struct ncmp_producer {
     rd_kafka_t *rk;
 };
 
+/* fetch.wait.max.ms of consumers and readers. The broker answers a fetch
+ * as soon as a record arrives (fetch.min.bytes is 1), so this does not
+ * delay records: it is how often an idle consumer asks again, and how
+ * long partitions assigned meanwhile wait for the fetch in flight. At
+ * 10-20 ms an idle ncmpd had the broker answer about 580 empty fetches a
+ * second (15% of a core on the broker, 5% in ncmpd). */
+#define FETCH_WAIT_MS "100"
+
+/* How long ncmp_consumer_poll waits for a first record (at least): also
+ * how soon a worker with nothing to do sees that it should stop. */
+#define CONSUMER_IDLE_WAIT_MS 100
+
 struct ncmp_consumer {
     rd_kafka_t *rk;
     rd_kafka_queue_t *queue;
@@ -413,8 +425,9 @@ int ncmp_kafka_consumer_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const
 {
     /* A dead member holds its partitions until its session times out:
      * 10 s instead of Kafka's 45 s bounds that pause after a crash. */
-    static const char *const defaults[] = {"session.timeout.ms", "10000", "heartbeat.interval.ms",
-                                           "2000", NULL};
+    static const char *const defaults[] = {
+        "session.timeout.ms", "10000", "heartbeat.interval.ms", "2000", "fetch.wait.max.ms",
+        FETCH_WAIT_MS,        NULL};
     char client_id[300];
     char fetch_bytes[32];
     rd_kafka_conf_t *conf;
@@ -436,7 +449,6 @@ int ncmp_kafka_consumer_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const
         conf_set(conf, "enable.auto.offset.store", "false", err) != 0 ||
         conf_set(conf, "auto.offset.reset", "earliest", err) != 0 ||
         conf_set(conf, "receive.message.max.bytes", fetch_bytes, err) != 0 ||
-        conf_set(conf, "fetch.wait.max.ms", "20", err) != 0 ||
         (instance_id && *instance_id &&
          conf_set(conf, "group.instance.id", instance_id, err) != 0)) {
         rd_kafka_conf_destroy(conf);
@@ -537,14 +549,33 @@ int ncmp_kafka_polled_take(rd_kafka_t *rk, const char *group, const char *who,
 int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
                        size_t *n, ncmp_err *err)
 {
-    ssize_t got = rd_kafka_consume_batch_queue(c->queue, timeout_ms, msgs, max);
+    double t0 = ncmp_now_ms(), waited;
+    ssize_t got;
 
+    *n = 0;
+    if (max == 0)
+        return 0;
+    /* the first record is waited for up to CONSUMER_IDLE_WAIT_MS, not
+     * timeout_ms: a worker with nothing to do sleeps, where waking every
+     * timeout_ms (5 ms for module sync) to find nothing cost hundreds of
+     * wakeups a second per worker */
+    msgs[0] = rd_kafka_consume_queue(
+        c->queue, timeout_ms > CONSUMER_IDLE_WAIT_MS ? timeout_ms : CONSUMER_IDLE_WAIT_MS);
+    if (!msgs[0])
+        return 0; /* nothing came (an error of the poll itself comes as a record) */
+    /* the rest of the batch: what arrives within timeout_ms of the call,
+     * or what is already there when the first one came later */
+    waited = ncmp_now_ms() - t0;
+    got = max > 1 ? rd_kafka_consume_batch_queue(
+                        c->queue, waited < timeout_ms ? (int)((double)timeout_ms - waited) : 0,
+                        msgs + 1, max - 1)
+                  : 0;
     if (got < 0) {
-        *n = 0;
+        rd_kafka_message_destroy(msgs[0]);
         return ncmp_err_set(err, NCMP_ERR_RETRY, "consume failed: %s",
                             rd_kafka_err2str(rd_kafka_last_error()));
     }
-    return ncmp_kafka_polled_take(c->rk, c->group, "kafka", msgs, (size_t)got, n, err);
+    return ncmp_kafka_polled_take(c->rk, c->group, "kafka", msgs, (size_t)got + 1, n, err);
 }
 
 int ncmp_kafka_member_renew(const char *role, int index, const char *group, const ncmp_err *why,
@@ -615,9 +646,7 @@ rd_kafka_t *ncmp_consumer_rk(ncmp_consumer *c)
 int ncmp_kafka_reader_new(rd_kafka_t **out, const ncmp_kafka_opts *opts, const char *client_id,
                           const char *group, ncmp_err *err)
 {
-    /* fetch.wait.max.ms: a record that arrives while the broker holds an
-     * empty fetch is passed on within 10 ms */
-    static const char *const defaults[] = {"fetch.wait.max.ms", "10", NULL};
+    static const char *const defaults[] = {"fetch.wait.max.ms", FETCH_WAIT_MS, NULL};
     rd_kafka_conf_t *conf = conf_new(opts, client_id, defaults, NULL, err);
     rd_kafka_t *rk = NULL;
 

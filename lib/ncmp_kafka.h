@@ -161,8 +161,11 @@ int ncmp_consumer_new(ncmp_consumer **c, const ncmp_kafka_opts *opts, const char
                       const char *instance_id, const char *const *topics, size_t ntopics,
                       ncmp_err *err);
 
-/* Wait up to `timeout_ms` for up to `max` records. Records that carry an
- * error are logged and dropped. Fails with FATAL when the member failed
+/* Up to `max` records: the first waited for up to 100 ms (or
+ * `timeout_ms` when longer), then what arrives within `timeout_ms` of the
+ * call (what is there already when the first came later). Returns with
+ * *n = 0 when none came. Records that carry an error are logged and
+ * dropped. Fails with FATAL when the member failed
  * for good (ncmp_kafka_polled_take; nothing polled is returned): close
  * it and make a new one. The records in msgs[0..*n) are owned by the
  * caller (rd_kafka_message_destroy). */
