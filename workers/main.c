@@ -157,8 +157,21 @@ static void *shutdown_watchdog(void *arg)
  * first connection is, until the role starts or a stop is asked; a start
  * that failed left nothing running (role.h). Anything else stops the
  * process. */
+/* The prefix "NAME: " for a message of role `r`, or "" when the message
+ * names the role already (as the role's own errors often do). */
+static const char *role_prefix(const ncmp_role *r, const ncmp_err *err, char *buf, size_t size)
+{
+    size_t n = strlen(r->name);
+
+    if (strncmp(err->msg, r->name, n) == 0 && err->msg[n] == ':')
+        return "";
+    snprintf(buf, size, "%s: ", r->name);
+    return buf;
+}
+
 static int role_start(const ncmp_role *r, ncmp_services *svc, void **handle, ncmp_err *err)
 {
+    char prefix[64];
     long backoff = 200;
 
     for (;;) {
@@ -167,7 +180,8 @@ static int role_start(const ncmp_role *r, ncmp_services *svc, void **handle, ncm
             return 0;
         if (err->cls != NCMP_ERR_RETRY || ncmp_stopping)
             return -1;
-        log_warn("main", "%s: %s; starting it again in %ld ms", r->name, err->msg, backoff);
+        log_warn("main", "%s%s; starting it again in %ld ms",
+                 role_prefix(r, err, prefix, sizeof(prefix)), err->msg, backoff);
         ncmp_signal_nap_ms(backoff);
         backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
     }
@@ -200,7 +214,8 @@ static int cmd_run(const ncmp_config *cfg)
         if (role_start(r, &svc, &handles[i], &err) != 0) {
             if (ncmp_stopping && err.cls == NCMP_ERR_RETRY)
                 break; /* stopped while waiting: a clean stop */
-            log_error("main", "%s: %s", r->name, err.msg);
+            char prefix[64];
+            log_error("main", "%s%s", role_prefix(r, &err, prefix, sizeof(prefix)), err.msg);
             rc = EXIT_FATAL;
             ncmp_signal_request_stop();
             break;

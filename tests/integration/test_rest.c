@@ -1856,6 +1856,7 @@ Test(rest, a_role_starts_once_the_database_takes_connections, .timeout = 180)
               "no retry of the role's start logged in 30 s; log %s", log);
     cr_expect_eq(waitpid(pid, &status, WNOHANG), 0, "ncmpd stopped while the database refused it");
     cr_expect(!it_file_contains(log, "running ("), "running without its database; log %s", log);
+    cr_expect(!it_file_contains(log, "rest: rest:"), "the role named twice in a line; log %s", log);
 
     snprintf(sql, sizeof(sql), "ALTER DATABASE %s ALLOW_CONNECTIONS true", dbname);
     cr_assert_eq(ncmp_db_exec(admin, sql, &err), 0, "%s", err.msg);
