@@ -965,8 +965,9 @@ _pm_probe() {
 # trip) in the same run. Phases of S s: NCMP's KPI rates (40 reads/s, 1
 # patch/s, beside bench data's pass-through load at its rates) with the
 # reference delays (300 ms read, 670 ms write), through ncmpd and
-# straight to the stub at the same time; reads at 200 concurrent clients,
-# then the same straight to the stub; the same against a zero-delay stub
+# straight to the stub at the same time; reads at 200 concurrent clients
+# started over 300 ms, then the same straight to the stub, and both again
+# with the clients started at once; reads against a zero-delay stub
 # (requests/s); then patches at 40/s against that stub through two ncmpd,
 # the policy executor off and on (the stub's, allowing, no delay), in the
 # rounds off, on, on, off of S/2 s each: policy_added_ms is the mean of
@@ -1021,13 +1022,25 @@ bench_provmns() {
     j+="\"passthrough_read_kpi_rate\": {\"rate_per_s\": 13, \"delay_ms\": 300, $(_pm_members "" "$_pm_ptr")},"
     j+="\"passthrough_write_kpi_rate\": {\"rate_per_s\": 5.2, \"delay_ms\": 670, $(_pm_members "" "$_pm_ptw")},"
 
-    local d c c200 d200
+    # 200 clients, each sending its next read when the last is answered:
+    # started one after the other over the first 300 ms (as clients that
+    # do not start in the same millisecond), then all started at once.
+    # Against the stub's fixed delay, clients started at once stay
+    # together: every 300 ms their 200 reads arrive within a few ms, a
+    # burst the second run measures.
+    local d c c200 d200 cs ds
     _pm_run d "read 200 concurrent (stub 300 ms), stub alone" provmns --url "$stub" --method GET \
-        --concurrency 200 --delay-ms 300
+        --concurrency 200 --delay-ms 300 --ramp-ms 300
     _pm_run c "read 200 concurrent (stub 300 ms), ncmpd" provmns --url "$_pm_url" --method GET \
-        --concurrency 200 --delay-ms 300
-    j+=$(_pm_phase read_200_concurrent '"concurrency": 200, "delay_ms": 300' "$c" "$d")
+        --concurrency 200 --delay-ms 300 --ramp-ms 300
+    j+=$(_pm_phase read_200_concurrent '"concurrency": 200, "delay_ms": 300, "ramp_ms": 300' "$c" "$d")
     c200=$c d200=$d
+    _pm_run ds "read 200 concurrent, started at once, stub alone" provmns --url "$stub" --method GET \
+        --concurrency 200 --delay-ms 300
+    _pm_run cs "read 200 concurrent, started at once, ncmpd" provmns --url "$_pm_url" --method GET \
+        --concurrency 200 --delay-ms 300
+    j+=$(_pm_phase read_200_concurrent_same_start '"concurrency": 200, "delay_ms": 300, "ramp_ms": 0' \
+        "$cs" "$ds")
 
     _data_stub 0 0 --provmns-read-delay-ms 0 --provmns-write-delay-ms 0 --policy-decision allow \
         --policy-delay-ms 0
@@ -1083,7 +1096,9 @@ bench_provmns() {
     printf '\nwhat ncmpd adds to the stub alone: read 40/s %s ms avg, patch 1/s %s ms avg, ' \
         "$(_pm_sub "$(_pm_field avg "$kr")" "$(_pm_field avg "$dr")")" \
         "$(_pm_sub "$(_pm_field avg "$kp")" "$(_pm_field avg "$dp")")"
-    printf 'read 200 concurrent %s ms p99\n' "$(_pm_sub "$(_pm_field p99 "$c200")" "$(_pm_field p99 "$d200")")"
+    printf 'read 200 concurrent %s ms p99 (started at once: %s ms)\n' \
+        "$(_pm_sub "$(_pm_field p99 "$c200")" "$(_pm_field p99 "$d200")")" \
+        "$(_pm_sub "$(_pm_field p99 "$cs")" "$(_pm_field p99 "$ds")")"
     printf 'zero-delay reads: ncmpd %s/s, the stub alone %s/s (%s); ncmpd CPU %s us per request\n' \
         "$(_pm_field rps "$c")" "$(_pm_field rps "$d")" \
         "$(_ratio "$(_pm_field rps "$c")" "$(_pm_field rps "$d")")" "$cpu_us"
