@@ -760,7 +760,12 @@ _data_pt() {
     printf '%-44s %8s %8s %9s %9s %9s %9s\n' "$label" "$_pt_ok" "$_pt_rps" "$_pt_avg" "$_pt_p50" \
         "$_pt_p99" "$_pt_max"
     _pt_hops_row
-    _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps,$(_pt_hops_json)"
+    local ramp=0 a prev=""
+    for a in "$@"; do
+        [ "$prev" = --ramp-ms ] && ramp=$a
+        prev=$a
+    done
+    _data_json+="\"$key\": {\"requests\": $_pt_n, \"ok\": $_pt_ok, \"rps\": $_pt_rps, \"ramp_ms\": $ramp,$(_pt_hops_json)"
     _data_json+=" \"avg_overhead_ms\": $_pt_avg, \"p50_overhead_ms\": $_pt_p50,"
     _data_json+=" \"p99_overhead_ms\": $_pt_p99, \"max_overhead_ms\": $_pt_max},"
 }
@@ -779,7 +784,8 @@ _data_stub() {
 # the DMI stub. Pass-through read and write by alternate id at NCMP's
 # reference rates (13 reads/s, 5.2 writes/s) with the reference delays
 # (300/670 ms), overhead = client time - stub delay; the same at
-# saturation (200 concurrent clients); reads against a zero-delay stub
+# 200 concurrent clients (started over one delay, then at once); reads
+# against a zero-delay stub
 # (requests/s); legacy batch reads of 200 handles as fast as accepted,
 # counting the events that reach the client topic in S seconds.
 bench_data() {
@@ -819,9 +825,15 @@ bench_data() {
         --handles "$handles" --seconds "$secs"
     _data_pt write_reference_rate "write overhead, 5.2/s (stub 670 ms)" --method POST --rate 5.2 --delay-ms 670 \
         --handles "$handles" --seconds "$secs"
+    # 200 clients started one after the other over one delay, then all at
+    # once (bench provmns says why both)
     _data_pt read_200_concurrent "read overhead, 200 concurrent (stub 300 ms)" --method GET --concurrency 200 \
-        --delay-ms 300 --handles "$handles" --seconds "$secs"
+        --delay-ms 300 --ramp-ms 300 --handles "$handles" --seconds "$secs"
     _data_pt write_200_concurrent "write overhead, 200 concurrent (stub 670 ms)" --method POST --concurrency 200 \
+        --delay-ms 670 --ramp-ms 670 --handles "$handles" --seconds "$secs"
+    _data_pt read_200_concurrent_same_start "  the same, started at once" --method GET --concurrency 200 \
+        --delay-ms 300 --handles "$handles" --seconds "$secs"
+    _data_pt write_200_concurrent_same_start "  the same, started at once" --method POST --concurrency 200 \
         --delay-ms 670 --handles "$handles" --seconds "$secs"
 
     local line breq bok bev brate
