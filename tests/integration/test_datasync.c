@@ -445,6 +445,31 @@ Test(data_sync, enable_fills_cache_and_reads_answer_from_it)
     case_stop(c);
 }
 
+/* A first sync writes whole trees: the planner hears of them (ANALYZE of
+ * fragment once the nodes written pass autovacuum's threshold), as it
+ * does for the CPS API's writes. */
+Test(data_sync, synced_trees_are_analyzed)
+{
+    ds_case *c = case_start("ds-analyzed", NULL, NULL, 1);
+    const char *sql = "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'fragment'"
+                      " AND last_analyze IS NOT NULL";
+    long analyzed = 0;
+
+    cr_assert_eq(it_query_long(c->db, sql, 0, NULL), 0,
+                 "a new database has never analyzed fragment");
+    set_sync(c, "ch-1", "true", 200);
+    cr_assert_eq(sync_state_is(c, "ch-1", "SYNCHRONIZED", WAIT_MS), 1, "ch-1 SYNCHRONIZED; log %s",
+                 c->log);
+    /* 87 nodes: past the threshold of a table never analyzed (50) */
+    for (int i = 0; i < 150 && !analyzed; i++) {
+        it_sleep_ms(100);
+        analyzed = it_query_long(c->db, sql, 0, NULL);
+    }
+    cr_expect_eq(analyzed, 1,
+                 "a device (87 nodes) synchronized, fragment not analyzed in 15 s; log %s", c->log);
+    case_stop(c);
+}
+
 Test(data_sync, disable_drops_cache_and_says_so)
 {
     ds_case *c = case_start("ds-disable", NULL, NULL, 1);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cps_analyze.h"
 #include "datasync_store.h"
 #include "ncmp_cloudevent.h"
 #include "ncmp_db.h"
@@ -131,6 +132,7 @@ struct datasync {
     const ncmp_config *cfg;
     ncmp_dmi *dmi; /* borrowed */
     datasync_store *store;
+    cps_analyzer *analyzer; /* ANALYZE of fragment after bulk writes */
     datasync_retry retry;
     atomic_int refs; /* the role's, and one per job alive */
     pthread_mutex_t lock;
@@ -150,6 +152,7 @@ struct datasync {
 
 static void ds_free(datasync *ds)
 {
+    cps_analyzer_free(ds->analyzer);
     datasync_store_destroy(ds->store);
     pthread_mutex_destroy(&ds->lock);
     pthread_cond_destroy(&ds->cond);
@@ -658,10 +661,14 @@ static int write_batch(datasync *ds, ncmp_db *db, job *head, size_t n, ncmp_err 
         synced += items[i].synced;
         nodes += items[i].nodes;
     }
-    if (rc == 0)
+    if (rc == 0) {
         log_debug("data-sync",
                   "%zu handles synchronized (%zu nodes), %zu failed, of %zu in %.1f ms", synced,
                   nodes, failed, n, ncmp_now_ms() - t0);
+        /* a first sync writes the whole of a handle's tree: the planner
+         * must know of it before the cache is queried */
+        cps_analyzer_wrote(ds->analyzer, (long)nodes);
+    }
     if (rc == 0 && first_failed)
         log_warn("data-sync", "%zu of %zu handles not synchronized, retried later; %s: %s", failed,
                  n, first_failed->id, first_failed->why);
@@ -725,6 +732,7 @@ int datasync_start(datasync **out, const ncmp_services *svc, ncmp_err *err)
     ds->cfg = svc->cfg;
     ds->dmi = svc->dmi;
     ds->store = datasync_store_new();
+    ds->analyzer = cps_analyzer_new(svc->cfg);
     ds->retry =
         (datasync_retry){svc->cfg->data_sync_retry_initial_ms, svc->cfg->data_sync_retry_max_ms};
     atomic_init(&ds->refs, 1);
