@@ -1340,11 +1340,13 @@ int ncmp_http_server_start(ncmp_http_server *srv, ncmp_err *err)
     if (ipv6)
         flags |= MHD_USE_IPv6;
     srv->daemon =
+        /* the logger first: MHD logs what the options after it find */
         MHD_start_daemon(flags, (uint16_t)srv->opts.port, NULL, NULL, on_request, srv,
-                         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK,
-                         on_uri, srv, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-                         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-                         (unsigned)srv->opts.connection_timeout_s, MHD_OPTION_THREAD_POOL_SIZE,
+                         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv, MHD_OPTION_SOCK_ADDR,
+                         (struct sockaddr *)&ss, MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv,
+                         MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+                         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)srv->opts.connection_timeout_s,
+                         MHD_OPTION_THREAD_POOL_SIZE,
                          (unsigned)(srv->opts.threads > 1 ? srv->opts.threads : 0), MHD_OPTION_END);
     if (!srv->daemon)
         return ncmp_err_set(err, NCMP_ERR_FATAL,
