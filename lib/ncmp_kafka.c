@@ -1,10 +1,15 @@
 #include "ncmp_kafka.h"
 
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ncmp_buf.h"
 #include "ncmp_log.h"
@@ -24,13 +29,14 @@ struct ncmp_producer {
  * second (15% of a core on the broker, 5% in ncmpd). */
 #define FETCH_WAIT_MS "100"
 
-/* How long ncmp_consumer_poll waits for a first record (at least): also
+/* How long ncmp_consumer_poll sleeps on an empty queue (at most): also
  * how soon a worker with nothing to do sees that it should stop. */
 #define CONSUMER_IDLE_WAIT_MS 100
 
 struct ncmp_consumer {
     rd_kafka_t *rk;
     rd_kafka_queue_t *queue;
+    ncmp_queue_waiter waiter;
     char group[256];
 };
 
@@ -485,6 +491,7 @@ int ncmp_consumer_new(ncmp_consumer **out, const ncmp_kafka_opts *opts, const ch
     c->rk = rk;
     snprintf(c->group, sizeof(c->group), "%s", group);
     c->queue = rd_kafka_queue_get_consumer(rk);
+    ncmp_queue_waiter_init(&c->waiter, c->queue);
     *out = c;
     return 0;
 }
@@ -546,36 +553,61 @@ int ncmp_kafka_polled_take(rd_kafka_t *rk, const char *group, const char *who,
     return 0;
 }
 
+void ncmp_queue_waiter_init(ncmp_queue_waiter *w, rd_kafka_queue_t *queue)
+{
+    static const uint64_t one = 1;
+
+    w->queue = queue;
+    w->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->fd >= 0)
+        rd_kafka_queue_io_event_enable(queue, w->fd, &one, sizeof(one));
+}
+
+void ncmp_queue_waiter_wait(ncmp_queue_waiter *w, int timeout_ms)
+{
+    struct pollfd p = {.fd = w->fd, .events = POLLIN};
+    uint64_t v;
+    int ms = timeout_ms > CONSUMER_IDLE_WAIT_MS ? timeout_ms : CONSUMER_IDLE_WAIT_MS;
+
+    if (w->fd < 0 || rd_kafka_queue_length(w->queue) > 0)
+        return;
+    /* the write that woke an earlier wait; then look, then sleep: what
+     * comes after the look writes again */
+    while (read(w->fd, &v, sizeof(v)) > 0)
+        ;
+    if (rd_kafka_queue_length(w->queue) > 0)
+        return;
+    while (poll(&p, 1, ms) < 0 && errno == EINTR)
+        ;
+}
+
+void ncmp_queue_waiter_fini(ncmp_queue_waiter *w)
+{
+    if (w->fd < 0)
+        return;
+    rd_kafka_queue_io_event_enable(w->queue, -1, NULL, 0);
+    close(w->fd);
+    w->fd = -1;
+}
+
 int ncmp_consumer_poll(ncmp_consumer *c, rd_kafka_message_t **msgs, size_t max, int timeout_ms,
                        size_t *n, ncmp_err *err)
 {
-    double t0 = ncmp_now_ms(), waited;
     ssize_t got;
 
-    *n = 0;
-    if (max == 0)
-        return 0;
-    /* the first record is waited for up to CONSUMER_IDLE_WAIT_MS, not
-     * timeout_ms: a worker with nothing to do sleeps, where waking every
-     * timeout_ms (5 ms for module sync) to find nothing cost hundreds of
-     * wakeups a second per worker */
-    msgs[0] = rd_kafka_consume_queue(
-        c->queue, timeout_ms > CONSUMER_IDLE_WAIT_MS ? timeout_ms : CONSUMER_IDLE_WAIT_MS);
-    if (!msgs[0])
-        return 0; /* nothing came (an error of the poll itself comes as a record) */
-    /* the rest of the batch: what arrives within timeout_ms of the call,
-     * or what is already there when the first one came later */
-    waited = ncmp_now_ms() - t0;
-    got = max > 1 ? rd_kafka_consume_batch_queue(
-                        c->queue, waited < timeout_ms ? (int)((double)timeout_ms - waited) : 0,
-                        msgs + 1, max - 1)
-                  : 0;
+    /* a worker with nothing to do sleeps until something comes, where
+     * waiting timeout_ms at a time (5 ms for module sync) woke it hundreds
+     * of times a second to find nothing; the batch is then gathered in
+     * one call, as before (records of a partition revoked meanwhile are
+     * dropped there, not kept from an earlier call) */
+    ncmp_queue_waiter_wait(&c->waiter, timeout_ms);
+    got = rd_kafka_consume_batch_queue(c->queue, timeout_ms, msgs, max);
     if (got < 0) {
-        rd_kafka_message_destroy(msgs[0]);
+        *n = 0;
         return ncmp_err_set(err, NCMP_ERR_RETRY, "consume failed: %s",
                             rd_kafka_err2str(rd_kafka_last_error()));
     }
-    return ncmp_kafka_polled_take(c->rk, c->group, "kafka", msgs, (size_t)got + 1, n, err);
+    return ncmp_kafka_polled_take(c->rk, c->group, "kafka", msgs, (size_t)got, n, err);
 }
 
 int ncmp_kafka_member_renew(const char *role, int index, const char *group, const ncmp_err *why,
@@ -629,8 +661,10 @@ void ncmp_consumer_close(ncmp_consumer *c)
 {
     if (!c)
         return;
-    if (c->queue)
+    if (c->queue) {
+        ncmp_queue_waiter_fini(&c->waiter);
         rd_kafka_queue_destroy(c->queue);
+    }
     rd_kafka_consumer_close(c->rk);
     rd_kafka_destroy(c->rk);
     free(c);

@@ -161,11 +161,28 @@ int ncmp_consumer_new(ncmp_consumer **c, const ncmp_kafka_opts *opts, const char
                       const char *instance_id, const char *const *topics, size_t ntopics,
                       ncmp_err *err);
 
-/* Up to `max` records: the first waited for up to 100 ms (or
- * `timeout_ms` when longer), then what arrives within `timeout_ms` of the
- * call (what is there already when the first came later). Returns with
- * *n = 0 when none came. Records that carry an error are logged and
- * dropped. Fails with FATAL when the member failed
+/* A consumer queue's idle sleep: librdkafka writes to an eventfd when the
+ * queue stops being empty, so a worker with nothing to do can sleep on it
+ * instead of polling every batch wait (5-20 ms) to find nothing. */
+typedef struct ncmp_queue_waiter {
+    rd_kafka_queue_t *queue; /* borrowed */
+    int fd;                  /* -1: none could be made; wait returns at once */
+} ncmp_queue_waiter;
+
+void ncmp_queue_waiter_init(ncmp_queue_waiter *w, rd_kafka_queue_t *queue);
+
+/* When the queue is empty, sleep until something comes to it, 100 ms at
+ * most (or timeout_ms when longer); then the caller takes its batch in one
+ * call (records of a partition revoked meanwhile are dropped there). */
+void ncmp_queue_waiter_wait(ncmp_queue_waiter *w, int timeout_ms);
+
+/* Before the queue is destroyed. */
+void ncmp_queue_waiter_fini(ncmp_queue_waiter *w);
+
+/* Up to `max` records: on an empty queue, sleep until something comes
+ * (100 ms at most, or `timeout_ms` when longer), then wait up to
+ * `timeout_ms` for up to `max` records. Returns with *n = 0 when none
+ * came. Records that carry an error are logged and dropped. Fails with FATAL when the member failed
  * for good (ncmp_kafka_polled_take; nothing polled is returned): close
  * it and make a new one. The records in msgs[0..*n) are owned by the
  * caller (rd_kafka_message_destroy). */

@@ -47,6 +47,7 @@ typedef struct pump_worker {
     ncmp_err err;
     rd_kafka_t *consumer;
     rd_kafka_queue_t *queue;
+    ncmp_queue_waiter waiter; /* the idle sleep on queue */
     rd_kafka_t *producer;
     long pending; /* delivery reports to come; served on this thread */
     pump_slot *slots;
@@ -444,6 +445,7 @@ static int consumer_new(pump_worker *w, ncmp_err *err)
         0)
         return ncmp_err_prefix(err, "%s", w->p->role->input);
     w->queue = rd_kafka_queue_get_consumer(consumer);
+    ncmp_queue_waiter_init(&w->waiter, w->queue);
     pthread_mutex_lock(&w->p->lock); /* in the lag collector's sight */
     w->consumer = consumer;
     pthread_mutex_unlock(&w->p->lock);
@@ -480,8 +482,10 @@ static void consumer_close(pump_worker *w)
 {
     rd_kafka_t *consumer = w->consumer;
 
-    if (w->queue)
+    if (w->queue) {
+        ncmp_queue_waiter_fini(&w->waiter);
         rd_kafka_queue_destroy(w->queue);
+    }
     w->queue = NULL;
     if (!consumer)
         return;
@@ -518,11 +522,13 @@ static void renew_consumer(pump_worker *w, const ncmp_err *why)
 /* Wait for records; drop (and log) the error events among them. */
 static size_t poll_batch(pump_worker *w)
 {
-    ssize_t got = rd_kafka_consume_batch_queue(w->queue, w->p->role->batch_wait_ms, w->msgs,
-                                               (size_t)w->p->role->batch_size);
+    ssize_t got;
     size_t kept;
     ncmp_err err;
 
+    ncmp_queue_waiter_wait(&w->waiter, w->p->role->batch_wait_ms);
+    got = rd_kafka_consume_batch_queue(w->queue, w->p->role->batch_wait_ms, w->msgs,
+                                       (size_t)w->p->role->batch_size);
     if (ncmp_kafka_polled_take(w->consumer, w->p->group, w->p->role->name, w->msgs,
                                got > 0 ? (size_t)got : 0, &kept, &err) != 0) {
         renew_consumer(w, &err);
