@@ -29,8 +29,8 @@ struct ncmp_producer {
  * second (15% of a core on the broker, 5% in ncmpd). */
 #define FETCH_WAIT_MS "100"
 
-/* How long ncmp_consumer_poll sleeps on an empty queue (at most): also
- * how soon a worker with nothing to do sees that it should stop. */
+/* How long ncmp_queue_waiter_wait sleeps on an empty queue (at most):
+ * also how soon a worker with nothing to do sees that it should stop. */
 #define CONSUMER_IDLE_WAIT_MS 100
 
 struct ncmp_consumer {

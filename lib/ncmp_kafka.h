@@ -180,9 +180,9 @@ void ncmp_queue_waiter_wait(ncmp_queue_waiter *w, int timeout_ms);
 void ncmp_queue_waiter_fini(ncmp_queue_waiter *w);
 
 /* Up to `max` records: on an empty queue, sleep until something comes
- * (100 ms at most, or `timeout_ms` when longer), then wait up to
- * `timeout_ms` for up to `max` records. Returns with *n = 0 when none
- * came. Records that carry an error are logged and dropped. Fails with FATAL when the member failed
+ * (ncmp_queue_waiter_wait), then wait up to `timeout_ms` for up to `max`
+ * records. Returns with *n = 0 when none came. Records that carry an
+ * error are logged and dropped. Fails with FATAL when the member failed
  * for good (ncmp_kafka_polled_take; nothing polled is returned): close
  * it and make a new one. The records in msgs[0..*n) are owned by the
  * caller (rd_kafka_message_destroy). */

@@ -151,12 +151,6 @@ static void *shutdown_watchdog(void *arg)
     return NULL;
 }
 
-/* Start role `r`. A failure that may pass (RETRY: PostgreSQL or the
- * broker away for a moment, as when PostgreSQL crashes while the rest
- * role loads its handle map) is tried again with a growing pause, as the
- * first connection is, until the role starts or a stop is asked; a start
- * that failed left nothing running (role.h). Anything else stops the
- * process. */
 /* The prefix "NAME: " for a message of role `r`, or "" when the message
  * names the role already (as the role's own errors often do). */
 static const char *role_prefix(const ncmp_role *r, const ncmp_err *err, char *buf, size_t size)
@@ -169,6 +163,12 @@ static const char *role_prefix(const ncmp_role *r, const ncmp_err *err, char *bu
     return buf;
 }
 
+/* Start role `r`. A failure that may pass (RETRY: PostgreSQL or the
+ * broker away for a moment, as when PostgreSQL crashes while the rest
+ * role loads its handle map) is tried again with a growing pause, as the
+ * first connection is, until the role starts or a stop is asked; a start
+ * that failed left nothing running (role.h). Anything else stops the
+ * process. */
 static int role_start(const ncmp_role *r, ncmp_services *svc, void **handle, ncmp_err *err)
 {
     char prefix[64];
