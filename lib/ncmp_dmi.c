@@ -721,7 +721,6 @@ int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
         return ncmp_err_set(err, NCMP_ERR_FATAL, "DMI client: curl_global_init: %s",
                             curl_easy_strerror(curl_init_rc));
     dmi = ncmp_xcalloc(1, sizeof(*dmi));
-    dmi->loop.epfd = dmi->loop.wakefd = -1;
     dmi->opts = *opts;
     if (opts->auth_username && *opts->auth_username) {
         dmi->auth_username = ncmp_xstrdup(opts->auth_username);
@@ -752,9 +751,12 @@ int ncmp_dmi_new(ncmp_dmi **out, const ncmp_dmi_opts *opts, ncmp_err *err)
     *out = dmi;
     return 0;
 fail:
-    if (dmi->multi)
+    /* the loop is made right after the multi handle, and closes itself
+     * when it cannot be made */
+    if (dmi->multi) {
         curl_multi_cleanup(dmi->multi);
-    ncmp_curl_loop_close(&dmi->loop);
+        ncmp_curl_loop_close(&dmi->loop);
+    }
     pthread_mutex_destroy(&dmi->lock);
     free(dmi->auth_username);
     free(dmi->auth_password);
