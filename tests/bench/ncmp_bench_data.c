@@ -574,10 +574,15 @@ static void drain(load *l)
             finish(l, m->easy_handle, m->data.result);
 }
 
-/* Whether --ramp-ms still has clients to start. */
-static int ramping(const opts *o, double t0)
+/* The clients started `since` s into the run: all of them, or with
+ * --ramp-ms client i from i * ramp / C on. */
+static long clients_due(const opts *o, double since)
 {
-    return o->ramp_ms > 0 && (now_s() - t0) * 1000.0 < (double)o->ramp_ms;
+    double ms = since * 1000.0;
+
+    return o->ramp_ms > 0 && ms < (double)o->ramp_ms
+               ? (long)(ms * (double)o->concurrency / (double)o->ramp_ms) + 1
+               : o->concurrency;
 }
 
 /* Run the load for o->seconds (then wait for what is in flight). */
@@ -597,13 +602,7 @@ static void run_load(load *l)
                        l->inflight < MAX_INFLIGHT)
                     start_one(l);
             } else {
-                /* with --ramp-ms, client i joins at i * ramp / C */
-                double since_ms = (t - t0) * 1000.0;
-                long clients =
-                    o->ramp_ms > 0 && since_ms < (double)o->ramp_ms
-                        ? (long)(since_ms * (double)o->concurrency / (double)o->ramp_ms) + 1
-                        : o->concurrency;
-                while (l->inflight < clients)
+                while (l->inflight < clients_due(o, t - t0))
                     start_one(l);
             }
         } else if (l->inflight == 0) {
@@ -611,7 +610,8 @@ static void run_load(load *l)
         }
         /* the sockets that are ready, not every transfer: this client's
          * cost per answer must not grow with the clients */
-        ncmp_curl_loop_run(&l->loop, ramping(o, t0) || o->rate > 0 ? 2 : 20);
+        ncmp_curl_loop_run(&l->loop,
+                           o->rate > 0 || clients_due(o, t - t0) < o->concurrency ? 2 : 20);
         drain(l);
     }
 }
