@@ -102,7 +102,7 @@ _report_missing() {
 _report_registration() {
     _report_has registration || { _report_missing registration; return 0; }
     _report_jq '.scenarios.registration // empty |
-        "\(.handles | n) handles, batch size \(.batch_size) requests, \(.workers) workers.\n",
+        "\(.handles | n) handles, batch size \(.batch_size) requests, \(.workers) workers\(if .measured then " (measured \(.measured), later than the other scenarios)" else "" end).\n",
         "| metric | ncmpd | raw limit: COPY, same run | ncmpd / raw | NCMP 2025-12 expectation | ncmpd vs expectation | NCMP best published | ncmpd vs best |",
         "|---|---|---|---|---|---|---|---|",
         "| registration, handles/s (publish -> ADVISED event) | \(.registration_handles_per_s | n) | \(.copy_rows_per_s | n) | \(ratio(.registration_handles_per_s; .copy_rows_per_s)) | \($ncmp.registration.exp) | \(times(.registration_handles_per_s; $ncmp.registration.exp)) | \($ncmp.registration.best) | \(times(.registration_handles_per_s; $ncmp.registration.best)) |",

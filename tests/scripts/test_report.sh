@@ -127,7 +127,7 @@ machine_and_commands() {
 
 template_text_kept_and_filled() {
     local f="$scratch/full/performance.md"
-    grep -q '^Where the time goes (`--log.level=debug` timings' "$f" || { echo "hand-written text lost"; return 1; }
+    grep -q '^Where the time goes (CPU time of each process' "$f" || { echo "hand-written text lost"; return 1; }
     ! grep -qE '^@[A-Z_]+@$' "$f" || { echo "a block was not filled"; return 1; }
     # every non-empty line of the template that is not a block is in the
     # output, in order
