@@ -91,6 +91,15 @@ _secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 _rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'; }
 _ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
+# _calibrate: the CPU time, in ms, SHA-256 over 4 MB takes on this machine
+# now (the median of 9). The same work takes longer when the core itself
+# is slower (its clock, another tenant of the host), which a load average
+# does not show: a run's figures are compared with another's only when
+# their calibrations agree.
+_calibrate() {
+    "$NCMP_BIN/tests/bench/ncmp-bench-raw" calibrate | awk '{ printf "%.1f", $6 * 1000 }'
+}
+
 # bench_ingest [--events N] [--json FILE]: the platform slice. Time from
 # the first publish until every event is a row, against raw produce, raw
 # group consume and plain COPY of the same rows, all in this run.
@@ -294,9 +303,10 @@ _registration_settings() {
 }
 
 # bench_registration [--handles N] [--json FILE]: one run of
-# _registration_measure, as a table and JSON.
+# _registration_measure, as a table and JSON, with the machine's speed
+# (calibration_cpu_ms) before and after.
 bench_registration() {
-    local handles=50000 json="" reg dereg copy batch workers secs_reg secs_dereg
+    local handles=50000 json="" reg dereg copy batch workers secs_reg secs_dereg cal0 cal1
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -306,8 +316,10 @@ bench_registration() {
     done
     services_up
     read -r batch workers < <(_registration_settings)
+    cal0=$(_calibrate)
     read -r reg secs_reg dereg secs_dereg copy < <(_registration_measure "$handles") ||
         die "the registration run failed"
+    cal1=$(_calibrate)
 
     printf '\n%-40s %14s %10s\n' "registration, $handles handles" "handles/s" "vs COPY"
     printf '%-40s %14s %10s\n' "registration (publish -> ADVISED event)" "$reg" "$(_ratio "$reg" "$copy")"
@@ -315,9 +327,12 @@ bench_registration() {
     printf '%-40s %14s %10s\n' "raw COPY of the same rows" "$copy" "1.00"
     printf 'batch size %s requests, workers %s, %s s + %s s, machine: %s cores\n' \
         "$batch" "$workers" "$secs_reg" "$secs_dereg" "$(nproc)"
+    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s before, %s after\n' \
+        "$cal0" "$cal1"
     if [ -n "$json" ]; then
         cat >"$json" <<JSON
 {"scenario": "registration", "handles": $handles,
+ "calibration_cpu_ms": {"start": $cal0, "end": $cal1},
  "registration_handles_per_s": $reg, "registration_seconds": $secs_reg,
  "deregistration_handles_per_s": $dereg, "deregistration_seconds": $secs_dereg,
  "copy_rows_per_s": $copy, "registration_vs_copy": $(_ratio "$reg" "$copy"),
@@ -1004,9 +1019,11 @@ _pm_probe() {
 # the policy executor off and on (the stub's, allowing, no delay), in the
 # rounds off, on, on, off of S/2 s each: policy_added_ms is the mean of
 # the rounds' medians on minus off; beside it, a permission request
-# straight to the policy stub.
+# straight to the policy stub. The machine's speed (calibration_cpu_ms)
+# is measured at the start and the end, so that runs are compared only
+# where it agrees.
 bench_provmns() {
-    local json="" port=${NCMP_BENCH_HTTP_PORT:-28883} port2 stub bs t0 j load0 load1
+    local json="" port=${NCMP_BENCH_HTTP_PORT:-28883} port2 stub bs t0 j load0 load1 cal0 cal1
     _pm_handles=50000 _pm_secs=30
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -1042,6 +1059,7 @@ bench_provmns() {
     pg_psql -qc "VACUUM ANALYZE" >/dev/null && pg_psql -qc "CHECKPOINT" >/dev/null
 
     load0=$(cut -d' ' -f1 /proc/loadavg)
+    cal0=$(_calibrate)
     j="{\"scenario\": \"provmns\", \"handles\": $_pm_handles, \"seconds\": $_pm_secs, \"cores\": $(nproc),"
     printf '\n%-48s %7s %8s %8s %8s %8s %8s\n' "provmns, $_pm_handles handles, $_pm_secs s per run" ok \
         req/s "avg ms" "p50 ms" "p99 ms" "max ms"
@@ -1121,8 +1139,10 @@ bench_provmns() {
     j+=" {\"policy\": \"on\", $(_pm_members "" "$on2")}, {\"policy\": \"off\", $(_pm_members "" "$off2")}],"
     j+=" $(_pm_members direct_policy_ "$pol")},"
     load1=$(cut -d' ' -f1 /proc/loadavg)
+    cal1=$(_calibrate)
     # the 1-minute load average, other work on the machine included
     j+="\"load_average_start\": $load0, \"load_average_end\": $load1,"
+    j+="\"calibration_cpu_ms\": {\"start\": $cal0, \"end\": $cal1},"
     j+="\"policy_added_ms\": $added}"
 
     printf '\nwhat ncmpd adds to the stub alone: read 40/s %s ms avg, patch 1/s %s ms avg, ' \
@@ -1138,6 +1158,8 @@ bench_provmns() {
         "$added" "$(_pm_field p50 "$pol")"
     printf 'machine: %s cores shared by ncmpd, the stub, the clients, PostgreSQL and Kafka; ' "$(nproc)"
     printf 'load average %s at the start, %s at the end\n' "$load0" "$load1"
+    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s at the start, %s at the end\n' \
+        "$cal0" "$cal1"
     if [ -n "$json" ]; then
         printf '%s\n' "$j" >"$json"
         info "wrote $json"

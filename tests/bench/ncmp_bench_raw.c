@@ -41,6 +41,12 @@
  *       tree not timed. Prints `datajob-parse <ops> <seconds> <ops/s>
  *       bytes <body bytes> cpu <seconds>`, the last the median of the
  *       thread's CPU time (what a busy machine does not add to)
+ *   ncmp-bench-raw calibrate [-r RUNS]
+ *       the machine's speed at this moment: SHA-256 over 4 MB, RUNS times
+ *       (9 by default). Prints `calibrate <MB> <seconds> <MB/s> cpu
+ *       <seconds>`, medians; the CPU time grows when the core itself is
+ *       slower (its clock, a sibling thread or another tenant of the
+ *       host), the wall time also when other processes wait for it
  *
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
@@ -61,6 +67,7 @@
 #include "ncmp_db.h"
 #include "ncmp_kafka.h"
 #include "ncmp_log.h"
+#include "ncmp_sha256.h"
 #include "ncmp_time.h"
 
 static double now_s(void)
@@ -557,6 +564,38 @@ static int bench_datajob_parse(long ops, long handles, int runs)
     return rc;
 }
 
+/* SHA-256 over 4 MB, `runs` times: the medians of the wall and the
+ * thread's CPU time. */
+static int bench_calibrate(int runs)
+{
+    enum { MB = 4 };
+    size_t len = (size_t)MB << 20;
+    unsigned char *data = ncmp_xmalloc(len), digest[32];
+    double *secs = ncmp_xcalloc((size_t)runs, sizeof(*secs));
+    double *cpu = ncmp_xcalloc((size_t)runs, sizeof(*cpu));
+
+    for (size_t i = 0; i < len; i++)
+        data[i] = (unsigned char)(i * 2654435761u >> 24);
+    for (int i = 0; i < runs; i++) {
+        ncmp_sha256 h;
+        double t0 = now_s(), c0 = cpu_s();
+        ncmp_sha256_init(&h);
+        ncmp_sha256_update(&h, data, len);
+        ncmp_sha256_final(&h, digest);
+        secs[i] = now_s() - t0;
+        cpu[i] = cpu_s() - c0;
+        data[i % len] ^= digest[0]; /* the next run hashes other bytes */
+    }
+    qsort(secs, (size_t)runs, sizeof(*secs), cmp_double);
+    qsort(cpu, (size_t)runs, sizeof(*cpu), cmp_double);
+    printf("calibrate %d %.4f %.0f cpu %.4f\n", MB, secs[runs / 2], MB / secs[runs / 2],
+           cpu[runs / 2]);
+    free(data);
+    free(secs);
+    free(cpu);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *brokers = "127.0.0.1:9092", *topic = NULL, *group = NULL, *url = NULL, *out = NULL,
@@ -564,13 +603,14 @@ int main(int argc, char **argv)
     long n = 0, handles = 50000;
     long first = -1;
     double rate = 0;
-    int c, print = 0, runs = 5, wait_s = 0;
+    int c, print = 0, runs = 0, wait_s = 0; /* runs: 0 the command's default */
 
     if (argc < 2) {
         fprintf(
             stderr,
             "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
-            "copy-handles|datajob-parse [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
+            "copy-handles|datajob-parse|calibrate [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g "
+            "GROUP] "
             "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] [-s FIRST] [-w SECS] -n N\n");
         return 2;
     }
@@ -635,8 +675,10 @@ int main(int argc, char **argv)
         return bench_copy(url, n);
     if (strcmp(argv[1], "copy-handles") == 0 && url && n > 0)
         return bench_copy_handles(url, n);
-    if (strcmp(argv[1], "datajob-parse") == 0 && n > 1 && handles > 0 && runs > 0)
-        return bench_datajob_parse(n, handles, runs);
+    if (strcmp(argv[1], "calibrate") == 0 && runs >= 0)
+        return bench_calibrate(runs ? runs : 9);
+    if (strcmp(argv[1], "datajob-parse") == 0 && n > 1 && handles > 0 && runs >= 0)
+        return bench_datajob_parse(n, handles, runs ? runs : 5);
     fprintf(stderr, "ncmp-bench-raw: bad arguments\n");
     return 2;
 }
