@@ -92,7 +92,7 @@ _rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'
 _ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # _calibrate: the CPU time, in ms, SHA-256 over 4 MB takes on this machine
-# now (the median of 9). The same work takes longer when the core itself
+# now (the fastest of 9). The same work takes longer when the core itself
 # is slower (its clock, another tenant of the host), which a load average
 # does not show: a run's figures are compared with another's only when
 # their calibrations agree.

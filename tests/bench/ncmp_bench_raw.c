@@ -44,9 +44,11 @@
  *   ncmp-bench-raw calibrate [-r RUNS]
  *       the machine's speed at this moment: SHA-256 over 4 MB, RUNS times
  *       (9 by default). Prints `calibrate <MB> <seconds> <MB/s> cpu
- *       <seconds>`, medians; the CPU time grows when the core itself is
- *       slower (its clock, a sibling thread or another tenant of the
- *       host), the wall time also when other processes wait for it
+ *       <seconds>`, the fastest run's: its CPU time grows when the core
+ *       itself is slower (its clock, a sibling thread or another tenant
+ *       of the host), the wall time also when other processes want it;
+ *       the fastest of 9 short runs is the least disturbed, so a slower
+ *       machine shows rather than a busy moment
  *
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
@@ -564,8 +566,8 @@ static int bench_datajob_parse(long ops, long handles, int runs)
     return rc;
 }
 
-/* SHA-256 over 4 MB, `runs` times: the medians of the wall and the
- * thread's CPU time. */
+/* SHA-256 over 4 MB, `runs` times: the wall and the thread's CPU time of
+ * the fastest. */
 static int bench_calibrate(int runs)
 {
     enum { MB = 4 };
@@ -588,8 +590,7 @@ static int bench_calibrate(int runs)
     }
     qsort(secs, (size_t)runs, sizeof(*secs), cmp_double);
     qsort(cpu, (size_t)runs, sizeof(*cpu), cmp_double);
-    printf("calibrate %d %.4f %.0f cpu %.4f\n", MB, secs[runs / 2], MB / secs[runs / 2],
-           cpu[runs / 2]);
+    printf("calibrate %d %.4f %.0f cpu %.4f\n", MB, secs[0], MB / secs[0], cpu[0]);
     free(data);
     free(secs);
     free(cpu);
