@@ -822,9 +822,10 @@ _data_stub() {
 # 200 concurrent clients (started over one delay, then at once); reads
 # against a zero-delay stub
 # (requests/s); legacy batch reads of 200 handles as fast as accepted,
-# counting the events that reach the client topic in S seconds.
+# counting the events that reach the client topic in S seconds. The
+# machine's speed (calibration_cpu_ms) at the start and the end.
 bench_data() {
-    local handles=10000 secs=20 json="" bs n
+    local handles=10000 secs=20 json="" bs n cal0 cal1
     while [ $# -gt 0 ]; do
         case "$1" in
         --handles) handles=$2; shift 2 ;;
@@ -853,6 +854,7 @@ bench_data() {
     [ "$n" -lt 1200 ] || die "handles not READY after 600 s"
     sleep 2 # the last READY events reach the handle map
 
+    cal0=$(_calibrate)
     _data_json="{\"scenario\": \"data\", \"handles\": $handles, \"seconds\": $secs, \"cores\": $(nproc),"
     printf '\n%-44s %8s %8s %9s %9s %9s %9s\n' "data, $handles handles, $secs s per run" ok req/s \
         "avg ms" "p50 ms" "p99 ms" "max ms"
@@ -883,7 +885,11 @@ bench_data() {
     _data_stub 0 0
     _data_pt read_zero_delay "read, zero-delay stub, 200 concurrent" --method GET --concurrency 200 \
         --delay-ms 0 --handles "$handles" --seconds "$secs"
+    cal1=$(_calibrate)
+    _data_json+="\"calibration_cpu_ms\": {\"start\": $cal0, \"end\": $cal1},"
     printf 'machine: %s cores shared by ncmpd, the stub, the client, PostgreSQL and Kafka\n' "$(nproc)"
+    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s at the start, %s at the end\n' \
+        "$cal0" "$cal1"
     if [ -n "$json" ]; then
         printf '%s\n' "${_data_json%,}}" >"$json"
         info "wrote $json"
