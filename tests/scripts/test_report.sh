@@ -86,7 +86,8 @@ provmns_rows_targets_and_stub_alone() {
         has "$f" "| ProvMnS reads/s, zero-delay stub, 200 concurrent | 2,500 | 10,000 | ncmpd / stub alone 0.25 | ≥ 5,000 | **no** | - | - | - |" &&
         has "$f" "| policy check added to a patch (40/s, zero-delay stub), median ms | +0.30 (1.50 on, 1.20 off) | a permission request alone: 0.40 | - | ≤ 0.5 | yes | - | - | - |" &&
         grep -qF "bench data's pass-through load through ncmpd: reads 13/s 1.10 ms average overhead (p99 4.50), writes 5.2/s 1.40 ms (p99 5.50)." "$f" &&
-        grep -qF "The 1-minute load average, other work on the machine included, was 1.5 at the start and 2.25 at the end (2 cores)." "$f"
+        grep -qF "The 1-minute load average, other work on the machine included, was 1.5 at the start and 2.25 at the end (2 cores)." "$f" &&
+        grep -qF "The machine's calibration (CPU time of SHA-256 over 4 MB, \`ncmp-bench-raw calibrate\`) was 13.1 ms at the start and 14.5 ms at the end." "$f"
 }
 
 datajobs_rows_against_ncmp_and_targets() {
