@@ -92,12 +92,23 @@ _rate() { awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", (s > 0 ? n / s : 0) }'
 _ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 
 # _calibrate: the CPU time, in ms, SHA-256 over 4 MB takes on this machine
-# now (the fastest of 9). The same work takes longer when the core itself
+# now (the least of 9 runs). The same work takes longer when the core itself
 # is slower (its clock, another tenant of the host), which a load average
 # does not show: a run's figures are compared with another's only when
 # their calibrations agree.
 _calibrate() {
     "$NCMP_BIN/tests/bench/ncmp-bench-raw" calibrate | awk '{ printf "%.1f", $6 * 1000 }'
+}
+
+# _calibration_line START END: the console line of two calibrations.
+_calibration_line() {
+    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s at the start, %s at the end\n' \
+        "$1" "$2"
+}
+
+# _calibration_json START END: the JSON member of two calibrations.
+_calibration_json() {
+    printf '"calibration_cpu_ms": {"start": %s, "end": %s}' "$1" "$2"
 }
 
 # bench_ingest [--events N] [--json FILE]: the platform slice. Time from
@@ -215,8 +226,7 @@ _registration_measure() {
         die "publishing the warm-up failed"
     _wait_consumer "$cpid" 1800 || die "the warm-up's events did not arrive (see $NCMP_INSTANCE_DIR/ncmpd.log)"
     [ "$(pg_psql -Atc 'SELECT count(*) FROM cm_handle')" -eq 0 ] || die "handles left after the warm-up"
-    pg_psql -qc "VACUUM ANALYZE cm_handle" >/dev/null && pg_psql -qc "VACUUM ANALYZE lcm_outbox" >/dev/null ||
-        die "VACUUM after the warm-up failed"
+    pg_psql -qc "VACUUM ANALYZE cm_handle, lcm_outbox" >/dev/null || die "VACUUM after the warm-up failed"
 
     info "raw limit: COPY of the same $handles rows into an empty copy of cm_handle"
     copy=$("$raw" copy-handles -d "$(pg_url)" -n "$handles" | awk '{print $4}') || die "raw COPY failed"
@@ -327,12 +337,11 @@ bench_registration() {
     printf '%-40s %14s %10s\n' "raw COPY of the same rows" "$copy" "1.00"
     printf 'batch size %s requests, workers %s, %s s + %s s, machine: %s cores\n' \
         "$batch" "$workers" "$secs_reg" "$secs_dereg" "$(nproc)"
-    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s before, %s after\n' \
-        "$cal0" "$cal1"
+    _calibration_line "$cal0" "$cal1"
     if [ -n "$json" ]; then
         cat >"$json" <<JSON
 {"scenario": "registration", "handles": $handles,
- "calibration_cpu_ms": {"start": $cal0, "end": $cal1},
+ $(_calibration_json "$cal0" "$cal1"),
  "registration_handles_per_s": $reg, "registration_seconds": $secs_reg,
  "deregistration_handles_per_s": $dereg, "deregistration_seconds": $secs_dereg,
  "copy_rows_per_s": $copy, "registration_vs_copy": $(_ratio "$reg" "$copy"),
@@ -886,10 +895,9 @@ bench_data() {
     _data_pt read_zero_delay "read, zero-delay stub, 200 concurrent" --method GET --concurrency 200 \
         --delay-ms 0 --handles "$handles" --seconds "$secs"
     cal1=$(_calibrate)
-    _data_json+="\"calibration_cpu_ms\": {\"start\": $cal0, \"end\": $cal1},"
+    _data_json+="$(_calibration_json "$cal0" "$cal1"),"
     printf 'machine: %s cores shared by ncmpd, the stub, the client, PostgreSQL and Kafka\n' "$(nproc)"
-    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s at the start, %s at the end\n' \
-        "$cal0" "$cal1"
+    _calibration_line "$cal0" "$cal1"
     if [ -n "$json" ]; then
         printf '%s\n' "${_data_json%,}}" >"$json"
         info "wrote $json"
@@ -1148,7 +1156,7 @@ bench_provmns() {
     cal1=$(_calibrate)
     # the 1-minute load average, other work on the machine included
     j+="\"load_average_start\": $load0, \"load_average_end\": $load1,"
-    j+="\"calibration_cpu_ms\": {\"start\": $cal0, \"end\": $cal1},"
+    j+="$(_calibration_json "$cal0" "$cal1"),"
     j+="\"policy_added_ms\": $added}"
 
     printf '\nwhat ncmpd adds to the stub alone: read 40/s %s ms avg, patch 1/s %s ms avg, ' \
@@ -1164,8 +1172,7 @@ bench_provmns() {
         "$added" "$(_pm_field p50 "$pol")"
     printf 'machine: %s cores shared by ncmpd, the stub, the clients, PostgreSQL and Kafka; ' "$(nproc)"
     printf 'load average %s at the start, %s at the end\n' "$load0" "$load1"
-    printf 'calibration (CPU ms of SHA-256 over 4 MB; a slower machine takes longer): %s at the start, %s at the end\n' \
-        "$cal0" "$cal1"
+    _calibration_line "$cal0" "$cal1"
     if [ -n "$json" ]; then
         printf '%s\n' "$j" >"$json"
         info "wrote $json"

@@ -44,11 +44,11 @@
  *   ncmp-bench-raw calibrate [-r RUNS]
  *       the machine's speed at this moment: SHA-256 over 4 MB, RUNS times
  *       (9 by default). Prints `calibrate <MB> <seconds> <MB/s> cpu
- *       <seconds>`, the fastest run's: its CPU time grows when the core
- *       itself is slower (its clock, a sibling thread or another tenant
- *       of the host), the wall time also when other processes want it;
- *       the fastest of 9 short runs is the least disturbed, so a slower
- *       machine shows rather than a busy moment
+ *       <seconds>`, the least of the runs: the CPU time grows when the
+ *       core itself is slower (its clock, a sibling thread or another
+ *       tenant of the host), the wall time also when other processes
+ *       want it; the least of 9 short runs is the least disturbed, so a
+ *       slower machine shows rather than a busy moment
  *
  * Each prints one line: `<what> <count> <seconds> <per-second>`.
  */
@@ -566,34 +566,33 @@ static int bench_datajob_parse(long ops, long handles, int runs)
     return rc;
 }
 
-/* SHA-256 over 4 MB, `runs` times: the wall and the thread's CPU time of
- * the fastest. */
+/* SHA-256 over 4 MB, `runs` times: the least wall and the least thread
+ * CPU time of the runs. */
 static int bench_calibrate(int runs)
 {
     enum { MB = 4 };
     size_t len = (size_t)MB << 20;
     unsigned char *data = ncmp_xmalloc(len), digest[32];
-    double *secs = ncmp_xcalloc((size_t)runs, sizeof(*secs));
-    double *cpu = ncmp_xcalloc((size_t)runs, sizeof(*cpu));
+    double secs = 0, cpu = 0;
 
     for (size_t i = 0; i < len; i++)
         data[i] = (unsigned char)(i * 2654435761u >> 24);
     for (int i = 0; i < runs; i++) {
         ncmp_sha256 h;
-        double t0 = now_s(), c0 = cpu_s();
+        double t0 = now_s(), c0 = cpu_s(), t, c;
         ncmp_sha256_init(&h);
         ncmp_sha256_update(&h, data, len);
         ncmp_sha256_final(&h, digest);
-        secs[i] = now_s() - t0;
-        cpu[i] = cpu_s() - c0;
+        t = now_s() - t0;
+        c = cpu_s() - c0;
+        if (i == 0 || t < secs)
+            secs = t;
+        if (i == 0 || c < cpu)
+            cpu = c;
         data[i % len] ^= digest[0]; /* the next run hashes other bytes */
     }
-    qsort(secs, (size_t)runs, sizeof(*secs), cmp_double);
-    qsort(cpu, (size_t)runs, sizeof(*cpu), cmp_double);
-    printf("calibrate %d %.4f %.0f cpu %.4f\n", MB, secs[0], MB / secs[0], cpu[0]);
+    printf("calibrate %d %.4f %.0f cpu %.4f\n", MB, secs, MB / secs, cpu);
     free(data);
-    free(secs);
-    free(cpu);
     return 0;
 }
 
@@ -610,8 +609,8 @@ int main(int argc, char **argv)
         fprintf(
             stderr,
             "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
-            "copy-handles|datajob-parse|calibrate [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g "
-            "GROUP] "
+            "copy-handles|datajob-parse|calibrate "
+            "[-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
             "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] [-s FIRST] [-w SECS] -n N\n");
         return 2;
     }
