@@ -721,6 +721,8 @@ static void lib_register(void)
             "parsed properties.",
             NULL);
     }
+    lib.data_sync_writers = ncmp_metrics_gauge(
+        "ncmp_data_sync_writers", "Writer threads of the data-sync role that are running.", NULL);
 }
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void)

@@ -154,6 +154,8 @@ typedef struct ncmp_metrics_lib {
     ncmp_metric *search_index_loads;   /* counter */
     ncmp_metric *search_index_handles; /* gauge */
     ncmp_metric *search_index_bytes;   /* gauge */
+    /* workers/datasync/datasync.c */
+    ncmp_metric *data_sync_writers; /* gauge */
 } ncmp_metrics_lib;
 
 const ncmp_metrics_lib *ncmp_metrics_lib_get(void);

@@ -691,3 +691,63 @@ Test(data_sync, two_processes_share_the_queue)
               "the second process synced some; log %s", log2);
     case_stop(c);
 }
+
+Test(data_sync, every_writer_keeps_writing)
+{
+    /* small batches, a long batch wait, two writers: one waits for its
+     * batch to fill while the other comes back and takes what is there */
+    const char *extra[] = {"--data-sync.workers=2", "--data-sync.batch-size=3",
+                           "--data-sync.batch-wait-ms=50", NULL};
+    ds_case *c = case_start("ds-writers", NULL, extra, 150);
+    reply r;
+
+    cr_assert_eq(it_query_long(c->db,
+                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
+                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
+                               " SELECT count(*) FROM u",
+                               0, NULL),
+                 150);
+    cr_assert_eq(it_wait_long(c->db,
+                              "SELECT count(*) FROM cm_handle"
+                              " WHERE operational_sync_state = 'SYNCHRONIZED'",
+                              NULL, 150, WAIT_MS),
+                 150, "every handle synced; log %s", c->log);
+    call(c, "GET", "/metrics", &r);
+    cr_assert_eq(r.status, 200);
+    cr_assert(strstr(r.body.data, "\nncmp_data_sync_writers 2\n"),
+              "both writers still run after %d batches; log %s; metrics:\n%s", 150 / 3, c->log,
+              r.body.data);
+    reply_free(&r);
+    case_stop(c);
+}
+
+Test(data_sync, unsent_reads_are_not_failures)
+{
+    /* four requests in flight to the stub at most, three roots a device,
+     * slow answers: most reads of ten handles claimed at once are not
+     * sent. Each such handle must come back soon, as the same attempt: a
+     * counted failure would wait the ten minutes of back-off asked here */
+    const char *stub_extra[] = {"--read-delay-ms", "100", NULL};
+    const char *extra[] = {"--dmi.max-in-flight-per-plugin=4",
+                           "--data-sync.retry-initial-ms=600000", "--data-sync.retry-max-ms=600000",
+                           NULL};
+    ds_case *c = case_start("ds-unsent", stub_extra, extra, 10);
+
+    cr_assert_eq(it_query_long(c->db,
+                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
+                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
+                               " SELECT count(*) FROM u",
+                               0, NULL),
+                 10);
+    cr_assert_eq(it_wait_long(c->db,
+                              "SELECT count(*) FROM cm_handle"
+                              " WHERE operational_sync_state = 'SYNCHRONIZED'",
+                              NULL, 10, WAIT_MS),
+                 10, "every handle synced without a back-off; log %s", c->log);
+    cr_assert(it_file_contains(c->log, "whose reads were not sent"),
+              "some reads were not sent (the case tests nothing otherwise); log %s", c->log);
+    cr_assert(!it_file_contains(c->log, "handles not synchronized, retried later"),
+              "no read counted as failed; log %s", c->log);
+    cr_assert_eq(it_query_long(c->db, SQL_CACHE_ROWS, 0, NULL), 10 * DEVICE_ROWS);
+    case_stop(c);
+}

@@ -988,6 +988,7 @@ Test(ncmp_metrics, every_library_metric_is_documented)
             {"ncmp_search_index_loads_total", "(none)"},
             {"ncmp_search_index_handles", "(none)"},
             {"ncmp_search_index_bytes", "(none)"},
+            {"ncmp_data_sync_writers", "(none)"},
         };
         cr_assert_eq(sizeof(expect) / sizeof(expect[0]), nall);
         for (size_t i = 0; i < nall; i++) {

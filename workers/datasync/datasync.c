@@ -19,6 +19,7 @@
 #include "ncmp_dmi.h"
 #include "ncmp_jscan.h"
 #include "ncmp_log.h"
+#include "ncmp_metrics.h"
 #include "ncmp_pgarray.h"
 #include "ncmp_signal.h"
 #include "ncmp_time.h"
@@ -125,6 +126,8 @@ struct job {
     ncmp_dmi_response **resps; /* per root; NULL until answered */
     atomic_size_t pending;     /* roots still in flight */
     atomic_int failed;
+    atomic_int unsent;          /* a read was not sent: the plugin had this process's most (busy) */
+    atomic_int broke;           /* a read failed otherwise */
     char why[NCMP_ERR_MSG_MAX]; /* written by whoever set `failed` first */
 };
 
@@ -139,10 +142,11 @@ struct datasync {
     pthread_cond_t cond;
     job *done_head, *done_tail; /* answered, waiting for a writer */
     size_t ndone;
-    size_t in_flight; /* claimed and not yet written */
-    int stopping;     /* stop asked */
-    int closed;       /* destroyed: jobs completing now are dropped */
-    int wake[2];      /* pipe: a writer freed room; stop */
+    size_t reading; /* claimed, their reads not all answered (data-sync.max-in-flight) */
+    size_t held;    /* answered and not yet written: queued (ndone) or in a writer's batch */
+    int stopping;   /* stop asked */
+    int closed;     /* destroyed: jobs completing now are dropped */
+    int wake[2];    /* pipe: a writer freed room; stop */
     pthread_t dispatcher;
     pthread_t writers[MAX_WRITERS];
     int nwriters, dispatcher_started;
@@ -211,6 +215,8 @@ static job *job_new(datasync *ds, const char *id, int attempts)
     j->attempts = attempts;
     atomic_init(&j->pending, 0);
     atomic_init(&j->failed, 0);
+    atomic_init(&j->unsent, 0);
+    atomic_init(&j->broke, 0);
     return j;
 }
 
@@ -259,6 +265,8 @@ static void job_done(job *j)
         return;
     }
     j->next = NULL;
+    ds->reading--;
+    ds->held++;
     if (ds->done_tail)
         ds->done_tail->next = j;
     else
@@ -278,6 +286,7 @@ static void root_done(ncmp_dmi_response *resp, void *opaque)
     ncmp_err err;
 
     if (ncmp_dmi_response_check(resp, &err) != 0) {
+        atomic_store(resp->failure == NCMP_DMI_FAIL_BUSY ? &j->unsent : &j->broke, 1);
         job_fail(j, "reading %s: %s", j->set->roots[c->i], err.msg);
         ncmp_dmi_response_destroy(resp);
     } else {
@@ -325,6 +334,7 @@ static void job_submit(datasync *ds, job *j, const char *dmi, const char *proper
         req.body = body.data;
         req.body_len = body.len;
         if (ncmp_dmi_submit(ds->dmi, &req, root_done, &j->calls[i], &err) != 0) {
+            atomic_store(&j->broke, 1);
             job_fail(j, "reading %s: %s", j->set->roots[i], err.msg);
             atomic_fetch_sub(&j->pending, 1);
         }
@@ -434,11 +444,12 @@ static long claim(datasync *ds, ncmp_db *db, size_t room, ncmp_err *err)
         }
         j = job_new(ds, id, atoi(PQgetvalue(res, r, 1)));
         pthread_mutex_lock(&ds->lock);
-        ds->in_flight++;
+        ds->reading++;
         pthread_mutex_unlock(&ds->lock);
         if (!PQgetisnull(res, r, 6) &&
             datasync_store_set(ds->store, db, datasync_schema_set_name(tag, id),
                                PQgetvalue(res, r, 6), &j->set, &serr) != 0) {
+            atomic_store(&j->broke, 1);
             job_fail(j, "schema set %s: %s", datasync_schema_set_name(tag, id), serr.msg);
             if (serr.cls == NCMP_ERR_FATAL) {
                 job_done(j);
@@ -489,6 +500,24 @@ static int wait_event(datasync *ds, ncmp_db *db, long timeout_ms)
     return notified;
 }
 
+/* How many handles the dispatcher may claim now (ds->lock held): reads
+ * up to data-sync.max-in-flight, and beyond the answers of those, up to
+ * two batches per writer held in memory (one being written, one ready for
+ * when it is done), so that slow writers hold back the reads rather than
+ * gather answers. */
+static size_t claim_room(const datasync *ds)
+{
+    size_t max_reading = (size_t)ds->cfg->data_sync_max_in_flight;
+    size_t max_total =
+        max_reading + 2 * (size_t)ds->nwriters * (size_t)ds->cfg->data_sync_batch_size;
+    size_t total = ds->reading + ds->held;
+    size_t room = ds->reading < max_reading ? max_reading - ds->reading : 0;
+
+    if (total >= max_total)
+        return 0;
+    return room < max_total - total ? room : max_total - total;
+}
+
 static void *dispatcher_main(void *arg)
 {
     datasync *ds = arg;
@@ -521,9 +550,7 @@ static void *dispatcher_main(void *arg)
             more = 1;
         }
         pthread_mutex_lock(&ds->lock);
-        room = ds->in_flight < (size_t)ds->cfg->data_sync_max_in_flight
-                   ? (size_t)ds->cfg->data_sync_max_in_flight - ds->in_flight
-                   : 0;
+        room = claim_room(ds);
         pthread_mutex_unlock(&ds->lock);
         if (more && room > 0) {
             long got = claim(ds, db, room, &err);
@@ -568,7 +595,10 @@ static void *dispatcher_main(void *arg)
 /* --- the writers ------------------------------------------------------------ */
 
 /* Up to `max` answered jobs: waits for the first, then up to the batch
- * wait for more. NULL when stopping with nothing left. */
+ * wait for more. NULL when stopping with nothing left. Another writer may
+ * take what was waited for during the batch wait: then wait again (a
+ * writer that returned with nothing would end, and the role would write
+ * on fewer connections than it has). */
 static job *take_batch(datasync *ds, size_t max, size_t *n)
 {
     job *head, *last;
@@ -576,16 +606,21 @@ static job *take_batch(datasync *ds, size_t max, size_t *n)
     size_t k = 0;
 
     pthread_mutex_lock(&ds->lock);
-    while (!ds->stopping && ds->ndone == 0)
-        pthread_cond_wait(&ds->cond, &ds->lock);
-    if (ds->ndone > 0 && ds->ndone < max && !ds->stopping && ds->cfg->data_sync_batch_wait_ms > 0) {
-        clock_gettime(CLOCK_REALTIME, &deadline);
-        deadline.tv_nsec += (long)ds->cfg->data_sync_batch_wait_ms * 1000000L;
-        deadline.tv_sec += deadline.tv_nsec / 1000000000L;
-        deadline.tv_nsec %= 1000000000L;
-        while (!ds->stopping && ds->ndone < max && ds->in_flight > ds->ndone &&
-               pthread_cond_timedwait(&ds->cond, &ds->lock, &deadline) == 0)
-            ;
+    for (;;) {
+        while (!ds->stopping && ds->ndone == 0)
+            pthread_cond_wait(&ds->cond, &ds->lock);
+        if (ds->ndone > 0 && ds->ndone < max && !ds->stopping &&
+            ds->cfg->data_sync_batch_wait_ms > 0) {
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_nsec += (long)ds->cfg->data_sync_batch_wait_ms * 1000000L;
+            deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+            deadline.tv_nsec %= 1000000000L;
+            while (!ds->stopping && ds->ndone < max && ds->reading > 0 &&
+                   pthread_cond_timedwait(&ds->cond, &ds->lock, &deadline) == 0)
+                ;
+        }
+        if (ds->ndone > 0 || ds->stopping)
+            break;
     }
     head = ds->done_head;
     last = NULL;
@@ -610,7 +645,7 @@ static int write_batch(datasync *ds, ncmp_db *db, job *head, size_t n, ncmp_err 
 {
     datasync_item *items = ncmp_xcalloc(n, sizeof(*items));
     const char **bodies;
-    size_t *lens, total = 0, at = 0, synced = 0, failed = 0, nodes = 0;
+    size_t *lens, total = 0, at = 0, synced = 0, failed = 0, busy = 0, nodes = 0;
     const job *first_failed = NULL;
     job *j;
     size_t i = 0;
@@ -627,6 +662,7 @@ static int write_batch(datasync *ds, ncmp_db *db, job *head, size_t n, ncmp_err 
         it->set_id = j->set ? j->set->id : NULL;
         it->attempts = j->attempts;
         it->failed = atomic_load(&j->failed);
+        it->busy = it->failed && atomic_load(&j->unsent) && !atomic_load(&j->broke);
         it->bodies = bodies + at;
         it->lens = lens + at;
         it->nbodies = job_nroots(j);
@@ -636,9 +672,10 @@ static int write_batch(datasync *ds, ncmp_db *db, job *head, size_t n, ncmp_err 
                 lens[at + r] = j->resps[r]->body.len;
             }
         at += it->nbodies;
-        if (it->failed && !first_failed)
+        if (it->failed && !it->busy && !first_failed)
             first_failed = j;
-        failed += it->failed;
+        failed += it->failed && !it->busy;
+        busy += it->busy;
     }
     rc = datasync_store_write(ds->store, db, items, n, &ds->retry, err);
     if (rc != 0 && err->cls == NCMP_ERR_REJECT) {
@@ -663,12 +700,18 @@ static int write_batch(datasync *ds, ncmp_db *db, job *head, size_t n, ncmp_err 
     }
     if (rc == 0) {
         log_debug("data-sync",
-                  "%zu handles synchronized (%zu nodes), %zu failed, of %zu in %.1f ms", synced,
-                  nodes, failed, n, ncmp_now_ms() - t0);
+                  "%zu handles synchronized (%zu nodes), %zu failed, %zu not sent, of %zu in %.1f"
+                  " ms",
+                  synced, nodes, failed, busy, n, ncmp_now_ms() - t0);
         /* a first sync writes the whole of a handle's tree: the planner
          * must know of it before the cache is queried */
         cps_analyzer_wrote(ds->analyzer, (long)nodes);
     }
+    if (rc == 0 && busy)
+        log_debug("data-sync",
+                  "%zu handles whose reads were not sent (dmi.max-in-flight-per-plugin): taken"
+                  " again in %d ms",
+                  busy, DATASYNC_BUSY_PAUSE_MS);
     if (rc == 0 && first_failed)
         log_warn("data-sync", "%zu of %zu handles not synchronized, retried later; %s: %s", failed,
                  n, first_failed->id, first_failed->why);
@@ -687,11 +730,14 @@ static void *writer_main(void *arg)
 {
     datasync *ds = arg;
     ncmp_db *db = NULL;
+    ncmp_gauge *running = ncmp_gauge_get(ncmp_metrics_lib_get()->data_sync_writers, NULL);
     ncmp_err err;
 
+    ncmp_gauge_add(running, 1);
     if (db_connect(ds, &db, &err) != 0) {
         if (!ds_stopping(ds))
             ds_fatal(ds, &err);
+        ncmp_gauge_add(running, -1);
         return NULL;
     }
     for (;;) {
@@ -715,11 +761,12 @@ static void *writer_main(void *arg)
             }
         }
         pthread_mutex_lock(&ds->lock);
-        ds->in_flight -= n;
+        ds->held -= n;
         pthread_mutex_unlock(&ds->lock);
         ds_wake(ds);
     }
     ncmp_db_close(db);
+    ncmp_gauge_add(running, -1);
     return NULL;
 }
 

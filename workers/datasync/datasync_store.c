@@ -282,36 +282,44 @@ static int lock_eligible(ncmp_db *db, datasync_item *items, size_t n, int *eligi
     return rc;
 }
 
-/* Failed reads: queued again after their back-off. */
+/* Failed reads: queued again after their back-off; reads not sent
+ * (busy) after a short pause, as the same attempt. */
 static int requeue_failed(ncmp_db *db, datasync_item *items, size_t n, const int *eligible,
                           const datasync_retry *retry, ncmp_err *err)
 {
-    static const char sql[] =
-        "UPDATE data_sync_work w SET attempts = w.attempts + 1,"
-        " next_at = now() + x.ms * interval '1 millisecond'"
-        " FROM unnest($1::text[], $2::bigint[]) x(id, ms) WHERE w.handle_id = x.id";
-    ncmp_buf ids = NCMP_BUF_INIT, ms = NCMP_BUF_INIT;
-    const char *params[2];
+    static const char sql[] = "UPDATE data_sync_work w SET attempts = w.attempts + x.counted,"
+                              " next_at = now() + x.ms * interval '1 millisecond'"
+                              " FROM unnest($1::text[], $2::bigint[], $3::int[]) x(id, ms, counted)"
+                              " WHERE w.handle_id = x.id";
+    ncmp_buf ids = NCMP_BUF_INIT, ms = NCMP_BUF_INIT, counted = NCMP_BUF_INIT;
+    const char *params[3];
     size_t k = 0;
     int rc = 0;
 
     ncmp_pgarray_begin(&ids);
     ncmp_pgarray_begin(&ms);
+    ncmp_pgarray_begin(&counted);
     for (size_t i = 0; i < n; i++)
         if (eligible[i] && items[i].failed) {
             ncmp_pgarray_add_text(&ids, items[i].id);
-            ncmp_pgarray_add_int(
-                &ms, datasync_backoff_ms(items[i].attempts + 1, retry->initial_ms, retry->max_ms));
+            ncmp_pgarray_add_int(&ms, items[i].busy
+                                          ? DATASYNC_BUSY_PAUSE_MS
+                                          : datasync_backoff_ms(items[i].attempts + 1,
+                                                                retry->initial_ms, retry->max_ms));
+            ncmp_pgarray_add_int(&counted, items[i].busy ? 0 : 1);
             k++;
         }
     ncmp_pgarray_end(&ids);
     ncmp_pgarray_end(&ms);
+    ncmp_pgarray_end(&counted);
     params[0] = ids.data;
     params[1] = ms.data;
+    params[2] = counted.data;
     if (k)
-        rc = ncmp_db_query(db, sql, 2, params, NULL, err);
+        rc = ncmp_db_query(db, sql, 3, params, NULL, err);
     ncmp_buf_free(&ids);
     ncmp_buf_free(&ms);
+    ncmp_buf_free(&counted);
     return rc;
 }
 

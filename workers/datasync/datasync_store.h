@@ -45,10 +45,13 @@ int datasync_store_set(datasync_store *st, ncmp_db *db, const char *name, const 
 
 /* One handle's outcome, for datasync_store_write. */
 typedef struct datasync_item {
-    const char *id;            /* the handle */
-    const char *set_id;        /* its schema set (NULL: none, nothing to store) */
-    int attempts;              /* failures before this one */
-    int failed;                /* a read failed: back off */
+    const char *id;     /* the handle */
+    const char *set_id; /* its schema set (NULL: none, nothing to store) */
+    int attempts;       /* failures before this one */
+    int failed;         /* a read failed: back off */
+    int busy; /* with failed: a read not sent, its DMI plugin had dmi.max-in-flight-per-plugin
+               * of this process's requests; not the plugin's failure: queued again after
+               * DATASYNC_BUSY_PAUSE_MS, not counted as an attempt */
     const char *const *bodies; /* each root's answer (NULL: none) */
     const size_t *lens;
     size_t nbodies;
@@ -57,6 +60,10 @@ typedef struct datasync_item {
     size_t nodes; /* data nodes stored */
 } datasync_item;
 
+/* How long a handle whose read was not sent (busy) waits to be taken
+ * again: a little, the requests before it are being answered. */
+#define DATASYNC_BUSY_PAUSE_MS 200
+
 /* The retry policy of failed reads. */
 typedef struct datasync_retry {
     long initial_ms, max_ms;
@@ -64,7 +71,8 @@ typedef struct datasync_retry {
 
 /* Store the outcomes of items[0..n) in one transaction on `db` (begun and
  * committed here): the still eligible handles' rows locked, failures
- * queued again after their back-off, the data of the others saved in their
+ * queued again after their back-off (busy ones after
+ * DATASYNC_BUSY_PAUSE_MS, their attempts unchanged), the data of the others saved in their
  * anchors (made or emptied first) and the handles marked SYNCHRONIZED.
  * Data the schema set refuses is left out (logged). When the batch fails
  * as a whole (the database), it is rolled back and -1 returned: the
