@@ -14,8 +14,10 @@
  *         handles and wakes the role), then the time until all N are
  *         SYNCHRONIZED: synced_handles_per_s, nodes_per_s
  *   copy  the raw limit: the same fragment rows (N times the rows of one
- *         synced anchor) by COPY into an empty table like `fragment`:
- *         copy_rows_per_s, and the sync's nodes/s against it
+ *         synced anchor) by COPY into an empty table like
+ *         `fragment_cache`, the partition the cache's rows go to (its
+ *         indexes; migrations/0017): copy_rows_per_s, and the sync's
+ *         nodes/s against it
  *
  *   avc   (with --kafka) M AVC events from DMI plugins, a leaf of each
  *         handle's device patched, round robin over the synced handles,
@@ -185,7 +187,7 @@ static void phase_copy(bench *b)
     if (PQresultStatus(rows) != PGRES_TUPLES_OK || PQntuples(rows) == 0)
         die("no synced anchor to copy: ", PQerrorMessage(b->conn));
     exec_ok(b, "DROP TABLE IF EXISTS bench_fragment_copy");
-    exec_ok(b, "CREATE TABLE bench_fragment_copy (LIKE fragment INCLUDING ALL)");
+    exec_ok(b, "CREATE TABLE bench_fragment_copy (LIKE fragment_cache INCLUDING ALL)");
     nrows = (long)PQntuples(rows) * b->handles;
     t0 = now_s();
     res = PQexec(b->conn,

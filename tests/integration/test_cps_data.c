@@ -176,8 +176,8 @@ Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
 
     cr_assert_eq(ncmp_db_open(&db, c->dburl, NULL, 5, &err), 0, "%s", err.msg);
     cr_assert_eq(it_query_long(db,
-                               "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'fragment'"
-                               " AND last_analyze IS NOT NULL",
+                               "SELECT count(*) FROM pg_stat_user_tables"
+                               " WHERE relname = 'fragment_store' AND last_analyze IS NOT NULL",
                                0, NULL),
                  0, "a new database has never analyzed fragment");
     post_devices(c, 1, 20, 201);
@@ -186,13 +186,13 @@ Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
         /* the statistics views are read once per transaction: a fresh one */
         analyzed = it_query_long(db,
                                  "SELECT count(*) FROM pg_stat_user_tables WHERE relname = "
-                                 "'fragment' AND last_analyze IS NOT NULL",
+                                 "'fragment_store' AND last_analyze IS NOT NULL",
                                  0, NULL);
     }
     cr_expect_eq(analyzed, 1, "20 devices (1,720 nodes) stored, fragment not analyzed in 15 s");
     cr_expect_geq(it_query_long(db,
                                 "SELECT reltuples::bigint FROM pg_class WHERE oid = "
-                                "'fragment'::regclass",
+                                "'fragment_store'::regclass",
                                 0, NULL),
                   20 * 86, "the planner knows the rows stored");
     ncmp_db_close(db);

@@ -378,6 +378,8 @@ Test(data_sync, enable_fills_cache_and_reads_answer_from_it)
     cr_assert_eq(sync_state_is(c, "ch-1", "SYNCHRONIZED", WAIT_MS), 1, "ch-1 SYNCHRONIZED; log %s",
                  c->log);
     cr_assert_eq(cache_rows(c, "ch-1"), DEVICE_ROWS, "the cache holds the stub's device");
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM fragment_cache", 0, NULL), DEVICE_ROWS,
+                 "the cache's rows are in the cache's partition (migration 0017)");
     cr_assert_eq(anchors_of(c, "ch-2"), 0, "ch-2 (data sync off) has no cache");
     cr_assert_eq(stub_stat(c, "dataReads"), 1, "one read of the device's root");
 
@@ -451,7 +453,7 @@ Test(data_sync, enable_fills_cache_and_reads_answer_from_it)
 Test(data_sync, synced_trees_are_analyzed)
 {
     ds_case *c = case_start("ds-analyzed", NULL, NULL, 1);
-    const char *sql = "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'fragment'"
+    const char *sql = "SELECT count(*) FROM pg_stat_user_tables WHERE relname = 'fragment_cache'"
                       " AND last_analyze IS NOT NULL";
     long analyzed = 0;
 

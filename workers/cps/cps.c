@@ -498,7 +498,7 @@ int cps_api_new(cps_api **out, const ncmp_config *cfg, rest_pool *pool, ncmp_err
     api->cfg = cfg;
     api->pool = pool;
     api->schemas = cps_schema_cache_new();
-    api->analyzer = cps_analyzer_new(cfg);
+    api->analyzer = cps_analyzer_new(cfg, "fragment");
     *out = api;
     return 0;
 }

@@ -9,7 +9,7 @@
  * of 86,000 rows for 42 and answered a leaf query over 1,000 devices in
  * 13 ms instead of 2.7. The API counts the nodes it writes; once they
  * pass autovacuum's own threshold (50 + a tenth of the table's rows at
- * the last analyze), a thread of its own runs ANALYZE on fragment, at
+ * the last analyze), a thread of its own runs ANALYZE on its table, at
  * most once every CPS_ANALYZE_INTERVAL_S. SKIP_LOCKED: a running
  * autovacuum of the table is neither waited for nor cancelled (it would
  * be, for a lock it blocks); the rows stay counted for the next turn.
@@ -33,34 +33,45 @@ struct cps_analyzer {
     pthread_cond_t wake;
     pthread_t thread;
     int started, stopping;
-    long pending;     /* nodes written since the last ANALYZE */
-    double threshold; /* pending that makes one due */
+    const char *table; /* "fragment" or one of its partitions */
+    long pending;      /* nodes written since the last ANALYZE */
+    double threshold;  /* pending that makes one due */
 };
 
-cps_analyzer *cps_analyzer_new(const ncmp_config *cfg)
+cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table)
 {
     cps_analyzer *a = ncmp_xcalloc(1, sizeof(*a));
 
     a->cfg = cfg;
+    a->table = table;
     a->threshold = 50; /* autovacuum's base; the table's share is learnt */
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->wake, NULL);
     return a;
 }
 
-/* ANALYZE, then the threshold from the table's rows as it left them. */
+/* The rows of table $1 as the last ANALYZE counted them: a partition's
+ * own, or the sum over the partitions of the partitioned fragment table
+ * (migrations/0017_cps_fragment_cache.sql). */
+#define SQL_ROWS                                                                                   \
+    "SELECT coalesce(sum(greatest(c.reltuples, 0)), 0) FROM pg_class c"                            \
+    " WHERE (c.oid = $1::regclass AND c.relkind = 'r')"                                            \
+    " OR c.oid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = $1::regclass)"
+
+/* ANALYZE (of a partitioned table: the partitions with it), then the
+ * threshold from the table's rows as it left them. */
 static int analyze(cps_analyzer *a, ncmp_db **db)
 {
+    char sql[64];
     PGresult *res = NULL;
     ncmp_err err;
 
     if (!*db && ncmp_db_open(db, a->cfg->db_url, a->cfg->db_password, a->cfg->db_connect_timeout_s,
                              &err) != 0)
         goto fail;
-    if (ncmp_db_exec(*db, "ANALYZE (SKIP_LOCKED) fragment", &err) != 0 ||
-        ncmp_db_query(
-            *db, "SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'fragment'::regclass", 0,
-            NULL, &res, &err) != 0)
+    snprintf(sql, sizeof(sql), "ANALYZE (SKIP_LOCKED) %s", a->table);
+    if (ncmp_db_exec(*db, sql, &err) != 0 ||
+        ncmp_db_query(*db, SQL_ROWS, 1, &a->table, &res, &err) != 0)
         goto fail;
     pthread_mutex_lock(&a->lock);
     if (PQntuples(res) == 1)
@@ -69,7 +80,7 @@ static int analyze(cps_analyzer *a, ncmp_db **db)
     PQclear(res);
     return 0;
 fail:
-    log_warn("cps", "analyzing the fragment table after writes: %s", err.msg);
+    log_warn("cps", "analyzing %s after writes: %s", a->table, err.msg);
     return -1;
 }
 

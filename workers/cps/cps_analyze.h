@@ -10,8 +10,11 @@
 
 typedef struct cps_analyzer cps_analyzer;
 
-/* `cfg` is borrowed (the database it connects to when first due). */
-cps_analyzer *cps_analyzer_new(const ncmp_config *cfg);
+/* `cfg` is borrowed (the database it connects to when first due);
+ * `table` is what it analyzes: "fragment" (the partitioned table, every
+ * partition with it) or one partition the caller writes to alone
+ * ("fragment_cache", the data sync's). A string constant. */
+cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table);
 
 /* `nodes` were written (committed): ANALYZE when due. Starts the thread
  * on the first call. A NULL analyzer does nothing. */

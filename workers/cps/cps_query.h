@@ -33,8 +33,9 @@
  *
  * No value or name from the path is ever put in the SQL text: all become
  * parameters. Every selection starts from an equality on `name` (index
- * fragment_name) and, for absolute paths, a range of `path` (the primary
- * key); no regular expression is used.
+ * fragment_store_name; the operational cache's partition has none, its
+ * anchors are read through the primary key) and, for absolute paths, a
+ * range of `path` (the primary key); no regular expression is used.
  */
 #ifndef NCMPD_CPS_QUERY_H
 #define NCMPD_CPS_QUERY_H
