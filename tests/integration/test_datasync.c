@@ -753,3 +753,40 @@ Test(data_sync, unsent_reads_are_not_failures)
     cr_assert_eq(it_query_long(c->db, SQL_CACHE_ROWS, 0, NULL), 10 * DEVICE_ROWS);
     case_stop(c);
 }
+
+Test(data_sync, a_second_sync_replaces_the_cache)
+{
+    /* a synced handle made UNSYNCHRONIZED again (as NCMP does when it
+     * resyncs): its anchor is there already, locked and emptied, then
+     * filled; an anchor made by the writer's own transaction is not */
+    ds_case *c = case_start("ds-again", NULL, NULL, 2);
+    const char *params[1] = {"ch-1"};
+    long anchor_before;
+
+    set_sync(c, "ch-1", "true", 200);
+    cr_assert_eq(sync_state_is(c, "ch-1", "SYNCHRONIZED", WAIT_MS), 1, "log %s", c->log);
+    anchor_before = it_query_long(c->db,
+                                  "SELECT a.id FROM anchor a JOIN dataspace d ON d.id = "
+                                  "a.dataspace_id WHERE d.name = 'NFP-Operational' AND a.name = $1",
+                                  1, params);
+    cr_assert_geq(anchor_before, 281474976710656L, "a cache anchor's id is in the cache's range");
+    cr_assert_eq(
+        it_query_long(c->db,
+                      "WITH u AS (UPDATE cm_handle SET operational_sync_state ="
+                      " 'UNSYNCHRONIZED' WHERE id = $1 RETURNING 1) SELECT count(*) FROM u",
+                      1, params),
+        1);
+    cr_assert_eq(it_wait_long(c->db, "SELECT count(*) FROM data_sync_work", NULL, 0, WAIT_MS), 0,
+                 "the second sync done; log %s", c->log);
+    cr_assert_eq(sync_state_is(c, "ch-1", "SYNCHRONIZED", WAIT_MS), 1, "log %s", c->log);
+    cr_assert_eq(stub_stat(c, "dataReads"), 2, "the device read once for each sync");
+    cr_assert_eq(anchors_of(c, "ch-1"), 1, "one anchor");
+    cr_assert_eq(it_query_long(c->db,
+                               "SELECT a.id FROM anchor a JOIN dataspace d ON d.id = "
+                               "a.dataspace_id WHERE d.name = 'NFP-Operational' AND a.name = $1",
+                               1, params),
+                 anchor_before, "the same anchor, emptied and filled again");
+    cr_assert_eq(cache_rows(c, "ch-1"), DEVICE_ROWS, "the tree once, not twice");
+    cr_assert_eq(it_query_long(c->db, SQL_CACHE_ROWS, 0, NULL), DEVICE_ROWS);
+    case_stop(c);
+}

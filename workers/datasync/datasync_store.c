@@ -323,10 +323,38 @@ static int requeue_failed(ncmp_db *db, datasync_item *items, size_t n, const int
     return rc;
 }
 
+/* One anchor row (id, name, schema set) of anchors_ready: its handle's
+ * anchor id, or the anchor on another schema set to drop, or (not made
+ * by this transaction) to empty. */
+static void anchor_row(datasync_item *items, const size_t *todo, size_t k, char (*anchor_ids)[24],
+                       const PGresult *res, int r, int is_new, ncmp_buf *old, size_t *nold,
+                       ncmp_buf *other, size_t *nother)
+{
+    const char *id = PQgetvalue(res, r, 0);
+
+    for (size_t j = 0; j < k; j++) {
+        if (anchor_ids[j][0] || strcmp(items[todo[j]].id, PQgetvalue(res, r, 1)) != 0)
+            continue;
+        if (strcmp(items[todo[j]].set_id, PQgetvalue(res, r, 2)) != 0) {
+            ncmp_pgarray_add_text(other, id);
+            (*nother)++;
+        } else {
+            snprintf(anchor_ids[j], 24, "%s", id);
+            if (!is_new) {
+                ncmp_pgarray_add_text(old, id);
+                (*nold)++;
+            }
+        }
+        return;
+    }
+}
+
 /* The anchors of the handles to store (index `todo`), on their schema
  * sets: made when missing, emptied when present, locked as a CPS write
  * locks its anchor (in id order); anchor_ids[j] gets each. An anchor on
- * another set (after a module upgrade) is dropped and made again.
+ * another set (after a module upgrade) is dropped and made again. An
+ * anchor this transaction made is not locked: no one else sees it before
+ * the commit (a first sync, most of them, locks none).
  *
  * Every statement reaches rows through an index, one probe per handle:
  * an anchor made since the last ANALYZE has no statistics, and
@@ -338,7 +366,7 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
     static const char sql_make[] =
         "INSERT INTO anchor (dataspace_id, schema_set_id, name)"
         " SELECT $1, x.set_id, x.name FROM unnest($2::text[], $3::bigint[]) x(name, set_id)"
-        " ON CONFLICT (dataspace_id, name) DO NOTHING RETURNING id";
+        " ON CONFLICT (dataspace_id, name) DO NOTHING RETURNING id, name, schema_set_id";
     static const char sql_lock[] = "SELECT a.id, a.name, a.schema_set_id FROM anchor a"
                                    " JOIN unnest($2::text[]) x(name) ON a.name = x.name"
                                    " WHERE a.dataspace_id = $1 ORDER BY a.id FOR NO KEY UPDATE";
@@ -347,11 +375,11 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
     static const char sql_empty[] = "DELETE FROM fragment f USING unnest($1::bigint[]) x(id)"
                                     " WHERE f.anchor_id = x.id";
     ncmp_buf names = NCMP_BUF_INIT, sets = NCMP_BUF_INIT, old = NCMP_BUF_INIT,
-             other = NCMP_BUF_INIT;
+             other = NCMP_BUF_INIT, present = NCMP_BUF_INIT;
     const char *params[3];
     char ds[24];
     PGresult *made = NULL, *res = NULL;
-    size_t nold = 0, nother = 0;
+    size_t nold = 0, nother = 0, npresent = 0;
     int rc = -1;
 
     if (dataspace_id(st, db, ds, err) != 0)
@@ -364,13 +392,13 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
     }
     ncmp_pgarray_end(&names);
     ncmp_pgarray_end(&sets);
-    params[0] = ds;
-    params[1] = names.data;
-    params[2] = sets.data;
     for (int round = 0; round < 2; round++) {
         PQclear(made);
         PQclear(res);
         made = res = NULL;
+        params[0] = ds;
+        params[1] = names.data;
+        params[2] = sets.data;
         if (ncmp_db_query(db, sql_make, 3, params, &made, err) != 0) {
             if (strstr(err->msg, "(SQLSTATE 23503)")) { /* a set deleted through CPS's API */
                 sets_forget(st);
@@ -378,7 +406,22 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
             }
             goto cleanup;
         }
-        if (ncmp_db_query(db, sql_lock, 2, params, &res, err) != 0)
+        /* the anchors that were there already: locked */
+        ncmp_buf_reset(&present);
+        ncmp_pgarray_begin(&present);
+        npresent = 0;
+        for (size_t j = 0; j < k; j++) {
+            int is_new = 0;
+            for (int m = 0; m < PQntuples(made) && !is_new; m++)
+                is_new = strcmp(PQgetvalue(made, m, 1), items[todo[j]].id) == 0;
+            if (!is_new) {
+                ncmp_pgarray_add_text(&present, items[todo[j]].id);
+                npresent++;
+            }
+        }
+        ncmp_pgarray_end(&present);
+        params[1] = present.data;
+        if (npresent && ncmp_db_query(db, sql_lock, 2, params, &res, err) != 0)
             goto cleanup;
         for (size_t j = 0; j < k; j++)
             anchor_ids[j][0] = '\0';
@@ -387,27 +430,10 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
         ncmp_pgarray_begin(&old);
         ncmp_pgarray_begin(&other);
         nold = nother = 0;
-        for (int r = 0; r < PQntuples(res); r++) {
-            const char *id = PQgetvalue(res, r, 0);
-            int is_new = 0;
-            for (int m = 0; m < PQntuples(made) && !is_new; m++)
-                is_new = strcmp(PQgetvalue(made, m, 0), id) == 0;
-            for (size_t j = 0; j < k; j++) {
-                if (anchor_ids[j][0] || strcmp(items[todo[j]].id, PQgetvalue(res, r, 1)) != 0)
-                    continue;
-                if (strcmp(items[todo[j]].set_id, PQgetvalue(res, r, 2)) != 0) {
-                    ncmp_pgarray_add_text(&other, id);
-                    nother++;
-                } else {
-                    snprintf(anchor_ids[j], 24, "%s", id);
-                    if (!is_new) {
-                        ncmp_pgarray_add_text(&old, id);
-                        nold++;
-                    }
-                }
-                break;
-            }
-        }
+        for (int r = 0; r < PQntuples(made); r++)
+            anchor_row(items, todo, k, anchor_ids, made, r, 1, &old, &nold, &other, &nother);
+        for (int r = 0; res && r < PQntuples(res); r++)
+            anchor_row(items, todo, k, anchor_ids, res, r, 0, &old, &nold, &other, &nother);
         ncmp_pgarray_end(&old);
         ncmp_pgarray_end(&other);
         if (nother == 0 || round == 1)
@@ -416,7 +442,6 @@ static int anchors_ready(datasync_store *st, ncmp_db *db, datasync_item *items, 
         params[0] = other.data;
         if (ncmp_db_query(db, sql_drop, 1, params, NULL, err) != 0)
             goto cleanup;
-        params[0] = ds;
     }
     params[0] = old.data;
     if (nold && ncmp_db_query(db, sql_empty, 1, params, NULL, err) != 0)
@@ -429,6 +454,7 @@ cleanup:
     ncmp_buf_free(&sets);
     ncmp_buf_free(&old);
     ncmp_buf_free(&other);
+    ncmp_buf_free(&present);
     return rc;
 }
 
