@@ -1930,7 +1930,7 @@ bench_scale() {
 # caches (bench_avc_apply.c) and the CPS writes with data-updated events
 # on against off (bench_notify.c).
 bench_data_sync() {
-    local handles=50000 json="" bs dmi data="$NCMP_ROOT/tests/data/openroadm"
+    local handles=50000 json="" bs dmi data="$NCMP_ROOT/tests/data/openroadm" cal0 cal1
     local port=${NCMP_BENCH_HTTP_PORT:-28884}
     while [ $# -gt 0 ]; do
         case "$1" in
@@ -1951,10 +1951,17 @@ bench_data_sync() {
     ncmpd_wait_assigned registration
     _register_ready "$handles" "$dmi"
     info "data sync on for all of them"
+    cal0=$(_calibrate)
     "$NCMP_BIN/tests/bench/ncmp-bench-datasync" --db "$(pg_url)" --handles "$handles" \
         --kafka "$bs" --http "http://127.0.0.1:$port" \
         ${json:+--json "$json"} || die "bench data-sync failed (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    cal1=$(_calibrate)
     printf 'machine: %s cores shared by ncmpd, the stub, PostgreSQL and Kafka\n' "$(nproc)"
+    _calibration_line "$cal0" "$cal1"
+    if [ -n "$json" ]; then
+        jq ". + {$(_calibration_json "$cal0" "$cal1")}" "$json" >"$json.tmp" && mv "$json.tmp" "$json" ||
+            die "bench data-sync: cannot add the calibration to $json"
+    fi
     [ -n "$json" ] && info "wrote $json"
     return 0
 }

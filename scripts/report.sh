@@ -255,7 +255,7 @@ _report_data_sync() {
     _report_has data-sync || { _report_missing data-sync; return 0; }
     _report_jq '.scenarios["data-sync"] |
         def yes($ok): if $ok == null then "n/a" elif $ok then "yes" else "**no**" end;
-        "\(.handles | n) handles, \(.nodes | n) nodes; \(.avc_events | n) AVC events.\n",
+        "\(.handles | n) handles, \(.nodes | n) nodes; \(.avc_events | n) AVC events.\(if .calibration_cpu_ms then " The machine'"'"'s calibration (CPU time of SHA-256 over 4 MB, `ncmp-bench-raw calibrate`) was \(.calibration_cpu_ms.start) ms at the start and \(.calibration_cpu_ms.end) ms at the end." else "" end)\n",
         "| target | measured | raw limit, same run | goal | met |",
         "|---|---|---|---|---|",
         "| handles synced per second | \(.synced_handles_per_s | n) (\(.nodes_per_s | n) nodes/s) | COPY of the same rows: \(.copy_rows_per_s | n) rows/s (\(.copy_rows_per_s / (.nodes / .handles) | n) handles/s); sync / COPY \(.sync_vs_copy | ms) | ≥ \($t.synced | n) | \(yes(if .synced_handles_per_s then .synced_handles_per_s >= $t.synced else null end)) |",
