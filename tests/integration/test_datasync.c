@@ -308,6 +308,26 @@ static long anchors_of(ds_case *c, const char *id)
                          1, params);
 }
 
+/* Data sync on for all `n` handles at once, as PUT data-sync sets it
+ * (the trigger queues them). */
+static void enable_all(ds_case *c, long n)
+{
+    cr_assert_eq(it_query_long(c->db,
+                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
+                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
+                               " SELECT count(*) FROM u",
+                               0, NULL),
+                 n);
+}
+
+/* The handles SYNCHRONIZED once `n` are, or when WAIT_MS is over. */
+static long synced_within(ds_case *c, long n)
+{
+    return it_wait_long(
+        c->db, "SELECT count(*) FROM cm_handle WHERE operational_sync_state = 'SYNCHRONIZED'", NULL,
+        n, WAIT_MS);
+}
+
 /* The device-id of the one device under `devices` (a JSON object holding
  * openroadm-device), or "". */
 static const char *device_id(json_object *devices)
@@ -672,16 +692,8 @@ Test(data_sync, two_processes_share_the_queue)
     args[n++] = extra[1];
     args[n] = NULL;
     c->pid2 = it_ncmpd_start(log2, args);
-    /* every handle at once, as PUT data-sync sets them; the trigger queues them */
-    cr_assert_eq(it_query_long(c->db,
-                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
-                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
-                               " SELECT count(*) FROM u",
-                               0, NULL),
-                 20);
-    done = it_wait_long(
-        c->db, "SELECT count(*) FROM cm_handle WHERE operational_sync_state = 'SYNCHRONIZED'", NULL,
-        20, WAIT_MS);
+    enable_all(c, 20);
+    done = synced_within(c, 20);
     cr_assert_eq(done, 20, "every handle synced; logs %s, %s", c->log, log2);
     cr_assert_eq(stub_stat(c, "dataReads"), 20, "each handle read once, by one of the two");
     cr_assert_eq(it_query_long(c->db, SQL_CACHE_ROWS, 0, NULL), 20 * DEVICE_ROWS);
@@ -703,17 +715,8 @@ Test(data_sync, every_writer_keeps_writing)
     ds_case *c = case_start("ds-writers", NULL, extra, 150);
     reply r;
 
-    cr_assert_eq(it_query_long(c->db,
-                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
-                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
-                               " SELECT count(*) FROM u",
-                               0, NULL),
-                 150);
-    cr_assert_eq(it_wait_long(c->db,
-                              "SELECT count(*) FROM cm_handle"
-                              " WHERE operational_sync_state = 'SYNCHRONIZED'",
-                              NULL, 150, WAIT_MS),
-                 150, "every handle synced; log %s", c->log);
+    enable_all(c, 150);
+    cr_assert_eq(synced_within(c, 150), 150, "every handle synced; log %s", c->log);
     call(c, "GET", "/metrics", &r);
     cr_assert_eq(r.status, 200);
     cr_assert(strstr(r.body.data, "\nncmp_data_sync_writers 2\n"),
@@ -735,17 +738,9 @@ Test(data_sync, unsent_reads_are_not_failures)
                            NULL};
     ds_case *c = case_start("ds-unsent", stub_extra, extra, 10);
 
-    cr_assert_eq(it_query_long(c->db,
-                               "WITH u AS (UPDATE cm_handle SET data_sync_enabled = true,"
-                               " operational_sync_state = 'UNSYNCHRONIZED' RETURNING 1)"
-                               " SELECT count(*) FROM u",
-                               0, NULL),
-                 10);
-    cr_assert_eq(it_wait_long(c->db,
-                              "SELECT count(*) FROM cm_handle"
-                              " WHERE operational_sync_state = 'SYNCHRONIZED'",
-                              NULL, 10, WAIT_MS),
-                 10, "every handle synced without a back-off; log %s", c->log);
+    enable_all(c, 10);
+    cr_assert_eq(synced_within(c, 10), 10, "every handle synced without a back-off; log %s",
+                 c->log);
     cr_assert(it_file_contains(c->log, "whose reads were not sent"),
               "some reads were not sent (the case tests nothing otherwise); log %s", c->log);
     cr_assert(!it_file_contains(c->log, "handles not synchronized, retried later"),

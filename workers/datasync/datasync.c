@@ -241,11 +241,16 @@ static void job_free(job *j)
     ds_release(ds);
 }
 
-static void job_fail(job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void job_fail(job *j, const char *fmt, ...)
+/* The job failed: `unsent` says whether this failure is a read the DMI
+ * client did not send (busy), which is not counted as an attempt when it
+ * is the job's only kind of failure. */
+static void job_fail(job *j, int unsent, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void job_fail(job *j, int unsent, const char *fmt, ...)
 {
     va_list ap;
 
+    atomic_store(unsent ? &j->unsent : &j->broke, 1);
     if (atomic_exchange(&j->failed, 1))
         return;
     va_start(ap, fmt);
@@ -286,8 +291,8 @@ static void root_done(ncmp_dmi_response *resp, void *opaque)
     ncmp_err err;
 
     if (ncmp_dmi_response_check(resp, &err) != 0) {
-        atomic_store(resp->failure == NCMP_DMI_FAIL_BUSY ? &j->unsent : &j->broke, 1);
-        job_fail(j, "reading %s: %s", j->set->roots[c->i], err.msg);
+        job_fail(j, resp->failure == NCMP_DMI_FAIL_BUSY, "reading %s: %s", j->set->roots[c->i],
+                 err.msg);
         ncmp_dmi_response_destroy(resp);
     } else {
         j->resps[c->i] = resp;
@@ -334,8 +339,7 @@ static void job_submit(datasync *ds, job *j, const char *dmi, const char *proper
         req.body = body.data;
         req.body_len = body.len;
         if (ncmp_dmi_submit(ds->dmi, &req, root_done, &j->calls[i], &err) != 0) {
-            atomic_store(&j->broke, 1);
-            job_fail(j, "reading %s: %s", j->set->roots[i], err.msg);
+            job_fail(j, 0, "reading %s: %s", j->set->roots[i], err.msg);
             atomic_fetch_sub(&j->pending, 1);
         }
         ncmp_buf_free(&url);
@@ -449,8 +453,7 @@ static long claim(datasync *ds, ncmp_db *db, size_t room, ncmp_err *err)
         if (!PQgetisnull(res, r, 6) &&
             datasync_store_set(ds->store, db, datasync_schema_set_name(tag, id),
                                PQgetvalue(res, r, 6), &j->set, &serr) != 0) {
-            atomic_store(&j->broke, 1);
-            job_fail(j, "schema set %s: %s", datasync_schema_set_name(tag, id), serr.msg);
+            job_fail(j, 0, "schema set %s: %s", datasync_schema_set_name(tag, id), serr.msg);
             if (serr.cls == NCMP_ERR_FATAL) {
                 job_done(j);
                 *err = serr;
