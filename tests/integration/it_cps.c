@@ -2,6 +2,7 @@
 
 #include <criterion/criterion.h>
 #include <curl/curl.h>
+#include <glob.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,16 @@ void it_cps_restart(cps_case *c, const char *extra)
 void it_cps_fini(cps_case *c)
 {
     int status = it_ncmpd_stop(c->pid);
+    char pattern[256];
+    glob_t files;
+
+    /* the case's files (it_cps_temp_path) go with it */
+    snprintf(pattern, sizeof(pattern), "/tmp/%s-*", c->name);
+    if (glob(pattern, 0, NULL, &files) == 0) {
+        for (size_t i = 0; i < files.gl_pathc; i++)
+            unlink(files.gl_pathv[i]);
+        globfree(&files);
+    }
 
     c->pid = 0;
     cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -373,7 +373,7 @@ Test(cps_delta, anchor_against_payload, .timeout = 120)
               "%s", r.body.data);
     it_cps_reply_free(&r);
 
-    /* the scratch rows are gone, and b1 is as it was */
+    /* nothing of the payloads was stored, and b1 is as it was */
     want = call_json(c, "GET", DS "/anchors");
     cr_expect_eq(json_object_array_length(want), 2, "%s", json_object_to_json_string(want));
     json_object_put(want);
@@ -622,6 +622,43 @@ Test(cps_delta, openroadm_devices, .timeout = 180)
               !strstr(side(e, "sourceData"), "C201-7-1A-4"));
     e = must_entry(report, "create", "/openroadm-devices");
     cr_expect(strstr(side(e, "targetData"), "C201-7-1A-4"));
+
+    /* t's devices as a payload against s: the report the two anchors give,
+     * grouped and not (the payload's rows are compared in memory) */
+    {
+        char file[512], path[256];
+        reply r;
+        it_cps_temp_path(file, sizeof(file), c, "t.json");
+        it_cps_write_file(file, body.data);
+        for (int grouped = 0; grouped < 2; grouped++) {
+            json_object *want, *got;
+            snprintf(path, sizeof(path),
+                     DS "/anchors/s/delta?target-anchor-name=t&xpath=/openroadm-devices"
+                        "&descendants=all&grouping-enabled=%s",
+                     grouped ? "true" : "false");
+            want = call_json(c, "GET", path);
+            cr_expect_gt(json_object_array_length(want), 2);
+            snprintf(path, sizeof(path),
+                     DS "/anchors/s/delta?xpath=/openroadm-devices&grouping-enabled=%s",
+                     grouped ? "true" : "false");
+            it_cps_request(c, "POST", path, NULL, "targetData", file, NULL, NULL, &r);
+            cr_assert_eq(r.status, 200, "%ld %s", r.status, r.body.data);
+            got = json_tokener_parse(r.body.data);
+            cr_expect(json_object_equal(want, got), "grouped %d, payload:\n%s\nanchors:\n%s",
+                      grouped, r.body.data, json_object_to_json_string(want));
+            json_object_put(want);
+            json_object_put(got);
+            it_cps_reply_free(&r);
+        }
+        /* under a node the source does not have: CPS's 404, as a write */
+        it_cps_request(c, "POST",
+                       DS "/anchors/s/delta?xpath=/openroadm-devices/openroadm-device"
+                          "[@device-id='nope']/info",
+                       NULL, "targetData", file, NULL, NULL, &r);
+        cr_expect_eq(r.status, 404, "%ld %s", r.status, r.body.data);
+        it_cps_reply_free(&r);
+    }
+
     send_json(c, "POST", DS "/anchors/s/applyChangesInDeltaReport",
               json_object_to_json_string_ext(report, JSON_C_TO_STRING_PLAIN), 201);
     json_object_put(report);

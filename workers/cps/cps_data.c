@@ -578,7 +578,9 @@ typedef struct rows {
     ncmp_db *sink;      /* where COPY rows go as they are made; NULL: nowhere */
     ncmp_buf copy;      /* COPY text rows not sent yet */
     ncmp_buf *keep;     /* instead of a sink: every row is appended here */
-    ncmp_buf attrs;     /* scratch: one node's attributes */
+    cps_row_fn row_fn;  /* instead of COPY text: every row is given here */
+    void *row_arg;
+    ncmp_buf attrs; /* scratch: one node's attributes */
     size_t nrows;
 } rows;
 
@@ -798,6 +800,11 @@ static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int d
 
     ncmp_buf_reset(&r->attrs);
     attributes_json(node, &r->attrs);
+    if (r->row_fn) {
+        r->row_fn(r->row_arg, path->data, path->len, depth, r->attrs.data, r->attrs.len);
+        r->nrows++;
+        goto children;
+    }
     ncmp_buf_append_copy_field(&r->copy, r->anchor_id, strlen(r->anchor_id));
     ncmp_buf_append_char(&r->copy, '\t');
     ncmp_buf_append_copy_field(&r->copy, path->data, path->len);
@@ -814,6 +821,7 @@ static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int d
             return -1;
         ncmp_buf_reset(&r->copy);
     }
+children:
     if (sorted_steps(lyd_child(node), &kids, &n, err) != 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
@@ -1157,35 +1165,55 @@ cleanup:
     return rc;
 }
 
-int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
-                   cps_refusal *why, ncmp_err *err)
+/* Parse `body` under `xpath` and make its rows, as r (its sink, keep or
+ * row_fn set by the caller) says. */
+static int payload_emit(rows *r, const cps_target *t, const char *xpath, const char *body,
+                        size_t len, int xml, size_t *nodes, cps_refusal *why, ncmp_err *err)
 {
     ncmp_buf parent = NCMP_BUF_INIT;
-    rows r = {0};
     struct lyd_node *tree = NULL;
-    size_t mark = copy->len;
     int rc = -1;
 
-    r.anchor_id = t->anchor_id;
-    r.keep = copy;
-    if (payload_tops(t, "/", body, len, 0, &parent, &tree, &r, why, err) != 0) {
-        copy->len = mark; /* nothing of a refused payload */
+    r->anchor_id = t->anchor_id;
+    if (payload_tops(t, xpath, body, len, xml, &parent, &tree, r, why, err) != 0)
         goto cleanup;
-    }
-    if (emit_rows(&r, err) != 0) {
-        copy->len = mark;
+    if (emit_rows(r, err) != 0) {
         if (err->cls == NCMP_ERR_REJECT)
             refuse(why, 400, "Data Validation Failed");
         goto cleanup;
     }
     if (nodes)
-        *nodes = r.nrows;
+        *nodes = r->nrows;
     rc = 0;
 cleanup:
     lyd_free_all(tree);
-    rows_free(&r);
+    rows_free(r);
     ncmp_buf_free(&parent);
     return rc;
+}
+
+int cps_store_rows(const cps_target *t, const char *body, size_t len, ncmp_buf *copy, size_t *nodes,
+                   cps_refusal *why, ncmp_err *err)
+{
+    rows r = {0};
+    size_t mark = copy->len;
+
+    r.keep = copy;
+    if (payload_emit(&r, t, "/", body, len, 0, nodes, why, err) == 0)
+        return 0;
+    copy->len = mark; /* nothing of a refused payload */
+    return -1;
+}
+
+int cps_store_payload_rows(const cps_target *t, const char *xpath, const char *body, size_t len,
+                           int xml, cps_row_fn fn, void *arg, size_t *nodes, cps_refusal *why,
+                           ncmp_err *err)
+{
+    rows r = {0};
+
+    r.row_fn = fn;
+    r.row_arg = arg;
+    return payload_emit(&r, t, xpath, body, len, xml, nodes, why, err);
 }
 
 int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,

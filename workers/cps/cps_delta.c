@@ -29,12 +29,16 @@
  * entry is read by a cursor of its own while the walk waits, and written
  * by cps_read.c's tree writer.
  *
- * The payload's delta writes the payload under a scratch anchor inside
- * the transaction (cps_store_write: the same parsing and checks as the
- * data API) and compares the two anchors; the transaction is rolled back
- * at the end, so the scratch anchor and its rows are never seen. The
- * application of a report is one transaction: a refused entry rolls back
- * the whole report.
+ * The payload's delta parses the payload as a write under its parent
+ * would (cps_store_payload_rows: the same parsing and checks as the data
+ * API) and holds its rows in memory in key order: they are the target's
+ * stream, and a node's presence in the target is a binary search, not a
+ * probe in SQL. Nothing is written. With grouping, the nodes only in the
+ * source whose parent is in the payload are found by one read of the
+ * source ahead of the walk (their paths kept, sorted by parent), and a
+ * create entry is written from the payload's rows the walk passed over.
+ * The application of a report is one transaction: a refused entry rolls
+ * back the whole report.
  *
  * Where this differs from CPS: without grouping, entries come in key
  * order (CPS lists removes and replaces, then creates, each in hash
@@ -55,6 +59,8 @@
 #include "ncmp_json.h"
 #include "ncmp_log.h"
 #include "ncmp_multipart.h"
+#include "ncmp_pgarray.h"
+#include "ncmp_time.h"
 
 #define DELTA_BLOCK     2000
 #define DELTA_MAX_DEPTH 128
@@ -173,14 +179,145 @@ cleanup:
 
 /* --- cursors --------------------------------------------------------------- */
 
-/* A cursor of the delta's transaction, read a block at a time. */
+/* A payload's rows (the target of its delta), in key order: the stored
+ * path, depth and leaves of each, as the store would write them. */
+typedef struct mem_row {
+    size_t path, attrs; /* offsets in mem_rows.text */
+    size_t plen, alen;
+    int depth;
+} mem_row;
+
+typedef struct mem_rows {
+    ncmp_buf text;
+    mem_row *row;
+    size_t n, cap;
+    int unsorted; /* a row came before the one made ahead of it */
+} mem_rows;
+
+static void mem_add(void *arg, const char *path, size_t plen, int depth, const char *attrs,
+                    size_t alen)
+{
+    mem_rows *m = arg;
+    mem_row *r;
+
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 1024;
+        m->row = ncmp_xrealloc(m->row, m->cap * sizeof(*m->row));
+    }
+    r = &m->row[m->n];
+    r->path = m->text.len;
+    r->plen = plen;
+    ncmp_buf_append(&m->text, path, plen);
+    r->attrs = m->text.len;
+    r->alen = alen;
+    ncmp_buf_append(&m->text, attrs, alen);
+    r->depth = depth;
+    if (m->n > 0 && cps_delta_path_cmp(m->text.data + m->row[m->n - 1].path, m->row[m->n - 1].plen,
+                                       path, plen) >= 0)
+        m->unsorted = 1;
+    m->n++;
+}
+
+static const char *mem_path(const mem_rows *m, size_t i, size_t *len)
+{
+    *len = m->row[i].plen;
+    return m->text.data + m->row[i].path;
+}
+
+static int mem_row_cmp(const void *a, const void *b, void *arg)
+{
+    const mem_rows *m = arg;
+    const mem_row *x = a, *y = b;
+
+    return cps_delta_path_cmp(m->text.data + x->path, x->plen, m->text.data + y->path, y->plen);
+}
+
+/* Put the rows in key order; -1 when two have one path. */
+static int mem_sort(mem_rows *m)
+{
+    if (m->unsorted)
+        qsort_r(m->row, m->n, sizeof(*m->row), mem_row_cmp, m);
+    for (size_t i = 1; i < m->n; i++)
+        if (mem_row_cmp(&m->row[i - 1], &m->row[i], m) == 0)
+            return -1;
+    return 0;
+}
+
+/* The first row at or after `path`. */
+static size_t mem_lower(const mem_rows *m, const char *path, size_t len)
+{
+    size_t lo = 0, hi = m->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2, ml;
+        const char *mp = mem_path(m, mid, &ml);
+        if (cps_delta_path_cmp(mp, ml, path, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int mem_has(const mem_rows *m, const char *path, size_t len)
+{
+    size_t i = mem_lower(m, path, len), ml;
+    const char *mp;
+
+    if (i == m->n)
+        return 0;
+    mp = mem_path(m, i, &ml);
+    return cps_delta_path_cmp(mp, ml, path, len) == 0;
+}
+
+static void mem_free(mem_rows *m)
+{
+    if (!m)
+        return;
+    ncmp_buf_free(&m->text);
+    free(m->row);
+    free(m);
+}
+
+/* A cursor of the delta's transaction, read a block at a time; or, with
+ * `mem`, the rows of a payload within the ranges and the depth (row the
+ * index of the row at hand). */
 typedef struct cursor {
     char name[16];
     PGresult *res;
     int row, n;
     int last; /* the block held is the last one */
     int open;
+    const mem_rows *mem;
+    const cps_path_ranges *rg;
+    int maxdepth;
 } cursor;
+
+/* Is row i of c's payload within its ranges ([lo1, hi1) and [lo2, hi2)
+ * but the gap [hi1, lo2)) and its depth? */
+static int mem_within(const cursor *c, size_t i)
+{
+    size_t len;
+    const char *p = mem_path(c->mem, i, &len);
+    const cps_path_ranges *rg = c->rg;
+
+    if (c->mem->row[i].depth > c->maxdepth)
+        return 0;
+    if (cps_delta_path_cmp(p, len, rg->hi1.data, strlen(rg->hi1.data)) < 0)
+        return 1;
+    return cps_delta_path_cmp(p, len, rg->lo2.data, strlen(rg->lo2.data)) >= 0 &&
+           cps_delta_path_cmp(p, len, rg->hi2.data, strlen(rg->hi2.data)) < 0;
+}
+
+static void mem_cursor_open(cursor *c, const mem_rows *m, const cps_path_ranges *rg, int maxdepth)
+{
+    memset(c, 0, sizeof(*c));
+    c->mem = m;
+    c->rg = rg;
+    c->maxdepth = maxdepth;
+    c->n = (int)m->n;
+    c->row = (int)mem_lower(m, rg->lo1.data, strlen(rg->lo1.data));
+}
 
 static int cursor_open(ncmp_db *db, cursor *c, const char *name, const char *sql, int nparams,
                        const char *const *params, ncmp_err *err)
@@ -205,6 +342,17 @@ static int cursor_peek(ncmp_db *db, cursor *c, ncmp_err *err)
 {
     char sql[64];
 
+    if (c->mem) {
+        while (c->row < c->n && !mem_within(c, (size_t)c->row)) {
+            size_t len;
+            const char *p = mem_path(c->mem, (size_t)c->row, &len);
+            if (cps_delta_path_cmp(p, len, c->rg->hi2.data, strlen(c->rg->hi2.data)) >= 0)
+                c->row = c->n; /* past the ranges */
+            else
+                c->row++;
+        }
+        return c->row < c->n;
+    }
     if (c->row < c->n)
         return 1;
     if (!c->open || c->last)
@@ -228,6 +376,7 @@ static void cursor_close(ncmp_db *db, cursor *c)
     PQclear(c->res);
     c->res = NULL;
     c->row = c->n = 0;
+    c->mem = NULL;
     if (c->open && db) {
         snprintf(sql, sizeof(sql), "CLOSE %s", c->name);
         ncmp_db_query(db, sql, 0, NULL, NULL, &err);
@@ -237,6 +386,11 @@ static void cursor_close(ncmp_db *db, cursor *c)
 
 static const char *col(const cursor *c, int i, size_t *len)
 {
+    if (c->mem) {
+        const mem_row *r = &c->mem->row[c->row];
+        *len = i == 0 ? r->plen : i == 2 ? r->alen : 0;
+        return i == 0 ? c->mem->text.data + r->path : i == 2 ? c->mem->text.data + r->attrs : NULL;
+    }
     if (PQgetisnull(c->res, c->row, i)) {
         *len = 0;
         return NULL;
@@ -275,15 +429,23 @@ static void xml_of(ncmp_buf *out, const char *name, json_object *v)
 
 /* A node in both trees the walk is inside of. */
 typedef struct gframe {
-    size_t len;  /* its stored path: the first len bytes of delta.path */
-    int added;   /* a child only in the target was seen */
-    int virtual; /* the parent of the top nodes (the xpath's range) */
+    size_t len;        /* its stored path: the first len bytes of delta.path */
+    int added;         /* a child only in the target was seen */
+    int virtual;       /* the parent of the top nodes (the xpath's range) */
+    size_t added_base; /* a payload's: its children only in the target from delta.added[here] */
 } gframe;
+
+/* A node only in the source whose parent is in both trees (or which is
+ * a top node: parent ""), for a payload's grouped delta: offsets in
+ * delta.rm_text. */
+typedef struct removal {
+    size_t parent, plen, child, clen;
+} removal;
 
 typedef struct delta {
     rest_pool *pool;
     ncmp_db *db;
-    int commit; /* end the transaction with COMMIT (else ROLLBACK: the payload's scratch rows) */
+    int commit; /* end the transaction with COMMIT (else ROLLBACK: an uploaded model) */
     int grouped, xml;
     char src[24], tgt[24], maxdepth[16];
     int fetch, top_depth;
@@ -304,6 +466,18 @@ typedef struct delta {
     size_t sent;
     int entries, done;
     ncmp_buf scratch;
+    /* the target is a payload's rows (no target anchor, no probe of it in
+     * SQL): the removals are found ahead, the create entries' roots kept
+     * as the walk passes them */
+    mem_rows *mem;
+    ncmp_buf rm_text;
+    removal *rm;
+    size_t nrm, rm_next, rm_hit, rm_end;
+    size_t *added;
+    size_t nadded, added_cap;
+    int aux_mem;            /* the create entry is written from mem, not d->aux */
+    size_t aux_i, aux_iend; /* the roots delta.added[aux_i..aux_iend) */
+    size_t aux_row;         /* the row at hand, SIZE_MAX: the next root's first */
 } delta;
 
 static void delta_free(void *arg)
@@ -327,6 +501,10 @@ static void delta_free(void *arg)
     ncmp_buf_free(&d->aux_xpath);
     ncmp_buf_free(&d->pending);
     ncmp_buf_free(&d->scratch);
+    mem_free(d->mem);
+    ncmp_buf_free(&d->rm_text);
+    free(d->rm);
+    free(d->added);
     free(d);
 }
 
@@ -512,6 +690,16 @@ static const char SQL_GROUP_WALK_TAIL[] = ") s WHERE " PROBE(
     "array_to_string((string_to_array(s.path, E'\\x01'))[1:$8::int], E'\\x01')") " IS NULL"
                                                                                  " ORDER BY s.path";
 
+/* The rows of a payload's remove entry: the children $2 (a text[] in
+ * key order) of anchor $1, each followed by its subtree down to depth $3:
+ * one range scan per child. */
+static const char SQL_GROUP_LISTED[] =
+    "SELECT f.path, f.depth, f.attributes FROM (SELECT p COLLATE \"C\" AS path"
+    " FROM unnest($2::text[]) AS u(p)) top"
+    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f WHERE f.anchor_id = $1"
+    " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $3::int"
+    " ORDER BY f.path) f ON true";
+
 /* head + read + tail, owned by the caller. */
 static char *sql_around(const char *head, const char *read, const char *tail)
 {
@@ -552,6 +740,32 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
         ncmp_buf_reset(&d->aux_xpath);
         cps_path_decode(p, f->len, &d->aux_xpath);
     }
+    if (d->mem) {
+        cps_path_ranges_free(&own);
+        if (remove) { /* the children found ahead, read from the source */
+            ncmp_buf list = NCMP_BUF_INIT;
+            ncmp_pgarray_begin(&list);
+            for (size_t i = d->rm_hit; i < d->rm_end; i++) {
+                ncmp_buf_reset(&d->scratch);
+                ncmp_buf_append(&d->scratch, d->rm_text.data + d->rm[i].child, d->rm[i].clen);
+                ncmp_buf_append_char(&d->scratch, '\0');
+                ncmp_pgarray_add_text(&list, d->scratch.data);
+            }
+            ncmp_pgarray_end(&list);
+            params[0] = d->src;
+            params[1] = list.data;
+            params[2] = d->maxdepth;
+            rc = cursor_open(d->db, &d->aux, "delta_g", SQL_GROUP_LISTED, 3, params, err);
+            ncmp_buf_free(&list);
+            if (rc != 0)
+                return -1;
+        }
+        d->aux_mem = !remove; /* the target's children: from the payload */
+        d->aux_i = f->added_base;
+        d->aux_iend = d->nadded;
+        d->aux_row = SIZE_MAX;
+        goto started;
+    }
     params[0] = remove ? d->src : d->tgt;
     params[1] = slice;
     params[2] = rg->lo1.data;
@@ -573,6 +787,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     cps_path_ranges_free(&own);
     if (rc != 0)
         return -1;
+started:
     d->aux_on = 1;
     d->aux_rows = 0;
     d->aux_remove = remove;
@@ -582,24 +797,78 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     return 0;
 }
 
+/* Before the group entry's first row (stored path p): the entry's head. */
+static void group_first(delta *d, const char *p, size_t len)
+{
+    if (d->aux_virtual) { /* the first node's parent, or the node when top-level */
+        size_t plen = cps_path_parent_len(p, len);
+        ncmp_buf_reset(&d->aux_xpath);
+        cps_path_decode(p, plen ? plen : len, &d->aux_xpath);
+    }
+    entry_open(d, d->aux_remove ? "remove" : "create", d->aux_xpath.data, d->aux_xpath.len);
+    data_open(d, d->aux_remove ? "sourceData" : "targetData");
+    cps_tree_writer_head(d->tw, &d->pending);
+}
+
+/* After its last row: the entry's tail, when it had a row. */
+static void group_end(delta *d)
+{
+    if (d->aux_rows) {
+        cps_tree_writer_tail(d->tw, &d->pending);
+        data_close(d, d->aux_remove ? "sourceData" : "targetData");
+        entry_close(d);
+    }
+    d->aux_on = 0;
+    d->aux_mem = 0;
+}
+
+static int inside(const char *path, size_t len, const char *p, size_t plen);
+
+/* One block of a create entry written from the payload's rows: the
+ * subtree of each root kept in d->added. */
+static int group_block_mem(delta *d)
+{
+    const mem_rows *m = d->mem;
+    int rows = 0;
+
+    while (d->aux_i < d->aux_iend) {
+        size_t root = d->added[d->aux_i], rlen, len = 0;
+        const char *rp = mem_path(m, root, &rlen), *p = NULL;
+        if (d->aux_row == SIZE_MAX)
+            d->aux_row = root;
+        if (d->aux_row < m->n)
+            p = mem_path(m, d->aux_row, &len);
+        if (!p || (d->aux_row != root && !inside(p, len, rp, rlen))) {
+            d->aux_i++;
+            d->aux_row = SIZE_MAX;
+            continue;
+        }
+        if (m->row[d->aux_row].depth <= d->t.maxdepth) {
+            if (d->aux_rows++ == 0)
+                group_first(d, p, len);
+            cps_tree_writer_text(d->tw, p, len, m->text.data + m->row[d->aux_row].attrs,
+                                 m->row[d->aux_row].alen, &d->pending);
+        }
+        d->aux_row++;
+        if (++rows == DELTA_BLOCK)
+            return 0; /* a block at a time: the answer goes out meanwhile */
+    }
+    group_end(d);
+    return 0;
+}
+
 /* One block of the group entry's rows. */
 static int group_block(delta *d, ncmp_err *err)
 {
-    const char *key = d->aux_remove ? "sourceData" : "targetData";
     int h;
 
+    if (d->aux_mem)
+        return group_block_mem(d);
     while ((h = cursor_peek(d->db, &d->aux, err)) > 0) {
         if (d->aux_rows++ == 0) {
-            if (d->aux_virtual) { /* the first node's parent, or the node when top-level */
-                size_t len;
-                const char *p = col(&d->aux, 0, &len);
-                size_t plen = cps_path_parent_len(p, len);
-                ncmp_buf_reset(&d->aux_xpath);
-                cps_path_decode(p, plen ? plen : len, &d->aux_xpath);
-            }
-            entry_open(d, d->aux_remove ? "remove" : "create", d->aux_xpath.data, d->aux_xpath.len);
-            data_open(d, key);
-            cps_tree_writer_head(d->tw, &d->pending);
+            size_t len;
+            const char *p = col(&d->aux, 0, &len);
+            group_first(d, p, len);
         }
         cps_tree_writer_row(d->tw, d->aux.res, d->aux.row, &d->pending);
         d->aux.row++;
@@ -608,13 +877,8 @@ static int group_block(delta *d, ncmp_err *err)
     }
     if (h < 0)
         return -1;
-    if (d->aux_rows) {
-        cps_tree_writer_tail(d->tw, &d->pending);
-        data_close(d, key);
-        entry_close(d);
-    }
+    group_end(d);
     cursor_close(d->db, &d->aux);
-    d->aux_on = 0;
     return 0;
 }
 
@@ -629,6 +893,27 @@ static int inside(const char *path, size_t len, const char *p, size_t plen)
 static int removed_children(delta *d, const char *path, size_t len, ncmp_err *err)
 {
     int h;
+
+    if (d->mem) { /* d->rm, sorted by parent */
+        while (d->rm_next < d->nrm) {
+            const removal *r = &d->rm[d->rm_next];
+            int c = cps_delta_path_cmp(d->rm_text.data + r->parent, r->plen, path, len);
+            if (c > 0)
+                return 0;
+            if (c < 0) {
+                d->rm_next++;
+                continue;
+            }
+            d->rm_hit = d->rm_next;
+            while (d->rm_next < d->nrm && d->rm[d->rm_next].plen == r->plen &&
+                   memcmp(d->rm_text.data + d->rm[d->rm_next].parent, d->rm_text.data + r->parent,
+                          r->plen) == 0)
+                d->rm_next++;
+            d->rm_end = d->rm_next;
+            return 1;
+        }
+        return 0;
+    }
 
     while ((h = cursor_peek(d->db, &d->r, err)) > 0) {
         size_t plen;
@@ -656,6 +941,7 @@ static int frame_push(delta *d, const char *path, size_t len, int virtual, ncmp_
     f->len = len;
     f->added = 0;
     f->virtual = virtual;
+    f->added_base = d->nadded;
     ncmp_buf_reset(&d->path);
     ncmp_buf_append(&d->path, path, len);
     h = removed_children(d, path, len, err);
@@ -672,6 +958,7 @@ static int frame_pop(delta *d, ncmp_err *err)
         d->stack[d->nstack - 1].added = 0;
         return group_start(d, 0, &f, err); /* popped when its rows are out */
     }
+    d->nadded = f.added_base;
     d->nstack--;
     if (d->nstack > 0)
         d->path.len = d->stack[d->nstack - 1].len;
@@ -720,8 +1007,16 @@ static int delta_step(delta *d, ncmp_err *err)
         if (!top->virtual && !inside(path, len, d->path.data, top->len))
             return frame_pop(d, err); /* the row is looked at again */
         if (!ta || !sa) {
-            if (!sa)
+            if (!sa) {
                 top->added = 1;
+                if (d->mem) { /* its subtree is written from there at the frame's end */
+                    if (d->nadded == d->added_cap) {
+                        d->added_cap = d->added_cap ? d->added_cap * 2 : 64;
+                        d->added = ncmp_xrealloc(d->added, d->added_cap * sizeof(*d->added));
+                    }
+                    d->added[d->nadded++] = (size_t)d->t.row;
+                }
+            }
             ncmp_buf_reset(&d->skip);
             ncmp_buf_append(&d->skip, path, len);
             d->skipping = 1;
@@ -742,6 +1037,61 @@ consumed:
         d->s.row++;
     if (c >= 0)
         d->t.row++;
+    return 0;
+}
+
+static int removal_cmp(const void *a, const void *b, void *arg)
+{
+    const char *t = arg;
+    const removal *x = a, *y = b;
+    int c = cps_delta_path_cmp(t + x->parent, x->plen, t + y->parent, y->plen);
+
+    return c ? c : cps_delta_path_cmp(t + x->child, x->clen, t + y->child, y->clen);
+}
+
+/* A payload's grouped delta: the nodes of the source (the rows of `read`
+ * with `params`) not in the payload whose parent is in it (or that are
+ * top nodes), sorted by parent: the remove entries, known before the
+ * walk reaches them. The source is read once more for them; memory holds
+ * their paths only. */
+static int removals_find(delta *d, const char *read, const char *const *params, ncmp_err *err)
+{
+    cursor c = {0};
+    char *sql = sql_around("SELECT s.path, s.depth FROM (", read, ") s");
+    size_t cap = 0;
+    int h, rc;
+
+    rc = cursor_open(d->db, &c, "delta_rm", sql, 6, params, err);
+    free(sql);
+    if (rc != 0)
+        return -1;
+    while ((h = cursor_peek(d->db, &c, err)) > 0) {
+        size_t len, plen;
+        const char *p = col(&c, 0, &len);
+        int top = atoi(PQgetvalue(c.res, c.row, 1)) == d->top_depth;
+        c.row++;
+        if (mem_has(d->mem, p, len))
+            continue;
+        plen = top ? 0 : cps_path_parent_len(p, len);
+        if (!top && !mem_has(d->mem, p, plen))
+            continue; /* inside a node only in the source */
+        if (d->nrm == cap) {
+            cap = cap ? cap * 2 : 64;
+            d->rm = ncmp_xrealloc(d->rm, cap * sizeof(*d->rm));
+        }
+        d->rm[d->nrm].parent = d->rm_text.len;
+        d->rm[d->nrm].plen = plen;
+        ncmp_buf_append(&d->rm_text, p, plen);
+        d->rm[d->nrm].child = d->rm_text.len;
+        d->rm[d->nrm].clen = len;
+        ncmp_buf_append(&d->rm_text, p, len);
+        d->nrm++;
+    }
+    cursor_close(d->db, &c);
+    if (h < 0)
+        return -1;
+    if (d->nrm > 1)
+        qsort_r(d->rm, d->nrm, sizeof(*d->rm), removal_cmp, d->rm_text.data);
     return 0;
 }
 
@@ -766,12 +1116,22 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     params[5] = d->rg.hi2.data;
     if (cursor_open(d->db, &d->s, "delta_s", read, 6, params, err) != 0)
         return -1;
-    params[0] = d->tgt;
-    if (cursor_open(d->db, &d->t, "delta_t", read, 6, params, err) != 0)
-        return -1;
+    if (d->mem) {
+        mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
+    } else {
+        params[0] = d->tgt;
+        if (cursor_open(d->db, &d->t, "delta_t", read, 6, params, err) != 0)
+            return -1;
+    }
     ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
     if (!d->grouped)
         return 0;
+    if (d->mem) {
+        params[0] = d->src;
+        if (removals_find(d, read, params, err) != 0)
+            return -1;
+        return frame_push(d, "", 0, 1, err);
+    }
     params[0] = d->src;
     params[6] = d->tgt;
     params[7] = top;
@@ -1040,6 +1400,33 @@ static int looks_xml(const ncmp_multipart_part *p)
     return i < p->len && p->data[i] == '<';
 }
 
+/* A payload's parent (stored path `parent`, "" the root) must be a node
+ * of the source, as for a write under it: CPS's 404 and -1 when not. */
+static int parent_exists(ncmp_http_request *req, delta *d, const cps_target *t, const char *parent,
+                         const char *xpath)
+{
+    static const char sql[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
+    const char *params[2] = {t->anchor_id, parent};
+    PGresult *res = NULL;
+    ncmp_err err;
+    int found;
+
+    if (!parent[0])
+        return 0;
+    if (ncmp_db_query(d->db, sql, 2, params, &res, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    found = PQntuples(res) > 0;
+    PQclear(res);
+    if (found)
+        return 0;
+    cps_respond_error(req, 404, "DataNode not found",
+                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
+                      t->anchor_name, t->dataspace);
+    return -1;
+}
+
 /* POST /v2/dataspaces/{ds}/anchors/{src}/delta?xpath=&grouping-enabled=
  * multipart: targetData (JSON or XML), yangResourceFile (optional). */
 static void h_delta_payload(ncmp_http_request *req, void *arg)
@@ -1051,11 +1438,12 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
     ncmp_multipart_part *parts = NULL;
     const ncmp_multipart_part *data, *yang;
     ncmp_buf path = NCMP_BUF_INIT, parent = NCMP_BUF_INIT, parent_xpath = NCMP_BUF_INIT;
-    cps_target ts = {0}, scratch = {0};
+    cps_target ts = {0}, payload = {0};
     cps_schema *uploaded = NULL;
     cps_refusal why = {0};
     char schema_id[24] = "";
     delta *d = NULL;
+    double started;
     ncmp_err err;
 
     if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
@@ -1077,15 +1465,16 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
                                 "Required part 'targetData' is not present or empty.");
         goto cleanup;
     }
-    if (delta_begin(req, d, 0) != 0)
+    if (delta_begin(req, d, yang == NULL) != 0) /* an uploaded model is stored, then rolled back */
         goto cleanup;
     if (cps_store_resolve(d->db, api->schemas, ds, src, &ts, &why, &err) != 0) {
         cps_respond_refusal(req, &why, &err);
         goto cleanup;
     }
     memcpy(d->src, ts.anchor_id, sizeof(d->src));
-    scratch.dataspace = ds;
-    scratch.anchor_name = "(the payload)";
+    payload.dataspace = ds;
+    payload.anchor_name = "(the payload)";
+    memcpy(payload.anchor_id, ts.anchor_id, sizeof(payload.anchor_id));
     if (yang) {
         err.msg[0] = '\0';
         if (upload_schema(d->db, api, &ts, yang, schema_id, sizeof(schema_id), &uploaded, &err) !=
@@ -1097,30 +1486,33 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
             goto cleanup;
         }
     }
-    scratch.schema = uploaded ? uploaded : ts.schema;
-    if (scratch_anchor(d->db, &ts, schema_id[0] ? schema_id : NULL, scratch.anchor_id,
-                       sizeof(scratch.anchor_id), &err) != 0) {
-        rest_db_answer_error(req, &err);
-        goto cleanup;
-    }
-    memcpy(d->tgt, scratch.anchor_id, sizeof(d->tgt));
+    payload.schema = uploaded ? uploaded : ts.schema;
     ncmp_buf_append(&parent, path.data, cps_path_parent_len(path.data, path.len));
     ncmp_buf_append_char(&parent, '\0');
-    if (copy_ancestors(d->db, d->src, d->tgt, parent.data, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        goto cleanup;
-    }
     cps_path_decode(parent.data, strlen(parent.data), &parent_xpath);
     ncmp_buf_append_char(&parent_xpath, '\0');
-    if (cps_store_write(d->db, &scratch, CPS_WRITE_SAVE, parent_xpath.data, data->data, data->len,
-                        looks_xml(data), 0, NULL, &why, &err) != 0) {
+    if (parent_exists(req, d, &ts, parent.data, parent_xpath.data) != 0)
+        goto cleanup;
+    /* the payload's rows stay in memory, compared with the source's as
+     * they are read: nothing is written */
+    d->mem = ncmp_xcalloc(1, sizeof(*d->mem));
+    started = ncmp_now_ms();
+    if (cps_store_payload_rows(&payload, parent_xpath.data, data->data, data->len, looks_xml(data),
+                               mem_add, d->mem, NULL, &why, &err) != 0) {
         cps_respond_refusal(req, &why, &err);
         goto cleanup;
     }
+    if (mem_sort(d->mem) != 0) {
+        ncmp_http_respond_error(req, 409, "Already defined exception",
+                                "the payload names one data node twice");
+        goto cleanup;
+    }
+    log_debug("cps", "delta of %s against a payload: %zu nodes parsed and checked in %.1f ms",
+              ts.anchor_name, d->mem->n, ncmp_now_ms() - started);
     delta_respond(req, d, path.data, path.len);
     d = NULL;
 cleanup:
-    delta_free(d); /* rolls the scratch rows back */
+    delta_free(d); /* rolls an uploaded model back */
     if (uploaded) {
         cps_schema_release(uploaded);
         cps_schema_forget(api->schemas, schema_id);

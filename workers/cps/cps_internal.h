@@ -118,6 +118,9 @@ typedef struct tree_writer cps_tree_writer;
 cps_tree_writer *cps_tree_writer_new(int xml);
 void cps_tree_writer_head(cps_tree_writer *w, ncmp_buf *out);
 void cps_tree_writer_row(cps_tree_writer *w, const PGresult *res, int row, ncmp_buf *out);
+/* The same for a row given as its stored path and its attributes' text. */
+void cps_tree_writer_text(cps_tree_writer *w, const char *path, size_t len, const char *attrs,
+                          size_t alen, ncmp_buf *out);
 void cps_tree_writer_tail(cps_tree_writer *w, ncmp_buf *out);
 void cps_tree_writer_free(cps_tree_writer *w);
 

@@ -285,17 +285,15 @@ static void tw_anchor(tree_writer *w, const PGresult *res, int row, ncmp_buf *ou
  * Returns 0 when the row is to be written (a top node when nothing is
  * open, its prefix and module then found), -1 when it is not (v1's
  * answer is complete). */
-static int tw_enter(tree_writer *w, const PGresult *res, int row, ncmp_buf *out)
+static int tw_enter(tree_writer *w, const char *path, size_t len, const PGresult *res, int row,
+                    ncmp_buf *out)
 {
-    const char *path = PQgetvalue(res, row, 0);
-    size_t len = (size_t)PQgetlength(res, row, 0);
-
     w->rows++;
     if (w->done)
         return -1;
-    if (w->by_anchor)
+    if (w->by_anchor && res)
         tw_anchor(w, res, row, out);
-    if (w->grouped)
+    if (w->grouped && res)
         tw_group(w, res, row, out);
     while (w->nstack > 0 && !inside(path, len, w->path.data, w->stack[w->nstack - 1].path_len))
         w->close(w, out);
@@ -322,16 +320,16 @@ static frame *tw_push(tree_writer *w, const char *path, size_t len)
     return f;
 }
 
-static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+/* A row (path, attributes) of the answer, from a result's row `row`
+ * (res NULL: from the text given). */
+static void tw_write(tree_writer *w, const char *path, size_t len, const char *attrs, size_t alen,
+                     const PGresult *res, int row, ncmp_buf *out)
 {
-    tree_writer *w = arg;
-    const char *path = PQgetvalue(res, row, 0);
-    size_t len = (size_t)PQgetlength(res, row, 0);
     int entry = cps_path_is_list_entry(path, len);
     const char *name;
     size_t nlen;
 
-    if (tw_enter(w, res, row, out) != 0)
+    if (tw_enter(w, path, len, res, row, out) != 0)
         return;
     cps_path_last_name(path, len, &name, &nlen);
     if (w->nstack == 0) {
@@ -345,8 +343,13 @@ static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
         ncmp_buf_append_char(out, '}');
         return;
     }
-    tw_push(w, path, len)->members =
-        append_members(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+    tw_push(w, path, len)->members = append_members(out, attrs, alen);
+}
+
+static void tw_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    tw_write(arg, PQgetvalue(res, row, 0), (size_t)PQgetlength(res, row, 0),
+             PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2), res, row, out);
 }
 
 static void tw_tail(void *arg, ncmp_buf *out)
@@ -487,16 +490,14 @@ static void xml_head(void *arg, ncmp_buf *out)
     w->close = xml_close;
 }
 
-static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+static void xml_write(tree_writer *w, const char *path, size_t len, const char *attrs, size_t alen,
+                      const PGresult *res, int row, ncmp_buf *out)
 {
-    tree_writer *w = arg;
-    const char *path = PQgetvalue(res, row, 0);
-    size_t len = (size_t)PQgetlength(res, row, 0);
     const char *name;
     size_t nlen;
     char qualified[sizeof(((frame *)0)->list)] = "";
 
-    if (tw_enter(w, res, row, out) != 0 || w->nstack == TW_MAX_DEPTH)
+    if (tw_enter(w, path, len, res, row, out) != 0 || w->nstack == TW_MAX_DEPTH)
         return;
     cps_path_last_name(path, len, &name, &nlen);
     ncmp_buf_append_char(out, '<');
@@ -515,7 +516,13 @@ static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
         w->tops++;
     ncmp_buf_append_char(out, '>');
     memcpy(tw_push(w, path, len)->list, qualified, sizeof(qualified));
-    xml_leaves(out, PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2));
+    xml_leaves(out, attrs, alen);
+}
+
+static void xml_row(void *arg, const PGresult *res, int row, ncmp_buf *out)
+{
+    xml_write(arg, PQgetvalue(res, row, 0), (size_t)PQgetlength(res, row, 0),
+              PQgetvalue(res, row, 2), (size_t)PQgetlength(res, row, 2), res, row, out);
 }
 
 static void xml_tail(void *arg, ncmp_buf *out)
@@ -553,6 +560,15 @@ void cps_tree_writer_row(cps_tree_writer *w, const PGresult *res, int row, ncmp_
         xml_row(w, res, row, out);
     else
         tw_row(w, res, row, out);
+}
+
+void cps_tree_writer_text(cps_tree_writer *w, const char *path, size_t len, const char *attrs,
+                          size_t alen, ncmp_buf *out)
+{
+    if (w->xml)
+        xml_write(w, path, len, attrs, alen, NULL, 0, out);
+    else
+        tw_write(w, path, len, attrs, alen, NULL, 0, out);
 }
 
 void cps_tree_writer_tail(cps_tree_writer *w, ncmp_buf *out)

@@ -100,6 +100,19 @@ int cps_store_dataspace_watched(ncmp_db *db, const char *dataspace, int *watched
 int cps_store_announce(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
                        ncmp_err *err);
 
+/* The rows a CPS_WRITE_SAVE of `body` (JSON, or XML when `xml`) under
+ * `xpath` of anchor `t` would store, parsed and checked as
+ * cps_store_write does, each given to `fn` in key order with its stored
+ * path, depth and leaves (a JSON object's text, valid for the call);
+ * nothing is read or written. For the delta of an anchor against a
+ * payload, which compares the rows without storing them. *nodes (may be
+ * NULL): how many rows. */
+typedef void (*cps_row_fn)(void *arg, const char *path, size_t path_len, int depth,
+                           const char *attributes, size_t attributes_len);
+int cps_store_payload_rows(const cps_target *t, const char *xpath, const char *body, size_t len,
+                           int xml, cps_row_fn fn, void *arg, size_t *nodes, cps_refusal *why,
+                           ncmp_err *err);
+
 /* The rows a CPS_WRITE_SAVE of `body` (JSON) at the root of anchor `t`
  * would store, parsed and checked as cps_store_write does, appended to
  * `copy` in the COPY text of fragment (anchor_id, path, depth, name,
