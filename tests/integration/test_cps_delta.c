@@ -623,6 +623,26 @@ Test(cps_delta, openroadm_devices, .timeout = 180)
     e = must_entry(report, "create", "/openroadm-devices");
     cr_expect(strstr(side(e, "targetData"), "C201-7-1A-4"));
 
+    /* the roots found ahead (every descendant) and the probes of the walk
+     * bounded in depth (deeper than the tree) give one report */
+    for (int x = 0; x < 2; x++) {
+        char path[256];
+        json_object *all, *deep;
+        const char *xp = x ? "&xpath=/openroadm-devices" : "";
+        snprintf(path, sizeof(path),
+                 DS "/anchors/s/delta?target-anchor-name=t&descendants=all&grouping-enabled=true%s",
+                 xp);
+        all = call_json(c, "GET", path);
+        snprintf(path, sizeof(path),
+                 DS "/anchors/s/delta?target-anchor-name=t&descendants=40&grouping-enabled=true%s",
+                 xp);
+        deep = call_json(c, "GET", path);
+        cr_expect(json_object_equal(all, deep), "%s all:\n%s\n40 levels:\n%s", xp,
+                  json_object_to_json_string(all), json_object_to_json_string(deep));
+        json_object_put(all);
+        json_object_put(deep);
+    }
+
     /* t's devices as a payload against s: the report the two anchors give,
      * grouped and not (the payload's rows are compared in memory) */
     {

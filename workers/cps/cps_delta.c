@@ -22,21 +22,24 @@
  * entry holding every child only in the target with its subtree. The
  * xpath of a remove or create entry is the parent's (the first node's own
  * when the nodes are top-level). The walk keeps a stack of the nodes in
- * both trees it is inside of. A create entry comes after the node's
- * subtree, when the walk has seen whether it has one; a remove entry
- * comes before, so a third cursor reads, in the walk's order, the nodes
- * that have children only in the source. The data of a remove or create
- * entry is read by a cursor of its own while the walk waits, and written
- * by cps_read.c's tree writer.
+ * both trees it is inside of. A remove entry comes before the node's
+ * children's entries, so the nodes that have children only in the source
+ * are known ahead of the walk:
+ *  - with every descendant, one merge of the two trees' paths (no
+ *    leaves) finds the roots of the subtrees only one side has; their
+ *    paths are kept (not their subtrees), and the walk then reads only
+ *    the rows around those subtrees: the nodes in both trees;
+ *  - bounded in depth, a third cursor reads, in the walk's order, the
+ *    nodes with children only in the source (one probe of the other
+ *    anchor per row: the rows are few).
+ * The data of a remove or create entry is read by a cursor of its own
+ * while the walk waits, and written by cps_read.c's tree writer.
  *
  * The payload's delta parses the payload as a write under its parent
  * would (cps_store_payload_rows: the same parsing and checks as the data
- * API) and holds its rows in memory in key order: they are the target's
- * stream, and a node's presence in the target is a binary search, not a
- * probe in SQL. Nothing is written. With grouping, the nodes only in the
- * source whose parent is in the payload are found by one read of the
- * source ahead of the walk (their paths kept, sorted by parent), and a
- * create entry is written from the payload's rows the walk passed over.
+ * API) and holds its rows in memory in key order as the target's stream.
+ * Nothing is written. A create entry of a grouped report is written from
+ * the payload's rows the walk passed over.
  * The application of a report is one transaction: a refused entry rolls
  * back the whole report.
  *
@@ -259,17 +262,6 @@ static size_t mem_lower(const mem_rows *m, const char *path, size_t len)
     return lo;
 }
 
-static int mem_has(const mem_rows *m, const char *path, size_t len)
-{
-    size_t i = mem_lower(m, path, len), ml;
-    const char *mp;
-
-    if (i == m->n)
-        return 0;
-    mp = mem_path(m, i, &ml);
-    return cps_delta_path_cmp(mp, ml, path, len) == 0;
-}
-
 static void mem_free(mem_rows *m)
 {
     if (!m)
@@ -435,12 +427,76 @@ typedef struct gframe {
     size_t added_base; /* a payload's: its children only in the target from delta.added[here] */
 } gframe;
 
-/* A node only in the source whose parent is in both trees (or which is
- * a top node: parent ""), for a payload's grouped delta: offsets in
- * delta.rm_text. */
-typedef struct removal {
+/* A node only on one side whose parent is in both trees (or which is a
+ * top node: parent ""): the root of a subtree a grouped report's remove
+ * or create entry holds. Offsets in roots.text. */
+typedef struct one_root {
     size_t parent, plen, child, clen;
-} removal;
+} one_root;
+
+/* Such nodes of one side, sorted by parent, then by path. */
+typedef struct roots {
+    ncmp_buf text;
+    one_root *v;
+    size_t n, cap;
+} delta_roots;
+
+static void roots_add(delta_roots *r, const char *path, size_t len, size_t plen)
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 64;
+        r->v = ncmp_xrealloc(r->v, r->cap * sizeof(*r->v));
+    }
+    r->v[r->n].parent = r->text.len;
+    r->v[r->n].plen = plen;
+    ncmp_buf_append(&r->text, path, plen);
+    r->v[r->n].child = r->text.len;
+    r->v[r->n].clen = len;
+    ncmp_buf_append(&r->text, path, len);
+    r->n++;
+}
+
+static int root_cmp(const void *a, const void *b, void *arg)
+{
+    const char *t = arg;
+    const one_root *x = a, *y = b;
+    int c = cps_delta_path_cmp(t + x->parent, x->plen, t + y->parent, y->plen);
+
+    return c ? c : cps_delta_path_cmp(t + x->child, x->clen, t + y->child, y->clen);
+}
+
+static void roots_sort(delta_roots *r)
+{
+    if (r->n > 1)
+        qsort_r(r->v, r->n, sizeof(*r->v), root_cmp, r->text.data);
+}
+
+/* The first root whose parent is at or after `parent`. */
+static size_t roots_lower(const delta_roots *r, const char *parent, size_t len)
+{
+    size_t lo = 0, hi = r->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cps_delta_path_cmp(r->text.data + r->v[mid].parent, r->v[mid].plen, parent, len) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int roots_parent_is(const delta_roots *r, size_t i, const char *parent, size_t len)
+{
+    return i < r->n && r->v[i].plen == len &&
+           memcmp(r->text.data + r->v[i].parent, parent, len) == 0;
+}
+
+static void roots_free(delta_roots *r)
+{
+    ncmp_buf_free(&r->text);
+    free(r->v);
+}
 
 typedef struct delta {
     rest_pool *pool;
@@ -470,9 +526,11 @@ typedef struct delta {
      * SQL): the removals are found ahead, the create entries' roots kept
      * as the walk passes them */
     mem_rows *mem;
-    ncmp_buf rm_text;
-    removal *rm;
-    size_t nrm, rm_next, rm_hit, rm_end;
+    /* with every descendant, or a payload: the one-sided roots found
+     * ahead (rm the source's, ad the target's; ad not for a payload) */
+    int ahead;
+    delta_roots rm, ad;
+    size_t rm_next, rm_hit, rm_end;
     size_t *added;
     size_t nadded, added_cap;
     int aux_mem;            /* the create entry is written from mem, not d->aux */
@@ -502,8 +560,8 @@ static void delta_free(void *arg)
     ncmp_buf_free(&d->pending);
     ncmp_buf_free(&d->scratch);
     mem_free(d->mem);
-    ncmp_buf_free(&d->rm_text);
-    free(d->rm);
+    roots_free(&d->rm);
+    roots_free(&d->ad);
     free(d->added);
     free(d);
 }
@@ -664,35 +722,21 @@ static const char SQL_REMOVED_PARENTS_TAIL[] =
                                      "substring(s.path from E'^(.*)\\x01')") " IS NOT NULL)"
                                                                              " ORDER BY 1";
 
-/* The rows of a remove (create) entry: the children of a node (the rows
- * at depth $2 within the ranges $3..$6, found by CPS_SQL_READ_WALK,
- * which jumps over their subtrees) only in anchor $1, not in $7, each
- * followed by its subtree down to depth $8: one probe per child, then
- * one range scan per child only on one side. */
-static const char SQL_GROUP_HEAD[] =
-    "SELECT f.path, f.depth, f.attributes FROM (SELECT s.path FROM (";
-static const char SQL_GROUP_TAIL[] =
-    ") s WHERE s.depth = $2::int"
-    " AND " PROBE(
-        "s.path") " IS NULL"
-                  " ORDER BY s.path) top"
-                  " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f WHERE "
-                  "f.anchor_id = $1"
-                  " AND f.path >= top.path AND f.path < top.path || E'\\x02' AND f.depth <= $8::int"
-                  " ORDER BY f.path) f ON true";
-
-/* The same rows for a read bounded in depth, from CPS_SQL_READ_WALK ($2
- * the deepest depth), which gives only the rows above the bound: each
- * is kept when its ancestor at the children's depth (its first $8 - 1
- * steps) is not in $7. */
+/* The rows of a remove (create) entry of a delta bounded in depth: the
+ * children of a node only in anchor $1, not in $7, each followed by its
+ * subtree down to the depth, from CPS_SQL_READ_WALK ($2 the deepest
+ * depth, $3..$6 the node's ranges), which gives only the rows above the
+ * bound: each is kept when its ancestor at the children's depth (its
+ * first $8 - 1 steps) is not in $7. (With every descendant the children
+ * are found ahead: SQL_GROUP_LISTED.) */
 static const char SQL_GROUP_WALK_HEAD[] = "SELECT s.path, s.depth, s.attributes FROM (";
 static const char SQL_GROUP_WALK_TAIL[] = ") s WHERE " PROBE(
     "array_to_string((string_to_array(s.path, E'\\x01'))[1:$8::int], E'\\x01')") " IS NULL"
                                                                                  " ORDER BY s.path";
 
-/* The rows of a payload's remove entry: the children $2 (a text[] in
- * key order) of anchor $1, each followed by its subtree down to depth $3:
- * one range scan per child. */
+/* The rows of a remove (create) entry with every descendant: the
+ * children $2 (a text[] in key order, found ahead) of anchor $1, each
+ * followed by its subtree down to depth $3: one range scan per child. */
 static const char SQL_GROUP_LISTED[] =
     "SELECT f.path, f.depth, f.attributes FROM (SELECT p COLLATE \"C\" AS path"
     " FROM unnest($2::text[]) AS u(p)) top"
@@ -740,19 +784,28 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
         ncmp_buf_reset(&d->aux_xpath);
         cps_path_decode(p, f->len, &d->aux_xpath);
     }
-    if (d->mem) {
+    if (d->ahead) { /* the children were found ahead */
+        const delta_roots *set = remove ? &d->rm : &d->ad;
+        size_t from = d->rm_hit, to = d->rm_end;
         cps_path_ranges_free(&own);
-        if (remove) { /* the children found ahead, read from the source */
+        if (!remove && !d->mem) {
+            const char *fp = f->virtual ? "" : d->path.data;
+            size_t fl = f->virtual ? 0 : f->len;
+            from = roots_lower(&d->ad, fp, fl);
+            for (to = from; roots_parent_is(&d->ad, to, fp, fl); to++)
+                ;
+        }
+        if (remove || !d->mem) { /* read from their anchor, with their subtrees */
             ncmp_buf list = NCMP_BUF_INIT;
             ncmp_pgarray_begin(&list);
-            for (size_t i = d->rm_hit; i < d->rm_end; i++) {
+            for (size_t i = from; i < to; i++) {
                 ncmp_buf_reset(&d->scratch);
-                ncmp_buf_append(&d->scratch, d->rm_text.data + d->rm[i].child, d->rm[i].clen);
+                ncmp_buf_append(&d->scratch, set->text.data + set->v[i].child, set->v[i].clen);
                 ncmp_buf_append_char(&d->scratch, '\0');
                 ncmp_pgarray_add_text(&list, d->scratch.data);
             }
             ncmp_pgarray_end(&list);
-            params[0] = d->src;
+            params[0] = remove ? d->src : d->tgt;
             params[1] = list.data;
             params[2] = d->maxdepth;
             rc = cursor_open(d->db, &d->aux, "delta_g", SQL_GROUP_LISTED, 3, params, err);
@@ -760,7 +813,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
             if (rc != 0)
                 return -1;
         }
-        d->aux_mem = !remove; /* the target's children: from the payload */
+        d->aux_mem = !remove && d->mem; /* the payload's children: from its rows */
         d->aux_i = f->added_base;
         d->aux_iend = d->nadded;
         d->aux_row = SIZE_MAX;
@@ -774,14 +827,11 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     params[5] = rg->hi2.data;
     params[6] = remove ? d->tgt : d->src;
     params[7] = d->maxdepth;
-    if (d->fetch < 0) {
-        sql = sql_around(SQL_GROUP_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_TAIL);
-    } else { /* the subtrees bounded too: no range scan of whole subtrees */
-        snprintf(slice_end, sizeof(slice_end), "%d", atoi(slice) + 1);
-        params[1] = d->maxdepth;
-        params[7] = slice_end;
-        sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
-    }
+    /* the subtrees bounded too: no range scan of whole subtrees */
+    snprintf(slice_end, sizeof(slice_end), "%d", atoi(slice) + 1);
+    params[1] = d->maxdepth;
+    params[7] = slice_end;
+    sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
     rc = cursor_open(d->db, &d->aux, "delta_g", sql, 8, params, err);
     free(sql);
     cps_path_ranges_free(&own);
@@ -832,13 +882,13 @@ static int group_block_mem(delta *d)
     int rows = 0;
 
     while (d->aux_i < d->aux_iend) {
-        size_t root = d->added[d->aux_i], rlen, len = 0;
-        const char *rp = mem_path(m, root, &rlen), *p = NULL;
+        size_t first = d->added[d->aux_i], rlen, len = 0;
+        const char *rp = mem_path(m, first, &rlen), *p = NULL;
         if (d->aux_row == SIZE_MAX)
-            d->aux_row = root;
+            d->aux_row = first;
         if (d->aux_row < m->n)
             p = mem_path(m, d->aux_row, &len);
-        if (!p || (d->aux_row != root && !inside(p, len, rp, rlen))) {
+        if (!p || (d->aux_row != first && !inside(p, len, rp, rlen))) {
             d->aux_i++;
             d->aux_row = SIZE_MAX;
             continue;
@@ -894,10 +944,10 @@ static int removed_children(delta *d, const char *path, size_t len, ncmp_err *er
 {
     int h;
 
-    if (d->mem) { /* d->rm, sorted by parent */
-        while (d->rm_next < d->nrm) {
-            const removal *r = &d->rm[d->rm_next];
-            int c = cps_delta_path_cmp(d->rm_text.data + r->parent, r->plen, path, len);
+    if (d->ahead) { /* d->rm, sorted by parent */
+        while (d->rm_next < d->rm.n) {
+            const one_root *r = &d->rm.v[d->rm_next];
+            int c = cps_delta_path_cmp(d->rm.text.data + r->parent, r->plen, path, len);
             if (c > 0)
                 return 0;
             if (c < 0) {
@@ -905,9 +955,7 @@ static int removed_children(delta *d, const char *path, size_t len, ncmp_err *er
                 continue;
             }
             d->rm_hit = d->rm_next;
-            while (d->rm_next < d->nrm && d->rm[d->rm_next].plen == r->plen &&
-                   memcmp(d->rm_text.data + d->rm[d->rm_next].parent, d->rm_text.data + r->parent,
-                          r->plen) == 0)
+            while (roots_parent_is(&d->rm, d->rm_next, path, len))
                 d->rm_next++;
             d->rm_end = d->rm_next;
             return 1;
@@ -942,6 +990,8 @@ static int frame_push(delta *d, const char *path, size_t len, int virtual, ncmp_
     f->added = 0;
     f->virtual = virtual;
     f->added_base = d->nadded;
+    if (d->ahead && !d->mem) /* its children only in the target are not in the walk */
+        f->added = roots_parent_is(&d->ad, roots_lower(&d->ad, path, len), path, len);
     ncmp_buf_reset(&d->path);
     ncmp_buf_append(&d->path, path, len);
     h = removed_children(d, path, len, err);
@@ -1040,59 +1090,159 @@ consumed:
     return 0;
 }
 
-static int removal_cmp(const void *a, const void *b, void *arg)
+/* The depth of the row at hand of a paths cursor (path, depth). */
+static int row_depth(const cursor *c)
 {
-    const char *t = arg;
-    const removal *x = a, *y = b;
-    int c = cps_delta_path_cmp(t + x->parent, x->plen, t + y->parent, y->plen);
-
-    return c ? c : cps_delta_path_cmp(t + x->child, x->clen, t + y->child, y->clen);
+    return c->mem ? c->mem->row[c->row].depth : atoi(PQgetvalue(c->res, c->row, 1));
 }
 
-/* A payload's grouped delta: the nodes of the source (the rows of `read`
- * with `params`) not in the payload whose parent is in it (or that are
- * top nodes), sorted by parent: the remove entries, known before the
- * walk reaches them. The source is read once more for them; memory holds
- * their paths only. */
-static int removals_find(delta *d, const char *read, const char *const *params, ncmp_err *err)
+/* A grouped delta with every descendant (or a payload's): the roots of
+ * the subtrees only on one side, found ahead of the walk by one merge of
+ * the two sides' paths (the rows of `read` with `params`, $1 each side's
+ * anchor): a row only on one side is a root unless it is inside the last
+ * root of that side. The remove entries come before the walk reaches
+ * their rows, so the walk needs them ahead; the create entries' roots
+ * let their rows be read with their subtrees at once. Memory holds the
+ * roots' paths only. A payload's create entries are written from its
+ * rows, so its roots are not kept. */
+static int roots_find(delta *d, const char *read, const char *const *params, ncmp_err *err)
 {
-    cursor c = {0};
+    cursor s = {0}, t = {0};
     char *sql = sql_around("SELECT s.path, s.depth FROM (", read, ") s");
-    size_t cap = 0;
-    int h, rc;
+    const char *p6[6];
+    ncmp_buf last_s = NCMP_BUF_INIT, last_t = NCMP_BUF_INIT; /* each side's last root */
+    int hs = 0, ht = 0, rc = -1;
 
-    rc = cursor_open(d->db, &c, "delta_rm", sql, 6, params, err);
-    free(sql);
-    if (rc != 0)
-        return -1;
-    while ((h = cursor_peek(d->db, &c, err)) > 0) {
-        size_t len, plen;
-        const char *p = col(&c, 0, &len);
-        int top = atoi(PQgetvalue(c.res, c.row, 1)) == d->top_depth;
-        c.row++;
-        if (mem_has(d->mem, p, len))
-            continue;
-        plen = top ? 0 : cps_path_parent_len(p, len);
-        if (!top && !mem_has(d->mem, p, plen))
-            continue; /* inside a node only in the source */
-        if (d->nrm == cap) {
-            cap = cap ? cap * 2 : 64;
-            d->rm = ncmp_xrealloc(d->rm, cap * sizeof(*d->rm));
-        }
-        d->rm[d->nrm].parent = d->rm_text.len;
-        d->rm[d->nrm].plen = plen;
-        ncmp_buf_append(&d->rm_text, p, plen);
-        d->rm[d->nrm].child = d->rm_text.len;
-        d->rm[d->nrm].clen = len;
-        ncmp_buf_append(&d->rm_text, p, len);
-        d->nrm++;
+    memcpy(p6, params, sizeof(p6));
+    p6[0] = d->src;
+    if (cursor_open(d->db, &s, "delta_rs", sql, 6, p6, err) != 0)
+        goto cleanup;
+    if (d->mem) {
+        mem_cursor_open(&t, d->mem, &d->rg, atoi(d->maxdepth));
+    } else {
+        p6[0] = d->tgt;
+        if (cursor_open(d->db, &t, "delta_rt", sql, 6, p6, err) != 0)
+            goto cleanup;
     }
-    cursor_close(d->db, &c);
-    if (h < 0)
-        return -1;
-    if (d->nrm > 1)
-        qsort_r(d->rm, d->nrm, sizeof(*d->rm), removal_cmp, d->rm_text.data);
-    return 0;
+    for (;;) {
+        size_t sl = 0, tl = 0;
+        const char *sp = NULL, *tp = NULL;
+        int c;
+        if ((hs = cursor_peek(d->db, &s, err)) < 0 || (ht = cursor_peek(d->db, &t, err)) < 0)
+            goto cleanup;
+        if (!hs && !ht)
+            break;
+        if (hs)
+            sp = col(&s, 0, &sl);
+        if (ht)
+            tp = col(&t, 0, &tl);
+        c = hs && ht ? cps_delta_path_cmp(sp, sl, tp, tl) : hs ? -1 : 1;
+        if (c != 0) {
+            const cursor *one = c < 0 ? &s : &t;
+            ncmp_buf *last = c < 0 ? &last_s : &last_t;
+            const char *p = c < 0 ? sp : tp;
+            size_t len = c < 0 ? sl : tl;
+            if (!(last->len && inside(p, len, last->data, last->len))) {
+                size_t plen = row_depth(one) == d->top_depth ? 0 : cps_path_parent_len(p, len);
+                ncmp_buf_reset(last);
+                ncmp_buf_append(last, p, len);
+                if (c < 0 || !d->mem)
+                    roots_add(c < 0 ? &d->rm : &d->ad, p, len, plen);
+            }
+        }
+        if (c <= 0)
+            s.row++;
+        if (c >= 0)
+            t.row++;
+    }
+    roots_sort(&d->rm);
+    roots_sort(&d->ad);
+    rc = 0;
+cleanup:
+    cursor_close(d->db, &s);
+    cursor_close(d->db, &t);
+    free(sql);
+    ncmp_buf_free(&last_s);
+    ncmp_buf_free(&last_t);
+    return rc;
+}
+
+/* A read of every descendant (CPS_SQL_READ_ALL's rows) within the
+ * intervals [$7[i], $8[i]) of the key, in key order: the rows of a side
+ * but the subtrees only it has, which a grouped walk does not look at
+ * (their entries are read by the group cursors). One range scan per
+ * interval. */
+static const char SQL_READ_BETWEEN[] =
+    "SELECT f.path, f.depth, f.attributes FROM unnest($7::text[], $8::text[]) AS r(lo, hi)"
+    " JOIN LATERAL (SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
+    " AND $2::int > 0 AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5)"
+    " AND path >= r.lo COLLATE \"C\" AND path < r.hi COLLATE \"C\" ORDER BY path) f ON true";
+
+static int child_cmp(const void *a, const void *b, void *arg)
+{
+    const char *t = arg;
+    const one_root *x = a, *y = b;
+
+    return cps_delta_path_cmp(t + x->child, x->clen, t + y->child, y->clen);
+}
+
+/* The intervals of the key from `lo` to `hi` between the subtrees of the
+ * roots in r, as two text[] literals (their lows and highs). */
+static void intervals_between(const delta_roots *r, const char *lo, const char *hi, ncmp_buf *los,
+                              ncmp_buf *his)
+{
+    one_root *v = ncmp_xcalloc(r->n ? r->n : 1, sizeof(*v));
+    ncmp_buf from = NCMP_BUF_INIT, to = NCMP_BUF_INIT;
+
+    memcpy(v, r->v, r->n * sizeof(*v));
+    qsort_r(v, r->n, sizeof(*v), child_cmp, r->text.data);
+    ncmp_pgarray_begin(los);
+    ncmp_pgarray_begin(his);
+    ncmp_buf_append_str(&from, lo);
+    for (size_t i = 0; i <= r->n; i++) {
+        ncmp_buf_reset(&to);
+        if (i < r->n)
+            ncmp_buf_append(&to, r->text.data + v[i].child, v[i].clen);
+        else
+            ncmp_buf_append_str(&to, hi);
+        if (cps_delta_path_cmp(from.data, from.len, to.data, to.len) < 0) {
+            ncmp_buf_append_char(&from, '\0');
+            ncmp_buf_append_char(&to, '\0');
+            ncmp_pgarray_add_text(los, from.data);
+            ncmp_pgarray_add_text(his, to.data);
+            to.len--;
+        }
+        if (i < r->n) { /* on after the root's subtree */
+            ncmp_buf_reset(&from);
+            ncmp_buf_append(&from, to.data, to.len);
+            ncmp_buf_append_char(&from, CPS_PATH_SEP + 1);
+        }
+    }
+    ncmp_pgarray_end(los);
+    ncmp_pgarray_end(his);
+    ncmp_buf_free(&from);
+    ncmp_buf_free(&to);
+    free(v);
+}
+
+/* Open the main cursor of one side (`name`, anchor params[0]): every row
+ * of the read, or, with the roots of the subtrees only that side has,
+ * the rows between them. */
+static int side_open(delta *d, cursor *c, const char *name, const char *read, const char **params,
+                     const delta_roots *skip, ncmp_err *err)
+{
+    ncmp_buf los = NCMP_BUF_INIT, his = NCMP_BUF_INIT;
+    int rc;
+
+    if (!skip)
+        return cursor_open(d->db, c, name, read, 6, params, err);
+    intervals_between(skip, d->rg.lo1.data, d->rg.hi2.data, &los, &his);
+    params[6] = los.data;
+    params[7] = his.data;
+    rc = cursor_open(d->db, c, name, SQL_READ_BETWEEN, 8, params, err);
+    ncmp_buf_free(&los);
+    ncmp_buf_free(&his);
+    return rc;
 }
 
 /* Open the cursors in d->db's transaction and write the answer's head. */
@@ -1114,24 +1264,25 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     params[3] = d->rg.hi1.data;
     params[4] = d->rg.lo2.data;
     params[5] = d->rg.hi2.data;
-    if (cursor_open(d->db, &d->s, "delta_s", read, 6, params, err) != 0)
+    /* grouped, with every descendant: the one-sided subtrees are found
+     * first, and the walk reads the rows around them */
+    d->ahead = d->grouped && (d->mem || d->fetch < 0);
+    if (d->ahead && roots_find(d, read, params, err) != 0)
+        return -1;
+    if (side_open(d, &d->s, "delta_s", read, params, d->ahead ? &d->rm : NULL, err) != 0)
         return -1;
     if (d->mem) {
         mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
     } else {
         params[0] = d->tgt;
-        if (cursor_open(d->db, &d->t, "delta_t", read, 6, params, err) != 0)
+        if (side_open(d, &d->t, "delta_t", read, params, d->ahead ? &d->ad : NULL, err) != 0)
             return -1;
     }
     ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
     if (!d->grouped)
         return 0;
-    if (d->mem) {
-        params[0] = d->src;
-        if (removals_find(d, read, params, err) != 0)
-            return -1;
+    if (d->ahead)
         return frame_push(d, "", 0, 1, err);
-    }
     params[0] = d->src;
     params[6] = d->tgt;
     params[7] = top;
