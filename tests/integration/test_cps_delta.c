@@ -540,6 +540,10 @@ Test(cps_delta, bad_input, .timeout = 120)
          "[{\"action\":\"replace\",\"xpath\":\"/bookstore/categories[@code='77']\","
          "\"sourceData\":{\"categories\":[{\"code\":\"77\",\"name\":\"x\"}]}}]",
          404, "DataNode not found"},
+        {"POST", B1 "/applyChangesInDeltaReport",
+         "[{\"action\":\"remove\",\"xpath\":\"/bookstore/categories[@code='77']\","
+         "\"sourceData\":{\"books\":[{\"title\":\"x\"}]}}]",
+         404, "DataNode not found"},
         {"POST", DS "/anchors/nope/applyChangesInDeltaReport", "[]", 404, "Anchor not found"},
     };
 

@@ -1680,7 +1680,6 @@ cleanup:
 typedef struct apply {
     ncmp_db *db;
     cps_target t;
-    char scratch[24]; /* the scratch anchor of the remove entries, "" none yet */
     cps_refusal why;
     ncmp_err err;
 } apply;
@@ -1753,56 +1752,58 @@ static int apply_create(apply *a, const char *path, size_t len, json_object *dat
     return rc;
 }
 
-/* The nodes of `data` are found by writing them under their parent in a
- * scratch anchor (the paths the data API would give them), then deleted
- * with their subtrees from the anchor. */
+/* One top node of a remove entry's data: its stored path, NUL-ended. */
+static void top_path(void *arg, const char *path, size_t path_len, const char *attributes,
+                     size_t attributes_len)
+{
+    ncmp_buf *paths = arg;
+
+    (void)attributes;
+    (void)attributes_len;
+    ncmp_buf_append(paths, path, path_len);
+    ncmp_buf_append_char(paths, '\0');
+}
+
+/* The nodes of `data` (its top nodes, parsed under their parent as a
+ * write there would: the paths the data API would give them) are deleted
+ * with their subtrees from the anchor. Their parent must be a node of the
+ * anchor, as for that write. */
 static int apply_remove(apply *a, const char *path, size_t len, json_object *data)
 {
-    static const char sql_clear[] = "DELETE FROM fragment WHERE anchor_id = $1";
-    static const char sql_nodes[] = "SELECT path FROM fragment WHERE anchor_id = $1"
-                                    " AND depth = $2::int AND path >= $3 AND path < $4";
+    static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
     /* one statement per node, its range given as values: joined with the
      * SELECT of the nodes, PostgreSQL planned a scan of the anchor's (or
      * the whole table's) rows per statement, seconds to minutes */
     static const char sql_delete[] =
         "DELETE FROM fragment WHERE anchor_id = $1 AND path >= $2 AND path < $2 || E'\\x02'";
+    const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN |
+                                                                JSON_C_TO_STRING_NOSLASHESCAPE);
     PGresult *res = NULL;
-    ncmp_buf parent = NCMP_BUF_INIT, lo = NCMP_BUF_INIT, hi = NCMP_BUF_INIT;
-    cps_target scratch = a->t;
-    char depth[16];
-    const char *params[4];
-    size_t plen;
+    ncmp_buf parent = NCMP_BUF_INIT, xpath = NCMP_BUF_INIT, paths = NCMP_BUF_INIT;
+    const char *params[2] = {a->t.anchor_id, NULL};
     int rc = -1;
 
-    if (!a->scratch[0] &&
-        scratch_anchor(a->db, &a->t, NULL, a->scratch, sizeof(a->scratch), &a->err) != 0)
-        goto cleanup;
-    params[0] = a->scratch;
-    if (ncmp_db_query(a->db, sql_clear, 1, params, NULL, &a->err) != 0)
-        goto cleanup;
     data_parent(path, len, data, &parent);
-    plen = parent.len;
-    if (copy_ancestors(a->db, a->t.anchor_id, a->scratch, parent.data, &a->err) != 0)
+    cps_path_decode(parent.data, parent.len, &xpath);
+    ncmp_buf_append_char(&xpath, '\0');
+    if (parent.len) {
+        params[1] = parent.data;
+        if (ncmp_db_query(a->db, sql_parent, 2, params, &res, &a->err) != 0)
+            goto cleanup;
+        if (PQntuples(res) == 0) {
+            char details[NCMP_ERR_MSG_MAX];
+            snprintf(details, sizeof(details),
+                     "DataNode with xpath %.200s was not found for anchor %s and dataspace %s.",
+                     xpath.data, a->t.anchor_name, a->t.dataspace);
+            rc = reject(a, 404, "DataNode not found", details);
+            goto cleanup;
+        }
+    }
+    if (cps_store_update_tops(&a->t, xpath.data, text, strlen(text), top_path, &paths, &a->why,
+                              &a->err) != 0)
         goto cleanup;
-    memcpy(scratch.anchor_id, a->scratch, sizeof(scratch.anchor_id));
-    if (write_under(a, &scratch, CPS_WRITE_SAVE, parent.data, data) != 0)
-        goto cleanup;
-    ncmp_buf_append(&lo, parent.data, plen);
-    ncmp_buf_append_char(&lo, CPS_PATH_SEP);
-    ncmp_buf_append_char(&lo, '\0');
-    ncmp_buf_append(&hi, parent.data, plen);
-    ncmp_buf_append_char(&hi, CPS_PATH_SEP + 1);
-    ncmp_buf_append_char(&hi, '\0');
-    snprintf(depth, sizeof(depth), "%d", (plen ? cps_path_depth(parent.data, plen) : 0) + 1);
-    params[0] = a->scratch;
-    params[1] = depth;
-    params[2] = lo.data;
-    params[3] = hi.data;
-    if (ncmp_db_query(a->db, sql_nodes, 4, params, &res, &a->err) != 0)
-        goto cleanup;
-    params[0] = a->t.anchor_id;
-    for (int i = 0; i < PQntuples(res); i++) {
-        params[1] = PQgetvalue(res, i, 0);
+    for (size_t i = 0; i < paths.len; i += strlen(paths.data + i) + 1) {
+        params[1] = paths.data + i;
         if (ncmp_db_query(a->db, sql_delete, 2, params, NULL, &a->err) != 0)
             goto cleanup;
     }
@@ -1810,8 +1811,8 @@ static int apply_remove(apply *a, const char *path, size_t len, json_object *dat
 cleanup:
     PQclear(res);
     ncmp_buf_free(&parent);
-    ncmp_buf_free(&lo);
-    ncmp_buf_free(&hi);
+    ncmp_buf_free(&xpath);
+    ncmp_buf_free(&paths);
     return rc;
 }
 
@@ -2137,11 +2138,6 @@ static void h_apply(ncmp_http_request *req, void *arg)
     for (size_t i = 0; i < json_object_array_length(report); i++)
         if (apply_entry(&a, json_object_array_get_idx(report, i)) != 0)
             goto refused;
-    if (a.scratch[0]) {
-        const char *params[1] = {a.scratch};
-        if (ncmp_db_query(a.db, "DELETE FROM anchor WHERE id = $1", 1, params, NULL, &a.err) != 0)
-            goto refused;
-    }
     if (ncmp_db_commit(a.db, &a.err) != 0) {
         began = 0;
         goto refused;
