@@ -283,7 +283,28 @@ typedef struct cursor {
     const mem_rows *mem;
     const cps_path_ranges *rg;
     int maxdepth;
+    PGresult *next; /* the next block, fetched ahead */
 } cursor;
+
+/* The connection the cursors are read on. While the rows of one block
+ * are compared and written out, the next block of that cursor is
+ * fetched (`inflight`): the server makes it meanwhile. Anything else
+ * sent on the connection first takes that block in (fetch_drain). */
+typedef struct fetch_link {
+    ncmp_db *db;
+    cursor *inflight;
+} fetch_link;
+
+/* Take the block in flight into its cursor's `next`. */
+static int fetch_drain(fetch_link *l, ncmp_err *err)
+{
+    cursor *c = l->inflight;
+
+    if (!c)
+        return 0;
+    l->inflight = NULL;
+    return ncmp_db_receive(l->db, &c->next, err);
+}
 
 /* Is row i of c's payload within its ranges ([lo1, hi1) and [lo2, hi2)
  * but the gap [hi1, lo2)) and its depth? */
@@ -311,16 +332,18 @@ static void mem_cursor_open(cursor *c, const mem_rows *m, const cps_path_ranges 
     c->row = (int)mem_lower(m, rg->lo1.data, strlen(rg->lo1.data));
 }
 
-static int cursor_open(ncmp_db *db, cursor *c, const char *name, const char *sql, int nparams,
+static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *sql, int nparams,
                        const char *const *params, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
     int rc;
 
+    if (fetch_drain(l, err) != 0)
+        return -1;
     snprintf(c->name, sizeof(c->name), "%s", name);
     ncmp_buf_appendf(&declare, "DECLARE %s NO SCROLL CURSOR FOR ", name);
     ncmp_buf_append_str(&declare, sql);
-    rc = ncmp_db_query(db, declare.data, nparams, params, NULL, err);
+    rc = ncmp_db_query(l->db, declare.data, nparams, params, NULL, err);
     ncmp_buf_free(&declare);
     if (rc != 0)
         return -1;
@@ -330,7 +353,7 @@ static int cursor_open(ncmp_db *db, cursor *c, const char *name, const char *sql
 }
 
 /* 1 when a row is at c->row, 0 at the end, -1 on failure. */
-static int cursor_peek(ncmp_db *db, cursor *c, ncmp_err *err)
+static int cursor_peek(fetch_link *l, cursor *c, ncmp_err *err)
 {
     char sql[64];
 
@@ -352,26 +375,44 @@ static int cursor_peek(ncmp_db *db, cursor *c, ncmp_err *err)
     PQclear(c->res);
     c->res = NULL;
     snprintf(sql, sizeof(sql), "FETCH %d FROM %s", DELTA_BLOCK, c->name);
-    if (ncmp_db_query(db, sql, 0, NULL, &c->res, err) != 0)
+    if (l->inflight == c) {
+        l->inflight = NULL;
+        if (ncmp_db_receive(l->db, &c->res, err) != 0)
+            return -1;
+    } else if (c->next) {
+        c->res = c->next;
+        c->next = NULL;
+    } else if (fetch_drain(l, err) != 0 || ncmp_db_query(l->db, sql, 0, NULL, &c->res, err) != 0) {
         return -1;
+    }
     c->n = PQntuples(c->res);
     c->row = 0;
     c->last = c->n < DELTA_BLOCK;
+    if (!c->last && !l->inflight) { /* the next block, made while this one is read */
+        if (ncmp_db_send(l->db, sql, err) != 0)
+            return -1;
+        l->inflight = c;
+    }
     return c->n > 0;
 }
 
-static void cursor_close(ncmp_db *db, cursor *c)
+/* Close c; with l NULL only its memory is freed (the transaction's end
+ * closes it). */
+static void cursor_close(fetch_link *l, cursor *c)
 {
     char sql[48];
     ncmp_err err;
 
+    if (l && fetch_drain(l, &err) != 0)
+        l = NULL; /* the connection failed: the transaction ends with it */
     PQclear(c->res);
-    c->res = NULL;
+    PQclear(c->next);
+    c->res = c->next = NULL;
     c->row = c->n = 0;
     c->mem = NULL;
-    if (c->open && db) {
+    if (c->open && l) {
         snprintf(sql, sizeof(sql), "CLOSE %s", c->name);
-        ncmp_db_query(db, sql, 0, NULL, NULL, &err);
+        ncmp_db_query(l->db, sql, 0, NULL, NULL, &err);
     }
     c->open = 0;
 }
@@ -507,6 +548,7 @@ typedef struct delta {
     int fetch, top_depth;
     cps_path_ranges rg;
     cursor s, t, r, aux;
+    fetch_link link; /* d->db, for the cursors */
     /* grouping */
     gframe stack[DELTA_MAX_DEPTH + 2];
     int nstack;
@@ -544,6 +586,10 @@ static void delta_free(void *arg)
 
     if (!d)
         return;
+    if (d->db && d->link.inflight) {
+        ncmp_err err;
+        fetch_drain(&d->link, &err);
+    }
     cursor_close(NULL, &d->s);
     cursor_close(NULL, &d->t);
     cursor_close(NULL, &d->r);
@@ -808,7 +854,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
             params[0] = remove ? d->src : d->tgt;
             params[1] = list.data;
             params[2] = d->maxdepth;
-            rc = cursor_open(d->db, &d->aux, "delta_g", SQL_GROUP_LISTED, 3, params, err);
+            rc = cursor_open(&d->link, &d->aux, "delta_g", SQL_GROUP_LISTED, 3, params, err);
             ncmp_buf_free(&list);
             if (rc != 0)
                 return -1;
@@ -832,7 +878,7 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     params[1] = d->maxdepth;
     params[7] = slice_end;
     sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
-    rc = cursor_open(d->db, &d->aux, "delta_g", sql, 8, params, err);
+    rc = cursor_open(&d->link, &d->aux, "delta_g", sql, 8, params, err);
     free(sql);
     cps_path_ranges_free(&own);
     if (rc != 0)
@@ -914,7 +960,7 @@ static int group_block(delta *d, ncmp_err *err)
 
     if (d->aux_mem)
         return group_block_mem(d);
-    while ((h = cursor_peek(d->db, &d->aux, err)) > 0) {
+    while ((h = cursor_peek(&d->link, &d->aux, err)) > 0) {
         if (d->aux_rows++ == 0) {
             size_t len;
             const char *p = col(&d->aux, 0, &len);
@@ -928,7 +974,7 @@ static int group_block(delta *d, ncmp_err *err)
     if (h < 0)
         return -1;
     group_end(d);
-    cursor_close(d->db, &d->aux);
+    cursor_close(&d->link, &d->aux);
     return 0;
 }
 
@@ -963,7 +1009,7 @@ static int removed_children(delta *d, const char *path, size_t len, ncmp_err *er
         return 0;
     }
 
-    while ((h = cursor_peek(d->db, &d->r, err)) > 0) {
+    while ((h = cursor_peek(&d->link, &d->r, err)) > 0) {
         size_t plen;
         const char *p = col(&d->r, 0, &plen);
         int c = cps_delta_path_cmp(p, plen, path, len);
@@ -1026,7 +1072,8 @@ static int delta_step(delta *d, ncmp_err *err)
 
     if (d->aux_on)
         return group_block(d, err);
-    if ((hs = cursor_peek(d->db, &d->s, err)) < 0 || (ht = cursor_peek(d->db, &d->t, err)) < 0)
+    if ((hs = cursor_peek(&d->link, &d->s, err)) < 0 ||
+        (ht = cursor_peek(&d->link, &d->t, err)) < 0)
         return -1;
     if (!hs && !ht) {
         if (d->grouped && d->nstack > 0)
@@ -1115,20 +1162,20 @@ static int roots_find(delta *d, const char *read, const char *const *params, ncm
 
     memcpy(p6, params, sizeof(p6));
     p6[0] = d->src;
-    if (cursor_open(d->db, &s, "delta_rs", sql, 6, p6, err) != 0)
+    if (cursor_open(&d->link, &s, "delta_rs", sql, 6, p6, err) != 0)
         goto cleanup;
     if (d->mem) {
         mem_cursor_open(&t, d->mem, &d->rg, atoi(d->maxdepth));
     } else {
         p6[0] = d->tgt;
-        if (cursor_open(d->db, &t, "delta_rt", sql, 6, p6, err) != 0)
+        if (cursor_open(&d->link, &t, "delta_rt", sql, 6, p6, err) != 0)
             goto cleanup;
     }
     for (;;) {
         size_t sl = 0, tl = 0;
         const char *sp = NULL, *tp = NULL;
         int c;
-        if ((hs = cursor_peek(d->db, &s, err)) < 0 || (ht = cursor_peek(d->db, &t, err)) < 0)
+        if ((hs = cursor_peek(&d->link, &s, err)) < 0 || (ht = cursor_peek(&d->link, &t, err)) < 0)
             goto cleanup;
         if (!hs && !ht)
             break;
@@ -1159,8 +1206,8 @@ static int roots_find(delta *d, const char *read, const char *const *params, ncm
     roots_sort(&d->ad);
     rc = 0;
 cleanup:
-    cursor_close(d->db, &s);
-    cursor_close(d->db, &t);
+    cursor_close(&d->link, &s);
+    cursor_close(&d->link, &t);
     free(sql);
     ncmp_buf_free(&last_s);
     ncmp_buf_free(&last_t);
@@ -1235,11 +1282,11 @@ static int side_open(delta *d, cursor *c, const char *name, const char *read, co
     int rc;
 
     if (!skip)
-        return cursor_open(d->db, c, name, read, 6, params, err);
+        return cursor_open(&d->link, c, name, read, 6, params, err);
     intervals_between(skip, d->rg.lo1.data, d->rg.hi2.data, &los, &his);
     params[6] = los.data;
     params[7] = his.data;
-    rc = cursor_open(d->db, c, name, SQL_READ_BETWEEN, 8, params, err);
+    rc = cursor_open(&d->link, c, name, SQL_READ_BETWEEN, 8, params, err);
     ncmp_buf_free(&los);
     ncmp_buf_free(&his);
     return rc;
@@ -1287,7 +1334,7 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     params[6] = d->tgt;
     params[7] = top;
     sql = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
-    rc = cursor_open(d->db, &d->r, "delta_r", sql, 8, params, err);
+    rc = cursor_open(&d->link, &d->r, "delta_r", sql, 8, params, err);
     free(sql);
     if (rc != 0)
         return -1;
@@ -1311,7 +1358,9 @@ static ssize_t delta_next(void *arg, char *buf, size_t max)
         }
         if (d->done) {
             if (d->db) {
-                int rc = d->commit ? ncmp_db_commit(d->db, &err) : (ncmp_db_rollback(d->db), 0);
+                int rc = fetch_drain(&d->link, &err);
+                if (rc == 0)
+                    rc = d->commit ? ncmp_db_commit(d->db, &err) : (ncmp_db_rollback(d->db), 0);
                 if (rc != 0)
                     ncmp_db_rollback(d->db);
                 rest_pool_put(d->pool, d->db);
@@ -1404,12 +1453,14 @@ static int delta_begin(ncmp_http_request *req, delta *d, int read_only)
     ncmp_err err;
 
     if (rest_pool_get(d->pool, CPS_POOL_WAIT_MS, &d->db, &err) != 0 ||
-        ncmp_db_exec(d->db, read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN",
-                     &err) != 0 ||
-        ncmp_db_exec(d->db, SQL_SETTINGS, &err) != 0) {
+        ncmp_db_exec(d->db,
+                     read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " SQL_SETTINGS
+                               : "BEGIN; " SQL_SETTINGS,
+                     &err) != 0) {
         rest_db_answer_error(req, &err);
         return -1;
     }
+    d->link.db = d->db;
     return 0;
 }
 
@@ -2204,6 +2255,7 @@ int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const ch
     int rc = -1;
 
     d->db = db;
+    d->link.db = db;
     d->grouped = 1;
     d->fetch = -1;
     snprintf(d->src, sizeof(d->src), "%s", src_id);
@@ -2233,10 +2285,10 @@ int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const ch
     rc = 0;
 cleanup:
     json_object_put(report);
-    cursor_close(db, &d->s);
-    cursor_close(db, &d->t);
-    cursor_close(db, &d->r);
-    cursor_close(db, &d->aux);
+    cursor_close(&d->link, &d->s);
+    cursor_close(&d->link, &d->t);
+    cursor_close(&d->link, &d->r);
+    cursor_close(&d->link, &d->aux);
     d->db = NULL; /* the caller's */
     delta_free(d);
     return rc;
