@@ -1536,8 +1536,10 @@ static int copy_ancestors(ncmp_db *db, const char *from, const char *to, const c
     static const char sql[] =
         "INSERT INTO fragment (anchor_id, path, depth, name, attributes)"
         " SELECT $2, f.path, f.depth, f.name, f.attributes FROM generate_series(2, $4::int + 1) i,"
-        " LATERAL (SELECT array_to_string((string_to_array($3, E'\\x01'))[1:i], E'\\x01') p) x"
-        " JOIN fragment f ON f.anchor_id = $1 AND f.path = x.p"
+        " LATERAL (SELECT array_to_string((string_to_array($3, E'\\x01'))[1:i], E'\\x01') p) x,"
+        /* one probe of the key per ancestor (a join on the path read the
+         * whole anchor when its statistics expected one row of it) */
+        " LATERAL (SELECT * FROM fragment f WHERE f.anchor_id = $1 AND f.path = x.p LIMIT 1) f"
         " ON CONFLICT DO NOTHING";
     char depth[16];
     const char *params[4] = {from, to, path, depth};
