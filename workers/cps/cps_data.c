@@ -582,6 +582,11 @@ typedef struct rows {
     void *row_arg;
     ncmp_buf attrs; /* scratch: one node's attributes */
     size_t nrows;
+    /* the children of the nodes emit_node is inside of, a stack: their
+     * steps' text in kid_text, the steps in kids (no allocation per node) */
+    ncmp_buf kid_text;
+    struct kid *kids;
+    size_t nkids, kids_cap;
 } rows;
 
 #define COPY_BLOCK (256 * 1024)
@@ -593,6 +598,8 @@ static void rows_free(rows *r)
     steps_free(r->top, r->ntops);
     ncmp_buf_free(&r->copy);
     ncmp_buf_free(&r->attrs);
+    ncmp_buf_free(&r->kid_text);
+    free(r->kids);
     ncmp_buf_free(&r->tops);
     ncmp_buf_free(&r->top_attrs);
     ncmp_buf_free(&r->lists);
@@ -682,10 +689,29 @@ static int keytext_cmp(const void *a, const void *b)
     return c ? c : (x->len > y->len) - (x->len < y->len);
 }
 
+/* Append a key's predicate, @name='value' (a ' doubled). */
+static void append_key(ncmp_buf *out, const struct lyd_node *key, const char *v)
+{
+    const char *q;
+
+    ncmp_buf_append_char(out, '@');
+    ncmp_buf_append_str(out, key->schema->name);
+    ncmp_buf_append(out, "='", 2);
+    while ((q = strchr(v, '\''))) {
+        ncmp_buf_append(out, v, (size_t)(q - v) + 1);
+        ncmp_buf_append_char(out, '\'');
+        v = q + 1;
+    }
+    ncmp_buf_append_str(out, v);
+    ncmp_buf_append_char(out, '\'');
+}
+
 /* Append the step of `node` (SEP name [keys]) to `path`. */
 static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *err)
 {
     keytext keys[CPS_PATH_MAX_KEY];
+    const struct lyd_node *kn[CPS_PATH_MAX_KEY];
+    const char *kv[CPS_PATH_MAX_KEY];
     size_t n = 0;
     const struct lyd_node *c;
 
@@ -693,7 +719,6 @@ static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *er
     ncmp_buf_append_str(path, node->schema->name);
     if (node->schema->nodetype != LYS_LIST)
         return 0;
-    memset(keys, 0, sizeof(keys));
     LY_LIST_FOR(lyd_child(node), c)
     {
         const char *v;
@@ -703,19 +728,11 @@ static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *er
             break;
         v = lyd_get_value(c);
         if (strchr(v, CPS_PATH_SEP)) {
-            for (size_t i = 0; i < n; i++)
-                ncmp_buf_free(&keys[i].text);
             ncmp_err_set(err, NCMP_ERR_REJECT, "a key of %s holds U+0001", node->schema->name);
             return -1;
         }
-        ncmp_buf_appendf(&keys[n].text, "@%s='", c->schema->name);
-        for (; *v; v++) {
-            if (*v == '\'')
-                ncmp_buf_append_char(&keys[n].text, '\'');
-            ncmp_buf_append_char(&keys[n].text, *v);
-        }
-        ncmp_buf_append_char(&keys[n].text, '\'');
-        n++;
+        kn[n] = c;
+        kv[n++] = v;
     }
     if (n == 0) {
         ncmp_err_set(err, NCMP_ERR_REJECT,
@@ -723,6 +740,15 @@ static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *er
                      node->schema->name);
         return -1;
     }
+    if (n == 1) { /* most lists: nothing to sort */
+        ncmp_buf_append_char(path, '[');
+        append_key(path, kn[0], kv[0]);
+        ncmp_buf_append_char(path, ']');
+        return 0;
+    }
+    memset(keys, 0, sizeof(keys));
+    for (size_t i = 0; i < n; i++)
+        append_key(&keys[i].text, kn[i], kv[i]);
     qsort(keys, n, sizeof(keys[0]), keytext_cmp);
     ncmp_buf_append_char(path, '[');
     for (size_t i = 0; i < n; i++) {
@@ -790,12 +816,73 @@ static int sorted_steps(const struct lyd_node *first, step **out, size_t *count,
     return 0;
 }
 
+/* A child of a node being emitted: its step in rows.kid_text. */
+struct kid {
+    const struct lyd_node *node;
+    size_t off, len;
+};
+
+static int kid_cmp(const void *a, const void *b, void *arg)
+{
+    const char *t = arg;
+    const struct kid *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int c = memcmp(t + x->off, t + y->off, n);
+
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Push the containers and list entries among `first` and its siblings on
+ * r's stack of children, sorted by their steps as sorted_steps sorts
+ * them: *count of them, from r->kids[r->nkids - *count]. */
+static int kids_push(rows *r, const struct lyd_node *first, size_t *count, ncmp_err *err)
+{
+    size_t base = r->nkids;
+    const struct lyd_node *c;
+    int sorted = 1;
+
+    LY_LIST_FOR(first, c)
+    {
+        struct kid *k;
+        if (!c->schema || !(c->schema->nodetype & (LYS_CONTAINER | LYS_LIST)))
+            continue;
+        if (r->nkids == r->kids_cap) {
+            r->kids_cap = r->kids_cap ? r->kids_cap * 2 : 64;
+            r->kids = ncmp_xrealloc(r->kids, r->kids_cap * sizeof(*r->kids));
+        }
+        k = &r->kids[r->nkids];
+        k->node = c;
+        k->off = r->kid_text.len;
+        if (append_step(c, &r->kid_text, err) != 0)
+            return -1;
+        k->len = r->kid_text.len - k->off;
+        if (r->nkids > base && kid_cmp(k - 1, k, r->kid_text.data) > 0)
+            sorted = 0;
+        r->nkids++;
+    }
+    *count = r->nkids - base;
+    if (!sorted)
+        qsort_r(r->kids + base, *count, sizeof(*r->kids), kid_cmp, r->kid_text.data);
+    return 0;
+}
+
+/* A row's depth in COPY text: a small number, without printf. */
+static void append_depth(ncmp_buf *out, int depth)
+{
+    char digits[12];
+    int n = 0;
+
+    do
+        digits[sizeof(digits) - 1 - n++] = (char)('0' + depth % 10);
+    while ((depth /= 10) > 0 && n < (int)sizeof(digits));
+    ncmp_buf_append(out, digits + sizeof(digits) - n, (size_t)n);
+}
+
 /* The COPY row of `node`, whose stored path `path` holds, and the rows of
  * its descendants; `path` is restored on return. */
 static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int depth, ncmp_err *err)
 {
-    size_t mark = path->len, n = 0;
-    step *kids = NULL;
+    size_t mark = path->len, n = 0, base = r->nkids, text_mark = r->kid_text.len;
     int rc = -1;
 
     ncmp_buf_reset(&r->attrs);
@@ -808,7 +895,9 @@ static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int d
     ncmp_buf_append_copy_field(&r->copy, r->anchor_id, strlen(r->anchor_id));
     ncmp_buf_append_char(&r->copy, '\t');
     ncmp_buf_append_copy_field(&r->copy, path->data, path->len);
-    ncmp_buf_appendf(&r->copy, "\t%d\t", depth);
+    ncmp_buf_append_char(&r->copy, '\t');
+    append_depth(&r->copy, depth);
+    ncmp_buf_append_char(&r->copy, '\t');
     ncmp_buf_append_str(&r->copy, node->schema->name);
     ncmp_buf_append_char(&r->copy, '\t');
     ncmp_buf_append_copy_field(&r->copy, r->attrs.data, r->attrs.len);
@@ -822,18 +911,20 @@ static int emit_node(rows *r, const struct lyd_node *node, ncmp_buf *path, int d
         ncmp_buf_reset(&r->copy);
     }
 children:
-    if (sorted_steps(lyd_child(node), &kids, &n, err) != 0)
-        return -1;
+    if (kids_push(r, lyd_child(node), &n, err) != 0)
+        goto cleanup;
     for (size_t i = 0; i < n; i++) {
-        ncmp_buf_append(path, kids[i].text.data, kids[i].text.len);
-        if (emit_node(r, kids[i].node, path, depth + 1, err) != 0)
+        struct kid k = r->kids[base + i]; /* the stack moves as it grows */
+        ncmp_buf_append(path, r->kid_text.data + k.off, k.len);
+        if (emit_node(r, k.node, path, depth + 1, err) != 0)
             goto cleanup;
         path->len = mark;
     }
     rc = 0;
 cleanup:
     path->len = mark;
-    steps_free(kids, n);
+    r->nkids = base;
+    r->kid_text.len = text_mark;
     return rc;
 }
 
