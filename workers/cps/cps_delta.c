@@ -1241,8 +1241,10 @@ static void intervals_between(const delta_roots *r, const char *lo, const char *
     one_root *v = ncmp_xcalloc(r->n ? r->n : 1, sizeof(*v));
     ncmp_buf from = NCMP_BUF_INIT, to = NCMP_BUF_INIT;
 
-    memcpy(v, r->v, r->n * sizeof(*v));
-    qsort_r(v, r->n, sizeof(*v), child_cmp, r->text.data);
+    if (r->n) {
+        memcpy(v, r->v, r->n * sizeof(*v));
+        qsort_r(v, r->n, sizeof(*v), child_cmp, r->text.data);
+    }
     ncmp_pgarray_begin(los);
     ncmp_pgarray_begin(his);
     ncmp_buf_append_str(&from, lo);
