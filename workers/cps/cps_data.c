@@ -564,13 +564,10 @@ cleanup:
 
 /* --- payload to fragment rows ------------------------------------------- */
 
-typedef struct step step;
-
 typedef struct rows {
     const char *anchor_id;
     const char *parent; /* the stored path the payload is under */
-    step *top;          /* the payload's top nodes, sorted */
-    size_t ntops;
+    size_t ntops;       /* the payload's top nodes: kids[0..ntops), sorted */
     int top_entries;    /* how many of them are list entries */
     ncmp_buf tops;      /* PostgreSQL array literal of the top nodes' paths */
     ncmp_buf top_attrs; /* PostgreSQL array literal of their attributes */
@@ -582,8 +579,9 @@ typedef struct rows {
     void *row_arg;
     ncmp_buf attrs; /* scratch: one node's attributes */
     size_t nrows;
-    /* the children of the nodes emit_node is inside of, a stack: their
-     * steps' text in kid_text, the steps in kids (no allocation per node) */
+    /* the top nodes, then the children of the nodes emit_node is inside
+     * of, a stack: their steps' text in kid_text, the steps in kids (no
+     * allocation per node) */
     ncmp_buf kid_text;
     struct kid *kids;
     size_t nkids, kids_cap;
@@ -591,11 +589,8 @@ typedef struct rows {
 
 #define COPY_BLOCK (256 * 1024)
 
-static void steps_free(step *s, size_t n);
-
 static void rows_free(rows *r)
 {
-    steps_free(r->top, r->ntops);
     ncmp_buf_free(&r->copy);
     ncmp_buf_free(&r->attrs);
     ncmp_buf_free(&r->kid_text);
@@ -761,62 +756,8 @@ static int append_step(const struct lyd_node *node, ncmp_buf *path, ncmp_err *er
     return 0;
 }
 
-/* A container or list entry with its step (SEP name [keys]). */
-struct step {
-    const struct lyd_node *node;
-    ncmp_buf text;
-};
-
-static int step_cmp(const void *a, const void *b)
-{
-    const ncmp_buf *x = &((const step *)a)->text, *y = &((const step *)b)->text;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->data, y->data, n);
-
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-static void steps_free(step *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ncmp_buf_free(&s[i].text);
-    free(s);
-}
-
-/* The containers and list entries among `first` and its siblings, sorted
- * by their steps: a walk that takes siblings in this order emits the rows
- * in the order of the key (0008), so that the index is filled from left
- * to right instead of at random places (a third faster for a large tree). */
-static int sorted_steps(const struct lyd_node *first, step **out, size_t *count, ncmp_err *err)
-{
-    const struct lyd_node *c;
-    step *s = NULL;
-    size_t n = 0, cap = 0;
-
-    LY_LIST_FOR(first, c)
-    {
-        if (!c->schema || !(c->schema->nodetype & (LYS_CONTAINER | LYS_LIST)))
-            continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            s = ncmp_xrealloc(s, cap * sizeof(*s));
-        }
-        s[n].node = c;
-        memset(&s[n].text, 0, sizeof(s[n].text));
-        if (append_step(c, &s[n].text, err) != 0) {
-            steps_free(s, n + 1);
-            return -1;
-        }
-        n++;
-    }
-    if (n > 1)
-        qsort(s, n, sizeof(*s), step_cmp);
-    *out = s;
-    *count = n;
-    return 0;
-}
-
-/* A child of a node being emitted: its step in rows.kid_text. */
+/* A container or list entry: its step (SEP name [keys]) in
+ * rows.kid_text. */
 struct kid {
     const struct lyd_node *node;
     size_t off, len;
@@ -833,8 +774,11 @@ static int kid_cmp(const void *a, const void *b, void *arg)
 }
 
 /* Push the containers and list entries among `first` and its siblings on
- * r's stack of children, sorted by their steps as sorted_steps sorts
- * them: *count of them, from r->kids[r->nkids - *count]. */
+ * r's stack, sorted by their steps: *count of them, from
+ * r->kids[r->nkids - *count]. A walk that takes siblings in this order
+ * emits the rows in the order of the key (0008), so that the index is
+ * filled from left to right instead of at random places (a third faster
+ * for a large tree). */
 static int kids_push(rows *r, const struct lyd_node *first, size_t *count, ncmp_err *err)
 {
     size_t base = r->nkids;
@@ -970,7 +914,7 @@ static int collect_tops(rows *r, const struct lyd_node *first, const char *paren
             return -1;
         }
     }
-    if (sorted_steps(first, &r->top, &r->ntops, err) != 0)
+    if (kids_push(r, first, &r->ntops, err) != 0)
         return -1;
     if (r->ntops == 0) {
         ncmp_err_set(err, NCMP_ERR_REJECT, "the payload holds no data node");
@@ -979,8 +923,8 @@ static int collect_tops(rows *r, const struct lyd_node *first, const char *paren
     r->parent = parent_path;
     ncmp_buf_append_str(&path, parent_path);
     for (size_t i = 0; i < r->ntops; i++) {
-        const struct lyd_node *t = r->top[i].node;
-        ncmp_buf_append(&path, r->top[i].text.data, r->top[i].text.len);
+        const struct lyd_node *t = r->kids[i].node;
+        ncmp_buf_append(&path, r->kid_text.data + r->kids[i].off, r->kids[i].len);
         array_add(&r->tops, path.data, path.len);
         ncmp_buf_reset(&r->attrs);
         attributes_json(t, &r->attrs);
@@ -1016,8 +960,8 @@ static int emit_rows(rows *r, ncmp_err *err)
 
     ncmp_buf_append_str(&path, r->parent);
     for (size_t i = 0; i < r->ntops; i++) {
-        ncmp_buf_append(&path, r->top[i].text.data, r->top[i].text.len);
-        if (emit_node(r, r->top[i].node, &path, depth, err) != 0)
+        ncmp_buf_append(&path, r->kid_text.data + r->kids[i].off, r->kids[i].len);
+        if (emit_node(r, r->kids[i].node, &path, depth, err) != 0)
             goto cleanup;
         path.len = base;
     }
@@ -1063,6 +1007,28 @@ static int lock_anchor(ncmp_db *db, const cps_target *t, cps_refusal *why, ncmp_
     return 0;
 }
 
+int cps_store_parent_check(ncmp_db *db, const cps_target *t, const char *parent, const char *xpath,
+                           cps_refusal *why, ncmp_err *err)
+{
+    static const char sql[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
+    const char *params[2] = {t->anchor_id, parent};
+    PGresult *res = NULL;
+    int found;
+
+    if (!parent[0])
+        return 0;
+    if (ncmp_db_query(db, sql, 2, params, &res, err) != 0)
+        return -1;
+    found = PQntuples(res) > 0;
+    PQclear(res);
+    if (found)
+        return 0;
+    ncmp_err_set(err, NCMP_ERR_REJECT,
+                 "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
+                 t->anchor_name, t->dataspace);
+    return refuse(why, 404, "DataNode not found");
+}
+
 /* Store the rows in the caller's transaction. */
 static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, const char *parent,
                        const char *xpath, rows *r, cps_notice *notice, cps_refusal *why,
@@ -1075,7 +1041,6 @@ static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, co
      * anchor's rows (one row expected): right after a bulk write, each
      * merge into a node of a new 86,001-node anchor read all its rows
      * (17 ms instead of 0.3). */
-    static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
     static const char sql_delete_nodes[] =
         "DELETE FROM fragment f"
         " USING (SELECT $1::bigint AS anchor_id, p FROM unnest($2::text[]) p OFFSET 0) u"
@@ -1091,22 +1056,9 @@ static int write_apply(ncmp_db *db, const cps_target *t, cps_write_kind kind, co
     const char *params[3] = {t->anchor_id, NULL, NULL};
     PGresult *res = NULL;
 
-    if (lock_anchor(db, t, why, err) != 0)
+    if (lock_anchor(db, t, why, err) != 0 ||
+        cps_store_parent_check(db, t, parent, xpath, why, err) != 0)
         return -1;
-    if (parent[0]) {
-        int found;
-        params[1] = parent;
-        if (ncmp_db_query(db, sql_parent, 2, params, &res, err) != 0)
-            return -1;
-        found = PQntuples(res) > 0;
-        PQclear(res);
-        if (!found) {
-            ncmp_err_set(err, NCMP_ERR_REJECT,
-                         "DataNode with xpath %s was not found for anchor %s and dataspace %s.",
-                         xpath, t->anchor_name, t->dataspace);
-            return refuse(why, 404, "DataNode not found");
-        }
-    }
     if (cps_events_begin(db, t, parent, notice, err) != 0)
         return -1;
     if (kind == CPS_WRITE_UPDATE) {
@@ -1251,9 +1203,9 @@ int cps_store_update_tops(const cps_target *t, const char *xpath, const char *bo
     for (size_t i = 0; i < r.ntops; i++) {
         ncmp_buf_reset(&path);
         ncmp_buf_append(&path, parent.data, parent.len);
-        ncmp_buf_append(&path, r.top[i].text.data, r.top[i].text.len);
+        ncmp_buf_append(&path, r.kid_text.data + r.kids[i].off, r.kids[i].len);
         ncmp_buf_reset(&r.attrs);
-        attributes_json(r.top[i].node, &r.attrs);
+        attributes_json(r.kids[i].node, &r.attrs);
         fn(arg, path.data, path.len, r.attrs.data, r.attrs.len);
     }
     rc = 0;

@@ -1606,33 +1606,6 @@ static int looks_xml(const ncmp_multipart_part *p)
     return i < p->len && p->data[i] == '<';
 }
 
-/* A payload's parent (stored path `parent`, "" the root) must be a node
- * of the source, as for a write under it: CPS's 404 and -1 when not. */
-static int parent_exists(ncmp_http_request *req, delta *d, const cps_target *t, const char *parent,
-                         const char *xpath)
-{
-    static const char sql[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
-    const char *params[2] = {t->anchor_id, parent};
-    PGresult *res = NULL;
-    ncmp_err err;
-    int found;
-
-    if (!parent[0])
-        return 0;
-    if (ncmp_db_query(d->db, sql, 2, params, &res, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return -1;
-    }
-    found = PQntuples(res) > 0;
-    PQclear(res);
-    if (found)
-        return 0;
-    cps_respond_error(req, 404, "DataNode not found",
-                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
-                      t->anchor_name, t->dataspace);
-    return -1;
-}
-
 /* POST /v2/dataspaces/{ds}/anchors/{src}/delta?xpath=&grouping-enabled=
  * multipart: targetData (JSON or XML), yangResourceFile (optional). */
 static void h_delta_payload(ncmp_http_request *req, void *arg)
@@ -1697,8 +1670,10 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
     ncmp_buf_append_char(&parent, '\0');
     cps_path_decode(parent.data, strlen(parent.data), &parent_xpath);
     ncmp_buf_append_char(&parent_xpath, '\0');
-    if (parent_exists(req, d, &ts, parent.data, parent_xpath.data) != 0)
+    if (cps_store_parent_check(d->db, &ts, parent.data, parent_xpath.data, &why, &err) != 0) {
+        cps_respond_refusal(req, &why, &err); /* under a node the source has, as a write */
         goto cleanup;
+    }
     /* the payload's rows stay in memory, compared with the source's as
      * they are read: nothing is written */
     d->mem = ncmp_xcalloc(1, sizeof(*d->mem));
@@ -1825,7 +1800,6 @@ static void top_path(void *arg, const char *path, size_t path_len, const char *a
  * anchor, as for that write. */
 static int apply_remove(apply *a, const char *path, size_t len, json_object *data)
 {
-    static const char sql_parent[] = "SELECT 1 FROM fragment WHERE anchor_id = $1 AND path = $2";
     /* one statement per node, its range given as values: joined with the
      * SELECT of the nodes, PostgreSQL planned a scan of the anchor's (or
      * the whole table's) rows per statement, seconds to minutes */
@@ -1833,7 +1807,6 @@ static int apply_remove(apply *a, const char *path, size_t len, json_object *dat
         "DELETE FROM fragment WHERE anchor_id = $1 AND path >= $2 AND path < $2 || E'\\x02'";
     const char *text = json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN |
                                                                 JSON_C_TO_STRING_NOSLASHESCAPE);
-    PGresult *res = NULL;
     ncmp_buf parent = NCMP_BUF_INIT, xpath = NCMP_BUF_INIT, paths = NCMP_BUF_INIT;
     const char *params[2] = {a->t.anchor_id, NULL};
     int rc = -1;
@@ -1841,19 +1814,8 @@ static int apply_remove(apply *a, const char *path, size_t len, json_object *dat
     data_parent(path, len, data, &parent);
     cps_path_decode(parent.data, parent.len, &xpath);
     ncmp_buf_append_char(&xpath, '\0');
-    if (parent.len) {
-        params[1] = parent.data;
-        if (ncmp_db_query(a->db, sql_parent, 2, params, &res, &a->err) != 0)
-            goto cleanup;
-        if (PQntuples(res) == 0) {
-            char details[NCMP_ERR_MSG_MAX];
-            snprintf(details, sizeof(details),
-                     "DataNode with xpath %.200s was not found for anchor %s and dataspace %s.",
-                     xpath.data, a->t.anchor_name, a->t.dataspace);
-            rc = reject(a, 404, "DataNode not found", details);
-            goto cleanup;
-        }
-    }
+    if (cps_store_parent_check(a->db, &a->t, parent.data, xpath.data, &a->why, &a->err) != 0)
+        goto cleanup;
     if (cps_store_update_tops(&a->t, xpath.data, text, strlen(text), top_path, &paths, &a->why,
                               &a->err) != 0)
         goto cleanup;
@@ -1864,7 +1826,6 @@ static int apply_remove(apply *a, const char *path, size_t len, json_object *dat
     }
     rc = 0;
 cleanup:
-    PQclear(res);
     ncmp_buf_free(&parent);
     ncmp_buf_free(&xpath);
     ncmp_buf_free(&paths);

@@ -100,6 +100,12 @@ int cps_store_dataspace_watched(ncmp_db *db, const char *dataspace, int *watched
 int cps_store_announce(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
                        ncmp_err *err);
 
+/* A write under the node at stored path `parent` ("" the root; `xpath`
+ * its CPS xpath, for the message) needs it in anchor t: CPS's 404 in
+ * *why (REJECT) when it is not there, read in the caller's transaction. */
+int cps_store_parent_check(ncmp_db *db, const cps_target *t, const char *parent, const char *xpath,
+                           cps_refusal *why, ncmp_err *err);
+
 /* The rows a CPS_WRITE_SAVE of `body` (JSON, or XML when `xml`) under
  * `xpath` of anchor `t` would store, parsed and checked as
  * cps_store_write does, each given to `fn` in key order with its stored
