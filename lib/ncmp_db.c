@@ -251,6 +251,68 @@ int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err)
     return 0;
 }
 
+int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult **last,
+                     ncmp_err *err)
+{
+    PGresult *res, *keep = NULL;
+    size_t sent = 0;
+    int rc = 0;
+    double start;
+
+    if (ncmp_db_ensure(db, err) != 0)
+        return -1;
+    start = ncmp_now_ms();
+    if (!PQenterPipelineMode(db->conn))
+        return fail(db, NULL, "pipeline not started", err);
+    for (; sent < n; sent++)
+        if (!PQsendQueryParams(db->conn, steps[sent].sql, steps[sent].nparams, NULL,
+                               steps[sent].params, NULL, NULL, 0)) {
+            rc = fail(db, NULL, "query not sent", err);
+            break;
+        }
+    if (!PQpipelineSync(db->conn) && rc == 0)
+        rc = fail(db, NULL, "pipeline not sent", err);
+    /* each statement's result, then the NULL that ends it; then the sync.
+     * A lost connection gives an error result and no more. */
+    for (size_t i = 0; i < sent && PQstatus(db->conn) == CONNECTION_OK; i++) {
+        res = PQgetResult(db->conn);
+        if (!res)
+            continue;
+        if (PQresultStatus(res) == PGRES_PIPELINE_ABORTED) /* after a failure */
+            PQclear(res);
+        else if (!result_ok(res)) {
+            if (rc == 0)
+                rc = fail(db, res, "query failed", err);
+            else
+                PQclear(res);
+        } else if (i == n - 1 && rc == 0) {
+            keep = res;
+        } else {
+            PQclear(res);
+        }
+        while ((res = PQgetResult(db->conn)))
+            PQclear(res);
+    }
+    while (PQstatus(db->conn) == CONNECTION_OK && (res = PQgetResult(db->conn))) {
+        ExecStatusType st = PQresultStatus(res);
+        PQclear(res);
+        if (st == PGRES_PIPELINE_SYNC)
+            break;
+    }
+    if (!PQexitPipelineMode(db->conn) && rc == 0)
+        rc = fail(db, NULL, "pipeline not ended", err);
+    observe_since(db->adhoc_seconds, start);
+    if (rc != 0 || PQstatus(db->conn) != CONNECTION_OK) {
+        PQclear(keep);
+        return rc != 0 ? rc : fail(db, NULL, "pipeline failed", err);
+    }
+    if (last)
+        *last = keep;
+    else
+        PQclear(keep);
+    return 0;
+}
+
 void ncmp_db_statements(ncmp_db *db, const ncmp_db_stmt *stmts)
 {
     for (const ncmp_db_stmt *s = stmts; s && s->name; s++)

@@ -71,6 +71,22 @@ void ncmp_db_rollback(ncmp_db *db);
 int ncmp_db_send(ncmp_db *db, const char *sql, ncmp_err *err);
 int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err);
 
+/* One statement of ncmp_db_pipeline: text parameters, as ncmp_db_query. */
+typedef struct ncmp_db_step {
+    const char *sql;
+    int nparams;
+    const char *const *params;
+} ncmp_db_step;
+
+/* Send `n` statements at once and read their results: one round trip to
+ * the server where a call each takes n (libpq's pipeline mode). The first
+ * that fails is the error in *err and the ones after it are not run; in
+ * an open transaction, it is left aborted (ncmp_db_rollback). On success
+ * *last (may be NULL) gets the result of the last statement (the
+ * caller's). */
+int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult **last,
+                     ncmp_err *err);
+
 /* `copy_sql` is "COPY t (cols) FROM STDIN"; `data` is COPY text format. */
 int ncmp_db_copy(ncmp_db *db, const char *copy_sql, const char *data, size_t len, ncmp_err *err);
 

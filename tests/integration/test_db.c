@@ -211,6 +211,65 @@ Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
     ncmp_db_close(killer);
 }
 
+/* ncmp_db_pipeline: the statements run in order in one round trip and the
+ * last one's rows come back; the first that fails is the error, the ones
+ * after it do not run, and the connection serves on once rolled back. A
+ * lost connection is a RETRY, and the next pipeline connects again. */
+Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_db *killer = it_db();
+    ncmp_err err;
+    PGresult *res = NULL;
+    const char *two[1] = {"2"};
+    char pid[32];
+    const char *kp[1] = {pid};
+    const ncmp_db_step ok[] = {
+        {"BEGIN", 0, NULL},
+        {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL},
+        {"INSERT INTO pipe_t SELECT generate_series(1, $1::int)", 1, two},
+        {"SELECT sum(x), current_setting('transaction_read_only') FROM pipe_t", 0, NULL},
+    };
+    const ncmp_db_step bad[] = {
+        {"BEGIN", 0, NULL},
+        {"CREATE TEMP TABLE pipe_u (x int)", 0, NULL},
+        {"SELECT 1 / (x - x) FROM (VALUES (1)) v(x)", 0, NULL},
+        {"CREATE TEMP TABLE pipe_never (x int)", 0, NULL},
+    };
+    const ncmp_db_step seven[] = {{"SELECT 7", 0, NULL}};
+
+    cr_assert_eq(ncmp_db_pipeline(db, ok, 4, &res, &err), 0, "%s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "3", "the insert ran before the select");
+    PQclear(res);
+    cr_assert_eq(PQtransactionStatus(ncmp_db_conn(db)), PQTRANS_INTRANS, "left open, as asked");
+    cr_assert_eq(ncmp_db_commit(db, &err), 0, "%s", err.msg);
+
+    res = NULL;
+    cr_assert_eq(ncmp_db_pipeline(db, bad, 4, &res, &err), -1);
+    cr_assert_null(res);
+    cr_assert(strstr(err.msg, "division by zero") != NULL, "the failing statement's error: %s",
+              err.msg);
+    cr_assert_eq(err.cls, NCMP_ERR_REJECT, "%s", err.msg);
+    cr_assert_eq(PQtransactionStatus(ncmp_db_conn(db)), PQTRANS_INERROR);
+    ncmp_db_rollback(db);
+    cr_assert_eq(it_query_long(db,
+                               "SELECT count(*) FROM pg_class WHERE relname IN ('pipe_u', "
+                               "'pipe_never') AND relpersistence = 't'",
+                               0, NULL),
+                 0, "nothing of the failed pipeline is left, nor run after its failure");
+
+    snprintf(pid, sizeof(pid), "%d", PQbackendPID(ncmp_db_conn(db)));
+    cr_assert_eq(it_query_long(killer, "SELECT pg_terminate_backend($1::int)::int", 1, kp), 1);
+    it_sleep_ms(100);
+    if (ncmp_db_pipeline(db, seven, 1, NULL, &err) != 0)
+        cr_assert_eq(err.cls, NCMP_ERR_RETRY, "a lost connection is retryable: %s", err.msg);
+    cr_assert_eq(ncmp_db_pipeline(db, seven, 1, &res, &err), 0, "connected again: %s", err.msg);
+    cr_assert_str_eq(PQgetvalue(res, 0, 0), "7");
+    PQclear(res);
+    ncmp_db_close(db);
+    ncmp_db_close(killer);
+}
+
 Test(db, a_statement_registered_again_keeps_or_replaces_its_sql, .timeout = 60)
 {
     ncmp_db *db = it_db();

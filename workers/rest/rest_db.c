@@ -17,6 +17,9 @@ struct rest_pool {
     pthread_mutex_t lock;
     pthread_cond_t freed;
     ncmp_db **free_dbs;
+    /* free_dbs[i] was given back with its COMMIT sent and not read yet
+     * (rest_pool_put_committing): the next taker reads it */
+    unsigned char *committing;
     size_t nfree, n;
 };
 
@@ -28,6 +31,7 @@ int rest_pool_new(rest_pool **out, const ncmp_config *cfg, ncmp_err *err)
     pthread_cond_init(&pool->freed, NULL);
     pool->query_timeout_ms = cfg->rest_query_timeout_ms;
     pool->free_dbs = ncmp_xcalloc((size_t)cfg->rest_db_connections, sizeof(*pool->free_dbs));
+    pool->committing = ncmp_xcalloc((size_t)cfg->rest_db_connections, 1);
     for (int i = 0; i < cfg->rest_db_connections; i++) {
         ncmp_db *db = NULL;
         if (ncmp_db_open(&db, cfg->db_url, cfg->db_password, cfg->db_connect_timeout_s, err) != 0) {
@@ -51,6 +55,7 @@ void rest_pool_destroy(rest_pool *pool)
     for (size_t i = 0; i < pool->nfree; i++)
         ncmp_db_close(pool->free_dbs[i]);
     free(pool->free_dbs);
+    free(pool->committing);
     pthread_cond_destroy(&pool->freed);
     pthread_mutex_destroy(&pool->lock);
     free(pool);
@@ -59,7 +64,7 @@ void rest_pool_destroy(rest_pool *pool)
 int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err)
 {
     struct timespec until = ncmp_deadline_ts(CLOCK_REALTIME, timeout_ms);
-    int rc = 0;
+    int rc = 0, committing;
 
     pthread_mutex_lock(&pool->lock);
     while (pool->nfree == 0 && rc == 0)
@@ -72,16 +77,48 @@ int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err)
                             timeout_ms);
     }
     *db = pool->free_dbs[--pool->nfree];
+    committing = pool->committing[pool->nfree];
     pthread_mutex_unlock(&pool->lock);
+    if (committing) {
+        PGresult *res = NULL;
+        ncmp_err cerr;
+        /* a read-only transaction's end: its answer is out whatever this says */
+        if (ncmp_db_receive(*db, &res, &cerr) != 0)
+            log_warn("rest", "ending a read: %s", cerr.msg);
+        PQclear(res);
+    }
     return 0;
+}
+
+static void pool_put(rest_pool *pool, ncmp_db *db, int committing)
+{
+    pthread_mutex_lock(&pool->lock);
+    pool->committing[pool->nfree] = (unsigned char)committing;
+    pool->free_dbs[pool->nfree++] = db;
+    pthread_cond_signal(&pool->freed);
+    pthread_mutex_unlock(&pool->lock);
 }
 
 void rest_pool_put(rest_pool *pool, ncmp_db *db)
 {
-    pthread_mutex_lock(&pool->lock);
-    pool->free_dbs[pool->nfree++] = db;
-    pthread_cond_signal(&pool->freed);
-    pthread_mutex_unlock(&pool->lock);
+    pool_put(pool, db, 0);
+}
+
+/* Give back a connection whose read-only transaction is to end: its
+ * COMMIT is sent and the next taker reads the answer, so that no request
+ * waits for the round trip (nothing a read-only transaction did can fail
+ * to commit; a lost connection is found by the next taker). */
+static void pool_put_committing(rest_pool *pool, ncmp_db *db)
+{
+    ncmp_err err;
+
+    if (ncmp_db_send(db, "COMMIT", &err) != 0) {
+        log_warn("rest", "ending a read: %s", err.msg);
+        ncmp_db_rollback(db);
+        pool_put(pool, db, 0);
+        return;
+    }
+    pool_put(pool, db, 1);
 }
 
 void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
@@ -107,12 +144,23 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
 
 /* Every query of the role: read-only, timestamps in ISO and UTC (the row
  * formatters rely on it), a cursor planned to be read to the end (it is
- * planned for its first rows otherwise), and no JIT compilation (a large
+ * planned for its first rows otherwise), no JIT compilation (a large
  * answer's plan crosses its cost threshold and pays 100 ms or more of
- * compiling for a query that runs in less). */
-static const char SQL_BEGIN[] = "BEGIN READ ONLY; SET LOCAL TimeZone = 'UTC';"
-                                " SET LOCAL DateStyle = 'ISO, YMD';"
-                                " SET LOCAL cursor_tuple_fraction = 1.0; SET LOCAL jit = off";
+ * compiling for a query that runs in less), and what is left of the
+ * request's budget as its statement_timeout. Sent with the query itself:
+ * one round trip (ncmp_db_pipeline). */
+static const char SQL_BEGIN[] = "BEGIN READ ONLY";
+static const char SQL_SETTINGS[] =
+    "SELECT set_config('TimeZone', 'UTC', true), set_config('DateStyle', 'ISO, YMD', true),"
+    " set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true),"
+    " set_config('statement_timeout', $1, true)";
+
+/* A read's transaction: its opening statements, then the caller's. */
+typedef struct read_txn {
+    char timeout[16];
+    const char *timeout_param[1];
+    ncmp_db_step steps[4];
+} read_txn;
 
 /* What is left of `req`'s rest.query-timeout-ms (INT_MAX when there is no
  * limit); a RETRY error in *err when nothing is. */
@@ -133,11 +181,12 @@ static int budget_left(rest_pool *pool, const ncmp_http_request *req, int *left_
     return 0;
 }
 
-/* Take a connection and open the read-only transaction of a query for
- * `req`, its statements cut at what is left of its budget. */
-static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **db, ncmp_err *err)
+/* Take a connection for a query of `req`, and write the statements that
+ * open its read-only transaction into txn->steps[0..1], its statements cut
+ * at what is left of its budget. */
+static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **db, read_txn *txn,
+                       ncmp_err *err)
 {
-    char sql[sizeof(SQL_BEGIN) + 48];
     int left;
 
     *db = NULL;
@@ -145,9 +194,11 @@ static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **
         rest_pool_get(pool, left < POOL_WAIT_MS ? left : POOL_WAIT_MS, db, err) != 0 ||
         budget_left(pool, req, &left, err) != 0)
         return -1;
-    snprintf(sql, sizeof(sql), "%s; SET LOCAL statement_timeout = %d", SQL_BEGIN,
-             left == INT_MAX ? 0 : left);
-    return ncmp_db_exec(*db, sql, err);
+    snprintf(txn->timeout, sizeof(txn->timeout), "%d", left == INT_MAX ? 0 : left);
+    txn->timeout_param[0] = txn->timeout;
+    txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL};
+    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param};
+    return 0;
 }
 
 /* Answer a failed read of `req`: one cut by its budget (it waited past it
@@ -213,30 +264,24 @@ static void stream_release(db_stream *st, int commit)
             PQclear(res);
         st->ahead = 0;
     }
-    if (commit && ncmp_db_commit(st->db, &err) != 0)
-        log_warn("rest", "closing a streamed query: %s", err.msg);
-    if (!commit)
+    if (commit) {
+        pool_put_committing(st->pool, st->db);
+    } else {
         ncmp_db_rollback(st->db);
-    rest_pool_put(st->pool, st->db);
+        rest_pool_put(st->pool, st->db);
+    }
     st->db = NULL;
 }
 
-/* FETCH the next block and format it into `out` (the tail too after the
- * last block); *rows is how many came. The FETCH after it is sent before
- * this one's rows are formatted, so that PostgreSQL reads the next block
- * while the last one travels (a large answer took half again as long
- * without). */
-static int stream_fetch(db_stream *st, ncmp_buf *out, int *rows, ncmp_err *err)
+/* Format the block `res` (a FETCH's, freed here) into `out` (the tail too
+ * after the last block); *rows is how many came. The FETCH after it is
+ * sent before this one's rows are formatted, so that PostgreSQL reads the
+ * next block while the last one travels (a large answer took half again
+ * as long without). */
+static int stream_block(db_stream *st, PGresult *res, ncmp_buf *out, int *rows, ncmp_err *err)
 {
-    PGresult *res = NULL;
-    int n;
+    int n = PQntuples(res);
 
-    if (!st->ahead && ncmp_db_send(st->db, st->fetch_sql, err) != 0)
-        return -1;
-    st->ahead = 0;
-    if (ncmp_db_receive(st->db, &res, err) != 0)
-        return -1;
-    n = PQntuples(res);
     st->last_block = n < st->block_rows;
     if (!st->last_block) {
         if (ncmp_db_send(st->db, st->fetch_sql, err) != 0) {
@@ -253,6 +298,19 @@ static int stream_fetch(db_stream *st, ncmp_buf *out, int *rows, ncmp_err *err)
     if (rows)
         *rows = n;
     return 0;
+}
+
+/* FETCH the next block and format it (stream_block). */
+static int stream_fetch(db_stream *st, ncmp_buf *out, int *rows, ncmp_err *err)
+{
+    PGresult *res = NULL;
+
+    if (!st->ahead && ncmp_db_send(st->db, st->fetch_sql, err) != 0)
+        return -1;
+    st->ahead = 0;
+    if (ncmp_db_receive(st->db, &res, err) != 0)
+        return -1;
+    return stream_block(st, res, out, rows, err);
 }
 
 /* Read inline: the next block into `pending`, the transaction closed
@@ -390,23 +448,32 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
     stream_unref(st);
 }
 
-/* DECLARE the cursor and FETCH the first block (the transaction is open):
- * what can fail for a reason the client should hear about fails here,
- * before the first byte. */
-static int stream_open(db_stream *st, const char *sql, int nparams, const char *const *params,
-                       int *rows, ncmp_err *err)
+/* Open the transaction, DECLARE the cursor and FETCH the first block, in
+ * one round trip: what can fail for a reason the client should hear about
+ * fails here, before the first byte. */
+static int stream_open(db_stream *st, read_txn *txn, const char *sql, int nparams,
+                       const char *const *params, int *rows, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
+    PGresult *res = NULL;
     int rc;
 
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
-    rc = ncmp_db_query(st->db, declare.data, nparams, params, NULL, err);
+    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params};
+    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL};
+    rc = ncmp_db_pipeline(st->db, txn->steps, 4, &res, err);
     ncmp_buf_free(&declare);
     if (rc != 0)
         return -1;
     st->ops->head(st->state, &st->pending);
-    return stream_fetch_inline(st, rows, err);
+    if (stream_block(st, res, &st->pending, rows, err) != 0)
+        return -1;
+    if (st->last_block) {
+        st->closed = 1;
+        stream_release(st, 1);
+    }
+    return 0;
 }
 
 void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
@@ -415,6 +482,7 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
     int rows = 0, ahead;
+    read_txn txn;
     ncmp_err err;
 
     st->pool = pool;
@@ -425,8 +493,8 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
     st->refs = 1;
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->taken, NULL);
-    if (query_begin(pool, req, &st->db, &err) != 0 ||
-        stream_open(st, sql, nparams, params, &rows, &err) != 0) {
+    if (query_begin(pool, req, &st->db, &txn, &err) != 0 ||
+        stream_open(st, &txn, sql, nparams, params, &rows, &err) != 0) {
         stream_destroy(st);
         answer_read_error(pool, req, &err);
         return;
@@ -489,14 +557,6 @@ void rest_db_stream_array(ncmp_http_request *req, rest_pool *pool, const char *s
     rest_db_stream(req, pool, sql, nparams, params, block_rows, &array_ops, a);
 }
 
-static int query_one(ncmp_db *db, const char *sql, int nparams, const char *const *params,
-                     PGresult **res, ncmp_err *err)
-{
-    if (ncmp_db_query(db, sql, nparams, params, res, err) != 0)
-        return -1;
-    return ncmp_db_commit(db, err);
-}
-
 void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
                         const char *const *params, rest_row_fn fmt,
                         void (*missing)(ncmp_http_request *req, const void *arg),
@@ -505,19 +565,24 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
     ncmp_db *db = NULL;
     PGresult *res = NULL;
     ncmp_buf out = NCMP_BUF_INIT;
+    read_txn txn;
     ncmp_err err;
 
-    if (query_begin(pool, req, &db, &err) != 0 ||
-        query_one(db, sql, nparams, params, &res, &err) != 0) {
+    int rc = query_begin(pool, req, &db, &txn, &err);
+
+    if (rc == 0) {
+        txn.steps[2] = (ncmp_db_step){sql, nparams, params};
+        rc = ncmp_db_pipeline(db, txn.steps, 3, &res, &err);
+    }
+    if (rc != 0) {
         if (db) {
             ncmp_db_rollback(db);
             rest_pool_put(pool, db);
         }
-        PQclear(res);
         answer_read_error(pool, req, &err);
         return;
     }
-    rest_pool_put(pool, db);
+    pool_put_committing(pool, db);
     if (PQntuples(res) == 0) {
         missing(req, missing_arg);
     } else {
