@@ -85,6 +85,7 @@ typedef struct ncmp_config {
     char *cps_data_updated_topic;
     int cps_relay_batch_size;
     int cps_relay_linger_ms;
+    int cps_split_parse_bytes;
     /* HTTP server and the rest role */
     char *http_host;
     int http_port;

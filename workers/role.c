@@ -7,6 +7,7 @@
 
 #include "avc_apply.h"
 #include "cps.h"
+#include "cps_split.h"
 #include "datasync.h"
 #include "forward.h"
 #include "ingest.h"
@@ -60,6 +61,7 @@ int ncmp_services_new(ncmp_services *svc, const ncmp_config *cfg, ncmp_err *err)
     memset(svc, 0, sizeof(*svc));
     svc->cfg = cfg;
     cps_events_configure(cfg->cps_data_updated_events, cfg->cps_delta_notification);
+    cps_split_configure((size_t)cfg->cps_split_parse_bytes);
     if (!ncmp_roles_need_services(cfg->roles))
         return 0;
     ncmp_dmi_opts_from_config(&opts, cfg);

@@ -451,6 +451,117 @@ Test(cps_data, invalid_data_is_400_and_stores_nothing, .timeout = 120)
     it_cps_fini(c);
 }
 
+/* What one payload answers and leaves: the status and body of its POST
+ * to anchor `anchor`, then the anchor's whole tree (or its 404). */
+typedef struct outcome {
+    long status;
+    char *answer, *tree;
+} outcome;
+
+static outcome post_and_read(cps_case *c, const char *anchor, const char *json)
+{
+    char path[256];
+    outcome o;
+    reply r;
+
+    snprintf(path, sizeof(path), DS "/anchors/%s/nodes?xpath=/", anchor);
+    it_cps_send(c, "POST", path, NULL, NULL, json, strlen(json), &r);
+    o.status = r.status;
+    o.answer = strdup(r.body.data ? r.body.data : "");
+    it_cps_reply_free(&r);
+    snprintf(path, sizeof(path),
+             "/cps/api/v3/dataspaces/ds/anchors/%s/node?xpath=/&descendants=all", anchor);
+    it_cps_call(c, "GET", path, NULL, &r);
+    o.tree = strdup(r.body.data ? r.body.data : "");
+    it_cps_reply_free(&r);
+    return o;
+}
+
+static void outcome_free(outcome *o)
+{
+    free(o->answer);
+    free(o->tree);
+}
+
+/* A payload of at least cps.split-parse-bytes that is one list is parsed
+ * on two threads, half of its entries each (the log says so), and stores
+ * and answers exactly what the same payload parsed on one thread does:
+ * the same tree; with an entry named in both halves, the same refusal;
+ * with a bad value in the second half, the same 400 naming it; nothing
+ * stored of either. */
+Test(cps_data, a_large_list_parsed_in_two_halves_is_one_parse, .timeout = 240)
+{
+    cps_case *c = it_cps_start_with("cps_data_split", "cps", "--log.level=debug");
+    ncmp_buf big = NCMP_BUF_INIT, dup = NCMP_BUF_INIT, bad = NCMP_BUF_INIT;
+    const char *payloads[3];
+    outcome one[3], two[3];
+    char zip[1024], path[256];
+    const char *mark;
+
+    snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
+    for (int i = 1; i <= 3; i++) {
+        snprintf(path, sizeof(path), DS "/anchors?schema-set-name=or&anchor-name=s%d", i);
+        it_cps_expect(c, "POST", path, NULL, 201, NULL);
+    }
+    /* 30 devices, 330 KB: above the 256 KB default */
+    ncmp_buf_append_str(&big, "{\"openroadm-devices\":{\"openroadm-device\":[");
+    devices(&big, 1, 30);
+    ncmp_buf_append_str(&big, "]}}");
+    cr_assert_gt(big.len, 262144);
+    /* device 2 again at the end: in the first half and in the second */
+    ncmp_buf_append_str(&dup, "{\"openroadm-devices\":{\"openroadm-device\":[");
+    devices(&dup, 1, 30);
+    ncmp_buf_append_char(&dup, ',');
+    devices(&dup, 2, 1);
+    ncmp_buf_append_str(&dup, "]}}");
+    /* the last device's ne-state is not one of the model's */
+    ncmp_buf_append(&bad, big.data, big.len);
+    mark = strstr(bad.data + bad.len / 2, "\"ne-state\": \"inservice\"");
+    cr_assert_not_null(mark, "the sample's ne-state is where the test expects it");
+    memcpy(bad.data + (mark - bad.data) + strlen("\"ne-state\": \""), "sideways!", 9);
+    payloads[0] = big.data;
+    payloads[1] = dup.data;
+    payloads[2] = bad.data;
+
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "s%d", i + 1);
+        two[i] = post_and_read(c, path, payloads[i]);
+    }
+    cr_expect_eq(two[0].status, 201, "%s", two[0].answer);
+    cr_expect(it_file_contains(c->log, "30 entries parsed in two halves"),
+              "the large payload was parsed in two halves (%s)", c->log);
+    cr_expect(it_file_contains(c->log, "31 entries not parsed in two halves"),
+              "the payload with an entry in both halves was parsed whole (%s)", c->log);
+    cr_expect_eq(it_ncmpd_stop(c->pid), 0);
+    c->pid = 0;
+    it_cps_restart(c, "--cps.split-parse-bytes=0");
+    for (int i = 0; i < 3; i++) { /* the same anchors again, empty: the answers name them */
+        snprintf(path, sizeof(path), DS "/anchors/s%d", i + 1);
+        it_cps_expect(c, "DELETE", path, NULL, 204, NULL);
+        snprintf(path, sizeof(path), DS "/anchors?schema-set-name=or&anchor-name=s%d", i + 1);
+        it_cps_expect(c, "POST", path, NULL, 201, NULL);
+        snprintf(path, sizeof(path), "s%d", i + 1);
+        one[i] = post_and_read(c, path, payloads[i]);
+    }
+    cr_expect(!it_file_contains(c->log, "two halves"), "0: every payload parsed whole (%s)",
+              c->log);
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(two[i].status, one[i].status, "payload %d: %ld in two halves, %ld whole", i,
+                     two[i].status, one[i].status);
+        cr_expect_str_eq(two[i].answer, one[i].answer, "payload %d answered alike: %s / %s", i,
+                         two[i].answer, one[i].answer);
+        cr_expect_str_eq(two[i].tree, one[i].tree, "payload %d left the same tree", i);
+        outcome_free(&one[i]);
+        outcome_free(&two[i]);
+    }
+    ncmp_buf_free(&big);
+    ncmp_buf_free(&dup);
+    ncmp_buf_free(&bad);
+    it_cps_fini(c);
+}
+
 /* Names that do not exist are CPS's 404s; a node that exists is a 409,
  * and a payload with one is refused whole. */
 Test(cps_data, unknown_names_404_and_duplicates_409, .timeout = 120)

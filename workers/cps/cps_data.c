@@ -18,6 +18,7 @@
 #include "cps_events.h"
 #include "cps_internal.h"
 #include "cps_path.h"
+#include "cps_split.h"
 #include "cps_xml.h"
 #include "ncmp_buf.h"
 #include "ncmp_json.h"
@@ -465,6 +466,10 @@ static int parse_payload(const struct ly_ctx *ctx, const char *path, const char 
         ncmp_buf_append(&doc, body, len);
     }
     ncmp_buf_append_char(&doc, '\0');
+    if (!xml && !parent &&
+        cps_split_parse(ctx, doc.data, doc.len - 1, LYD_PARSE_ONLY | LYD_PARSE_STRICT, &parsed) ==
+            0)
+        goto parsed;
     if (ly_in_new_memory(doc.data, &in) != LY_SUCCESS) {
         ncmp_err_set(err, NCMP_ERR_FATAL, "libyang input");
         goto cleanup;
@@ -498,6 +503,7 @@ static int parse_payload(const struct ly_ctx *ctx, const char *path, const char 
             goto cleanup;
         }
     }
+parsed:
     *tree = parent ? top : parsed;
     *parent_out = parent;
     top = NULL;
