@@ -280,6 +280,7 @@ typedef struct cursor {
     int row, n;
     int last; /* the block held is the last one */
     int open;
+    int closing; /* closed but for its CLOSE, sent with its next DECLARE */
     const mem_rows *mem;
     const cps_path_ranges *rg;
     int maxdepth;
@@ -336,14 +337,28 @@ static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *s
                        const char *const *params, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
+    ncmp_db_step steps[3];
+    char fetch[64], close[48];
+    size_t n = 0;
     int rc;
 
     if (fetch_drain(l, err) != 0)
         return -1;
+    if (c->closing) { /* the name's last cursor goes in the same round trip */
+        snprintf(close, sizeof(close), "CLOSE %s", c->name);
+        steps[n++] = (ncmp_db_step){close, 0, NULL};
+        c->closing = 0;
+    }
     snprintf(c->name, sizeof(c->name), "%s", name);
     ncmp_buf_appendf(&declare, "DECLARE %s NO SCROLL CURSOR FOR ", name);
     ncmp_buf_append_str(&declare, sql);
-    rc = ncmp_db_query(l->db, declare.data, nparams, params, NULL, err);
+    /* the first block comes with the DECLARE, in one round trip */
+    snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", DELTA_BLOCK, name);
+    steps[n++] = (ncmp_db_step){declare.data, nparams, params};
+    steps[n++] = (ncmp_db_step){fetch, 0, NULL};
+    PQclear(c->next);
+    c->next = NULL;
+    rc = ncmp_db_pipeline(l->db, steps, n, &c->next, err);
     ncmp_buf_free(&declare);
     if (rc != 0)
         return -1;
@@ -396,6 +411,15 @@ static int cursor_peek(fetch_link *l, cursor *c, ncmp_err *err)
     return c->n > 0;
 }
 
+static void cursor_forget(cursor *c)
+{
+    PQclear(c->res);
+    PQclear(c->next);
+    c->res = c->next = NULL;
+    c->row = c->n = 0;
+    c->mem = NULL;
+}
+
 /* Close c; with l NULL only its memory is freed (the transaction's end
  * closes it). */
 static void cursor_close(fetch_link *l, cursor *c)
@@ -405,15 +429,20 @@ static void cursor_close(fetch_link *l, cursor *c)
 
     if (l && fetch_drain(l, &err) != 0)
         l = NULL; /* the connection failed: the transaction ends with it */
-    PQclear(c->res);
-    PQclear(c->next);
-    c->res = c->next = NULL;
-    c->row = c->n = 0;
-    c->mem = NULL;
-    if (c->open && l) {
+    cursor_forget(c);
+    if ((c->open || c->closing) && l) {
         snprintf(sql, sizeof(sql), "CLOSE %s", c->name);
         ncmp_db_query(l->db, sql, 0, NULL, NULL, &err);
     }
+    c->open = c->closing = 0;
+}
+
+/* Close c, to be opened again: its CLOSE goes with its next DECLARE (or
+ * with cursor_close), not in a round trip of its own. */
+static void cursor_retire(cursor *c)
+{
+    cursor_forget(c);
+    c->closing = c->open;
     c->open = 0;
 }
 
@@ -542,7 +571,6 @@ static void roots_free(delta_roots *r)
 typedef struct delta {
     rest_pool *pool;
     ncmp_db *db;
-    int commit; /* end the transaction with COMMIT (else ROLLBACK: an uploaded model) */
     int grouped, xml;
     char src[24], tgt[24], maxdepth[16];
     int fetch, top_depth;
@@ -974,7 +1002,7 @@ static int group_block(delta *d, ncmp_err *err)
     if (h < 0)
         return -1;
     group_end(d);
-    cursor_close(&d->link, &d->aux);
+    cursor_retire(&d->aux);
     return 0;
 }
 
@@ -1359,13 +1387,13 @@ static ssize_t delta_next(void *arg, char *buf, size_t max)
             continue;
         }
         if (d->done) {
-            if (d->db) {
-                int rc = fetch_drain(&d->link, &err);
-                if (rc == 0)
-                    rc = d->commit ? ncmp_db_commit(d->db, &err) : (ncmp_db_rollback(d->db), 0);
-                if (rc != 0)
+            if (d->db) { /* the ROLLBACK is not waited for: the answer's end goes out */
+                if (fetch_drain(&d->link, &err) == 0) {
+                    rest_pool_put_ending(d->pool, d->db, "ROLLBACK");
+                } else {
                     ncmp_db_rollback(d->db);
-                rest_pool_put(d->pool, d->db);
+                    rest_pool_put(d->pool, d->db);
+                }
                 d->db = NULL;
             }
             break;

@@ -104,21 +104,22 @@ void rest_pool_put(rest_pool *pool, ncmp_db *db)
     pool_put(pool, db, 0);
 }
 
-/* Give back a connection whose read-only transaction is to end: its
- * COMMIT is sent and the next taker reads the answer, so that no request
- * waits for the round trip (nothing a read-only transaction did can fail
- * to commit; a lost connection is found by the next taker). */
-static void pool_put_committing(rest_pool *pool, ncmp_db *db)
+void rest_pool_put_ending(rest_pool *pool, ncmp_db *db, const char *end)
 {
     ncmp_err err;
 
-    if (ncmp_db_send(db, "COMMIT", &err) != 0) {
+    if (ncmp_db_send(db, end, &err) != 0) {
         log_warn("rest", "ending a read: %s", err.msg);
         ncmp_db_rollback(db);
         pool_put(pool, db, 0);
         return;
     }
     pool_put(pool, db, 1);
+}
+
+static void pool_put_committing(rest_pool *pool, ncmp_db *db)
+{
+    rest_pool_put_ending(pool, db, "COMMIT");
 }
 
 void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)

@@ -34,6 +34,14 @@ void rest_pool_destroy(rest_pool *pool);
 int rest_pool_get(rest_pool *pool, int timeout_ms, ncmp_db **db, ncmp_err *err);
 void rest_pool_put(rest_pool *pool, ncmp_db *db);
 
+/* Give back a connection whose transaction is to end with `end` ("COMMIT"
+ * of a read-only transaction, or "ROLLBACK"): it is sent, and the next
+ * taker reads its answer, so that no request waits for the round trip
+ * (nothing a read-only transaction did can fail to commit; a lost
+ * connection is found by the next taker). Not for a write, whose commit
+ * must be known before it is answered. */
+void rest_pool_put_ending(rest_pool *pool, ncmp_db *db, const char *end);
+
 /* Answer a database failure: REJECT (bad data in the request, e.g. an
  * invalid regular expression) is 400, RETRY (database away) 503, anything
  * else 500. */
