@@ -491,13 +491,15 @@ static void outcome_free(outcome *o)
  * stored of either. */
 Test(cps_data, a_large_list_parsed_in_two_halves_is_one_parse, .timeout = 240)
 {
-    cps_case *c = it_cps_start_with("cps_data_split", "cps", "--log.level=debug");
+    cps_case *c;
     ncmp_buf big = NCMP_BUF_INIT, dup = NCMP_BUF_INIT, bad = NCMP_BUF_INIT;
     const char *payloads[3];
     outcome one[3], two[3];
     char zip[1024], path[256];
     const char *mark;
 
+    setenv("NCMP_LOG_LEVEL", "debug", 1); /* both runs log how they parsed */
+    c = it_cps_start_with("cps_data_split", "cps", "--cps.split-parse-bytes=262144");
     snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
     it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
     it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
@@ -505,7 +507,7 @@ Test(cps_data, a_large_list_parsed_in_two_halves_is_one_parse, .timeout = 240)
         snprintf(path, sizeof(path), DS "/anchors?schema-set-name=or&anchor-name=s%d", i);
         it_cps_expect(c, "POST", path, NULL, 201, NULL);
     }
-    /* 30 devices, 330 KB: above the 256 KB default */
+    /* 30 devices, 330 KB: above the case's 256 KB */
     ncmp_buf_append_str(&big, "{\"openroadm-devices\":{\"openroadm-device\":[");
     devices(&big, 1, 30);
     ncmp_buf_append_str(&big, "]}}");
@@ -545,6 +547,8 @@ Test(cps_data, a_large_list_parsed_in_two_halves_is_one_parse, .timeout = 240)
         snprintf(path, sizeof(path), "s%d", i + 1);
         one[i] = post_and_read(c, path, payloads[i]);
     }
+    cr_expect(it_file_contains(c->log, " debug "), "the restarted ncmpd logs at debug level (%s)",
+              c->log);
     cr_expect(!it_file_contains(c->log, "two halves"), "0: every payload parsed whole (%s)",
               c->log);
     for (int i = 0; i < 3; i++) {

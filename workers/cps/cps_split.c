@@ -14,7 +14,7 @@
 #include "ncmp_log.h"
 #include "ncmp_time.h"
 
-static atomic_size_t min_bytes = 256 * 1024;
+static atomic_size_t min_bytes = 1024 * 1024;
 
 void cps_split_configure(size_t bytes)
 {

@@ -22,8 +22,9 @@
 #include <libyang/libyang.h>
 #include <stddef.h>
 
-/* Below this size a document is parsed whole (cps.split-parse-bytes):
- * a thread costs more than half of a small parse saves. 0: always whole. */
+/* Below this size a document is parsed whole (cps.split-parse-bytes, 1
+ * MB): a small parse gains little from a second thread, which keeps an
+ * allocator arena of its own. 0: always whole. */
 void cps_split_configure(size_t min_bytes);
 
 /* Parse the JSON document `doc` (`len` bytes, NUL-terminated) at the top
