@@ -251,14 +251,23 @@ int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err)
     return 0;
 }
 
+/* Where step i's result goes (NULL: dropped). */
+static PGresult **step_out(const ncmp_db_step *steps, size_t i, size_t n, PGresult **last)
+{
+    return i == n - 1 && last ? last : steps[i].out;
+}
+
 int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult **last,
                      ncmp_err *err)
 {
-    PGresult *res, *keep = NULL;
+    PGresult *res;
     size_t sent = 0;
     int rc = 0;
     double start;
 
+    for (size_t i = 0; i < n; i++)
+        if (step_out(steps, i, n, last))
+            *step_out(steps, i, n, last) = NULL;
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
     start = ncmp_now_ms();
@@ -285,8 +294,8 @@ int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult 
                 rc = fail(db, res, "query failed", err);
             else
                 PQclear(res);
-        } else if (i == n - 1 && rc == 0) {
-            keep = res;
+        } else if (rc == 0 && step_out(steps, i, n, last)) {
+            *step_out(steps, i, n, last) = res;
         } else {
             PQclear(res);
         }
@@ -302,15 +311,17 @@ int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult 
     if (!PQexitPipelineMode(db->conn) && rc == 0)
         rc = fail(db, NULL, "pipeline not ended", err);
     observe_since(db->adhoc_seconds, start);
-    if (rc != 0 || PQstatus(db->conn) != CONNECTION_OK) {
-        PQclear(keep);
-        return rc != 0 ? rc : fail(db, NULL, "pipeline failed", err);
-    }
-    if (last)
-        *last = keep;
-    else
-        PQclear(keep);
-    return 0;
+    if (rc == 0 && PQstatus(db->conn) != CONNECTION_OK)
+        rc = fail(db, NULL, "pipeline failed", err);
+    if (rc != 0)
+        for (size_t i = 0; i < n; i++) {
+            PGresult **out = step_out(steps, i, n, last);
+            if (out) {
+                PQclear(*out);
+                *out = NULL;
+            }
+        }
+    return rc;
 }
 
 void ncmp_db_statements(ncmp_db *db, const ncmp_db_stmt *stmts)

@@ -71,19 +71,21 @@ void ncmp_db_rollback(ncmp_db *db);
 int ncmp_db_send(ncmp_db *db, const char *sql, ncmp_err *err);
 int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err);
 
-/* One statement of ncmp_db_pipeline: text parameters, as ncmp_db_query. */
+/* One statement of ncmp_db_pipeline: text parameters, as ncmp_db_query;
+ * `out`, when set, gets its result (the caller's). */
 typedef struct ncmp_db_step {
     const char *sql;
     int nparams;
     const char *const *params;
+    PGresult **out;
 } ncmp_db_step;
 
 /* Send `n` statements at once and read their results: one round trip to
  * the server where a call each takes n (libpq's pipeline mode). The first
  * that fails is the error in *err and the ones after it are not run; in
- * an open transaction, it is left aborted (ncmp_db_rollback). On success
- * *last (may be NULL) gets the result of the last statement (the
- * caller's). */
+ * an open transaction, it is left aborted (ncmp_db_rollback), and no
+ * result is handed over. On success each step's `out` gets its result,
+ * and *last (may be NULL) the last statement's. */
 int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult **last,
                      ncmp_err *err);
 

@@ -225,18 +225,18 @@ Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
     char pid[32];
     const char *kp[1] = {pid};
     const ncmp_db_step ok[] = {
-        {"BEGIN", 0, NULL},
-        {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL},
-        {"INSERT INTO pipe_t SELECT generate_series(1, $1::int)", 1, two},
-        {"SELECT sum(x), current_setting('transaction_read_only') FROM pipe_t", 0, NULL},
+        {"BEGIN", 0, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL, NULL},
+        {"INSERT INTO pipe_t SELECT generate_series(1, $1::int)", 1, two, NULL},
+        {"SELECT sum(x), current_setting('transaction_read_only') FROM pipe_t", 0, NULL, NULL},
     };
     const ncmp_db_step bad[] = {
-        {"BEGIN", 0, NULL},
-        {"CREATE TEMP TABLE pipe_u (x int)", 0, NULL},
-        {"SELECT 1 / (x - x) FROM (VALUES (1)) v(x)", 0, NULL},
-        {"CREATE TEMP TABLE pipe_never (x int)", 0, NULL},
+        {"BEGIN", 0, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_u (x int)", 0, NULL, NULL},
+        {"SELECT 1 / (x - x) FROM (VALUES (1)) v(x)", 0, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_never (x int)", 0, NULL, NULL},
     };
-    const ncmp_db_step seven[] = {{"SELECT 7", 0, NULL}};
+    const ncmp_db_step seven[] = {{"SELECT 7", 0, NULL, NULL}};
 
     cr_assert_eq(ncmp_db_pipeline(db, ok, 4, &res, &err), 0, "%s", err.msg);
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "3", "the insert ran before the select");

@@ -1274,8 +1274,11 @@ int cps_store_payload_rows(const cps_target *t, const char *xpath, const char *b
     return payload_emit(&r, t, xpath, body, len, xml, nodes, why, err);
 }
 
-int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,
-                     ncmp_err *err)
+/* cps_store_delete; with `begin`, the transaction is opened here, in the
+ * round trip that locks the anchor and deletes (when the events need no
+ * snapshot of the node first). */
+static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int begin,
+                        cps_refusal *why, ncmp_err *err)
 {
     static const char sql[] = "DELETE FROM fragment WHERE anchor_id = $1"
                               " AND path >= $2 AND path < $5 AND (path < $3 OR path >= $4)";
@@ -1283,7 +1286,9 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
     cps_path_ranges rg = {0};
     cps_notice notice = {0};
     const char *params[5];
-    PGresult *res = NULL;
+    PGresult *res = NULL, *lock = NULL;
+    ncmp_db_step steps[3];
+    size_t n = 0;
     int rc = -1;
 
     if (!xpath)
@@ -1294,16 +1299,33 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
     }
     ncmp_buf_append_char(&path, '\0');
     path.len--;
-    if (lock_anchor(db, t, why, err) != 0 || cps_events_begin(db, t, path.data, &notice, err) != 0)
-        goto cleanup;
     cps_path_ranges_of(path.data, path.len, &rg);
     params[0] = t->anchor_id;
     params[1] = rg.lo1.data;
     params[2] = rg.hi1.data;
     params[3] = rg.lo2.data;
     params[4] = rg.hi2.data;
-    if (ncmp_db_query(db, sql, 5, params, &res, err) != 0)
-        goto cleanup;
+    if (cps_events_begin_reads()) { /* lock, snapshot, delete: in that order */
+        if ((begin && ncmp_db_begin(db, err) != 0) || lock_anchor(db, t, why, err) != 0 ||
+            cps_events_begin(db, t, path.data, &notice, err) != 0 ||
+            ncmp_db_query(db, sql, 5, params, &res, err) != 0)
+            goto cleanup;
+    } else {
+        if (begin)
+            steps[n++] = (ncmp_db_step){"BEGIN", 0, NULL, NULL};
+        steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock};
+        steps[n++] = (ncmp_db_step){sql, 5, params, &res};
+        if (ncmp_db_pipeline(db, steps, n, NULL, err) != 0 ||
+            cps_events_begin(db, t, path.data, &notice, err) != 0)
+            goto cleanup;
+        if (PQntuples(lock) == 0) { /* gone meanwhile: it deleted nothing */
+            ncmp_err_set(err, NCMP_ERR_REJECT,
+                         "Anchor with name %s does not exist in dataspace %s.", t->anchor_name,
+                         t->dataspace);
+            refuse(why, 404, "Anchor not found");
+            goto cleanup;
+        }
+    }
     if (path.len && strcmp(PQcmdTuples(res), "0") == 0) {
         ncmp_err_set(err, NCMP_ERR_REJECT,
                      "DataNode with xpath %s was not found for anchor %s and dataspace %s.", xpath,
@@ -1317,9 +1339,16 @@ int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_re
 cleanup:
     cps_notice_clear(&notice);
     PQclear(res);
+    PQclear(lock);
     cps_path_ranges_free(&rg);
     ncmp_buf_free(&path);
     return rc;
+}
+
+int cps_store_delete(ncmp_db *db, const cps_target *t, const char *xpath, cps_refusal *why,
+                     ncmp_err *err)
+{
+    return delete_nodes(db, t, xpath, 0, why, err);
 }
 
 /* --- the routes ----------------------------------------------------------- */
@@ -1466,11 +1495,7 @@ static void h_delete(ncmp_http_request *req, void *arg)
     if (cps_target_resolve(req, api, db, &t) != 0)
         goto cleanup;
     t.observed_timestamp = observed;
-    if (ncmp_db_begin(db, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        goto cleanup;
-    }
-    if (cps_store_delete(db, &t, ncmp_http_query(req, "xpath"), &why, &err) != 0) {
+    if (delete_nodes(db, &t, ncmp_http_query(req, "xpath"), 1, &why, &err) != 0) {
         ncmp_db_rollback(db);
         cps_respond_refusal(req, &why, &err);
         goto cleanup;

@@ -190,6 +190,11 @@ cleanup:
     return rc;
 }
 
+int cps_events_begin_reads(void)
+{
+    return atomic_load(&events_enabled) && atomic_load(&delta_enabled);
+}
+
 int cps_events_begin(ncmp_db *db, const cps_target *t, const char *path, cps_notice *n,
                      ncmp_err *err)
 {

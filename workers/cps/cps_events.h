@@ -42,6 +42,10 @@ int cps_events_begin(ncmp_db *db, const cps_target *t, const char *path, cps_not
 int cps_events_end(ncmp_db *db, const cps_target *t, cps_notice *n, const char *action,
                    const char *xpath, ncmp_err *err);
 
+/* Does cps_events_begin read the database (delta notifications on)? When
+ * it does not, a write may send its first statements before calling it. */
+int cps_events_begin_reads(void);
+
 /* Accepts a zeroed struct. */
 void cps_notice_clear(cps_notice *n);
 

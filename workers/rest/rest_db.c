@@ -197,8 +197,8 @@ static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **
         return -1;
     snprintf(txn->timeout, sizeof(txn->timeout), "%d", left == INT_MAX ? 0 : left);
     txn->timeout_param[0] = txn->timeout;
-    txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL};
-    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param};
+    txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL, NULL};
+    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param, NULL};
     return 0;
 }
 
@@ -461,8 +461,8 @@ static int stream_open(db_stream *st, read_txn *txn, const char *sql, int nparam
 
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
-    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params};
-    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL};
+    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params, NULL};
+    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL};
     rc = ncmp_db_pipeline(st->db, txn->steps, 4, &res, err);
     ncmp_buf_free(&declare);
     if (rc != 0)
@@ -572,7 +572,7 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
     int rc = query_begin(pool, req, &db, &txn, &err);
 
     if (rc == 0) {
-        txn.steps[2] = (ncmp_db_step){sql, nparams, params};
+        txn.steps[2] = (ncmp_db_step){sql, nparams, params, NULL};
         rc = ncmp_db_pipeline(db, txn.steps, 3, &res, &err);
     }
     if (rc != 0) {
