@@ -994,23 +994,29 @@ static int refuse(cps_refusal *why, int status, const char *message)
     return -1;
 }
 
+/* The answer of SQL_LOCK_ANCHOR: 0 when it locked the anchor's row, CPS's
+ * 404 when the anchor is gone meanwhile. */
+static int anchor_locked(const cps_target *t, const PGresult *lock, cps_refusal *why, ncmp_err *err)
+{
+    if (PQntuples(lock) > 0)
+        return 0;
+    ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
+                 t->anchor_name, t->dataspace);
+    return refuse(why, 404, "Anchor not found");
+}
+
 /* Lock the anchor's row for the write; gone meanwhile: refused. */
 static int lock_anchor(ncmp_db *db, const cps_target *t, cps_refusal *why, ncmp_err *err)
 {
     const char *params[1] = {t->anchor_id};
     PGresult *res = NULL;
-    int found;
+    int rc;
 
     if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, &res, err) != 0)
         return -1;
-    found = PQntuples(res) > 0;
+    rc = anchor_locked(t, res, why, err);
     PQclear(res);
-    if (!found) {
-        ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
-                     t->anchor_name, t->dataspace);
-        return refuse(why, 404, "Anchor not found");
-    }
-    return 0;
+    return rc;
 }
 
 int cps_store_parent_check(ncmp_db *db, const cps_target *t, const char *parent, const char *xpath,
@@ -1315,16 +1321,11 @@ static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int
             steps[n++] = (ncmp_db_step){"BEGIN", 0, NULL, NULL};
         steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock};
         steps[n++] = (ncmp_db_step){sql, 5, params, &res};
+        /* an anchor gone meanwhile deleted nothing */
         if (ncmp_db_pipeline(db, steps, n, NULL, err) != 0 ||
+            anchor_locked(t, lock, why, err) != 0 ||
             cps_events_begin(db, t, path.data, &notice, err) != 0)
             goto cleanup;
-        if (PQntuples(lock) == 0) { /* gone meanwhile: it deleted nothing */
-            ncmp_err_set(err, NCMP_ERR_REJECT,
-                         "Anchor with name %s does not exist in dataspace %s.", t->anchor_name,
-                         t->dataspace);
-            refuse(why, 404, "Anchor not found");
-            goto cleanup;
-        }
     }
     if (path.len && strcmp(PQcmdTuples(res), "0") == 0) {
         ncmp_err_set(err, NCMP_ERR_REJECT,

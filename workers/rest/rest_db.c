@@ -17,8 +17,8 @@ struct rest_pool {
     pthread_mutex_t lock;
     pthread_cond_t freed;
     ncmp_db **free_dbs;
-    /* free_dbs[i] was given back with its COMMIT sent and not read yet
-     * (rest_pool_put_committing): the next taker reads it */
+    /* free_dbs[i] was given back with the end of its transaction sent
+     * and not read yet (rest_pool_put_ending): the next taker reads it */
     unsigned char *committing;
     size_t nfree, n;
 };
@@ -115,11 +115,6 @@ void rest_pool_put_ending(rest_pool *pool, ncmp_db *db, const char *end)
         return;
     }
     pool_put(pool, db, 1);
-}
-
-static void pool_put_committing(rest_pool *pool, ncmp_db *db)
-{
-    rest_pool_put_ending(pool, db, "COMMIT");
 }
 
 void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
@@ -266,7 +261,7 @@ static void stream_release(db_stream *st, int commit)
         st->ahead = 0;
     }
     if (commit) {
-        pool_put_committing(st->pool, st->db);
+        rest_pool_put_ending(st->pool, st->db, "COMMIT");
     } else {
         ncmp_db_rollback(st->db);
         rest_pool_put(st->pool, st->db);
@@ -274,15 +269,25 @@ static void stream_release(db_stream *st, int commit)
     st->db = NULL;
 }
 
-/* Format the block `res` (a FETCH's, freed here) into `out` (the tail too
- * after the last block); *rows is how many came. The FETCH after it is
- * sent before this one's rows are formatted, so that PostgreSQL reads the
- * next block while the last one travels (a large answer took half again
- * as long without). */
-static int stream_block(db_stream *st, PGresult *res, ncmp_buf *out, int *rows, ncmp_err *err)
+/* FETCH the next block, or take `got` (the first, which came with the
+ * DECLARE; NULL: none), and format it into `out` (the tail too after the
+ * last block); *rows is how many came. The FETCH after it is sent before
+ * this one's rows are formatted, so that PostgreSQL reads the next block
+ * while the last one travels (a large answer took half again as long
+ * without). */
+static int stream_fetch(db_stream *st, PGresult *got, ncmp_buf *out, int *rows, ncmp_err *err)
 {
-    int n = PQntuples(res);
+    PGresult *res = got;
+    int n;
 
+    if (!res) {
+        if (!st->ahead && ncmp_db_send(st->db, st->fetch_sql, err) != 0)
+            return -1;
+        st->ahead = 0;
+        if (ncmp_db_receive(st->db, &res, err) != 0)
+            return -1;
+    }
+    n = PQntuples(res);
     st->last_block = n < st->block_rows;
     if (!st->last_block) {
         if (ncmp_db_send(st->db, st->fetch_sql, err) != 0) {
@@ -301,24 +306,11 @@ static int stream_block(db_stream *st, PGresult *res, ncmp_buf *out, int *rows, 
     return 0;
 }
 
-/* FETCH the next block and format it (stream_block). */
-static int stream_fetch(db_stream *st, ncmp_buf *out, int *rows, ncmp_err *err)
+/* Read inline: the next block (or `got`, as stream_fetch) into
+ * `pending`, the transaction closed after the last. */
+static int stream_fetch_inline(db_stream *st, PGresult *got, int *rows, ncmp_err *err)
 {
-    PGresult *res = NULL;
-
-    if (!st->ahead && ncmp_db_send(st->db, st->fetch_sql, err) != 0)
-        return -1;
-    st->ahead = 0;
-    if (ncmp_db_receive(st->db, &res, err) != 0)
-        return -1;
-    return stream_block(st, res, out, rows, err);
-}
-
-/* Read inline: the next block into `pending`, the transaction closed
- * after the last. */
-static int stream_fetch_inline(db_stream *st, int *rows, ncmp_err *err)
-{
-    if (stream_fetch(st, &st->pending, rows, err) != 0)
+    if (stream_fetch(st, got, &st->pending, rows, err) != 0)
         return -1;
     if (st->last_block) {
         st->closed = 1;
@@ -352,7 +344,7 @@ static ssize_t stream_next(void *arg, char *buf, size_t max)
                 out = st->failed ? -1 : NCMP_HTTP_STREAM_WAIT;
             break;
         }
-        if (stream_fetch_inline(st, NULL, &err) != 0) {
+        if (stream_fetch_inline(st, NULL, NULL, &err) != 0) {
             log_warn("rest", "streamed answer cut: %s", err.msg);
             stream_release(st, 0);
             out = -1;
@@ -426,7 +418,7 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
         }
         pthread_mutex_unlock(&st->lock);
         ncmp_buf_reset(&block);
-        rc = stream_fetch(st, &block, NULL, &err); /* the database, unlocked */
+        rc = stream_fetch(st, NULL, &block, NULL, &err); /* the database, unlocked */
         if (rc != 0)
             log_warn("rest", "streamed answer cut: %s", err.msg);
         pthread_mutex_lock(&st->lock);
@@ -468,13 +460,7 @@ static int stream_open(db_stream *st, read_txn *txn, const char *sql, int nparam
     if (rc != 0)
         return -1;
     st->ops->head(st->state, &st->pending);
-    if (stream_block(st, res, &st->pending, rows, err) != 0)
-        return -1;
-    if (st->last_block) {
-        st->closed = 1;
-        stream_release(st, 1);
-    }
-    return 0;
+    return stream_fetch_inline(st, res, rows, err);
 }
 
 void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
@@ -568,7 +554,6 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
     ncmp_buf out = NCMP_BUF_INIT;
     read_txn txn;
     ncmp_err err;
-
     int rc = query_begin(pool, req, &db, &txn, &err);
 
     if (rc == 0) {
@@ -583,7 +568,7 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
         answer_read_error(pool, req, &err);
         return;
     }
-    pool_put_committing(pool, db);
+    rest_pool_put_ending(pool, db, "COMMIT");
     if (PQntuples(res) == 0) {
         missing(req, missing_arg);
     } else {
