@@ -93,6 +93,18 @@ ncmp_db *it_db(void)
     return db;
 }
 
+void it_db_kill_backend(ncmp_db *db)
+{
+    ncmp_db *killer = it_db();
+    char pid[32];
+    const char *params[1] = {pid};
+
+    snprintf(pid, sizeof(pid), "%d", PQbackendPID(ncmp_db_conn(db)));
+    cr_assert_eq(it_query_long(killer, "SELECT pg_terminate_backend($1::int)::int", 1, params), 1);
+    ncmp_db_close(killer);
+    it_sleep_ms(100);
+}
+
 long it_query_long(ncmp_db *db, const char *sql, int nparams, const char *const *params)
 {
     PGresult *res = NULL;

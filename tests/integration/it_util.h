@@ -35,6 +35,10 @@ rd_kafka_t *it_reader(const char *group);
 /* Open the test database (asserts). */
 ncmp_db *it_db(void);
 
+/* End db's connection from the server's side (pg_terminate_backend, on a
+ * connection of its own; asserts) and give it 100 ms to be gone. */
+void it_db_kill_backend(ncmp_db *db);
+
 /* First column of the first row of `sql` as a number (asserts). */
 long it_query_long(ncmp_db *db, const char *sql, int nparams, const char *const *params);
 

@@ -182,12 +182,9 @@ Test(db, copy_stores_escaped_text, .timeout = 60)
 Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
 {
     ncmp_db *db = it_db();
-    ncmp_db *killer = it_db();
     ncmp_err err;
     PGresult *res = NULL;
     const char *params[1] = {"41"};
-    char pid[32];
-    const char *kp[1] = {pid};
     int rc;
 
     ncmp_db_statement(db, "plus_one", "SELECT $1::int + 1");
@@ -195,9 +192,7 @@ Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "42");
     PQclear(res);
 
-    snprintf(pid, sizeof(pid), "%d", PQbackendPID(ncmp_db_conn(db)));
-    cr_assert_eq(it_query_long(killer, "SELECT pg_terminate_backend($1::int)::int", 1, kp), 1);
-    it_sleep_ms(100);
+    it_db_kill_backend(db);
 
     rc = ncmp_db_run(db, "plus_one", 1, params, &res, &err);
     if (rc != 0) {
@@ -208,7 +203,6 @@ Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "42");
     PQclear(res);
     ncmp_db_close(db);
-    ncmp_db_close(killer);
 }
 
 /* ncmp_db_pipeline: the statements run in order in one round trip and the
@@ -218,12 +212,9 @@ Test(db, prepared_statements_survive_a_lost_connection, .timeout = 60)
 Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
 {
     ncmp_db *db = it_db();
-    ncmp_db *killer = it_db();
     ncmp_err err;
     PGresult *res = NULL;
     const char *two[1] = {"2"};
-    char pid[32];
-    const char *kp[1] = {pid};
     const ncmp_db_step ok[] = {
         {"BEGIN", 0, NULL, NULL},
         {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL, NULL},
@@ -258,16 +249,13 @@ Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
                                0, NULL),
                  0, "nothing of the failed pipeline is left, nor run after its failure");
 
-    snprintf(pid, sizeof(pid), "%d", PQbackendPID(ncmp_db_conn(db)));
-    cr_assert_eq(it_query_long(killer, "SELECT pg_terminate_backend($1::int)::int", 1, kp), 1);
-    it_sleep_ms(100);
+    it_db_kill_backend(db);
     if (ncmp_db_pipeline(db, seven, 1, NULL, &err) != 0)
         cr_assert_eq(err.cls, NCMP_ERR_RETRY, "a lost connection is retryable: %s", err.msg);
     cr_assert_eq(ncmp_db_pipeline(db, seven, 1, &res, &err), 0, "connected again: %s", err.msg);
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "7");
     PQclear(res);
     ncmp_db_close(db);
-    ncmp_db_close(killer);
 }
 
 Test(db, a_statement_registered_again_keeps_or_replaces_its_sql, .timeout = 60)
