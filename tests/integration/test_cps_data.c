@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <json-c/json.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +19,10 @@
 
 TestSuite(cps_data, .fini = it_cps_cleanup);
 
-#define DS  "/cps/api/v2/dataspaces/ds"
-#define AN  DS "/anchors/a1"
-#define DEV "/openroadm-devices/openroadm-device"
+#define DS      "/cps/api/v2/dataspaces/ds"
+#define AN      DS "/anchors/a1"
+#define DEV     "/openroadm-devices/openroadm-device"
+#define Q_ROADM "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query?cps-path="
 
 static const char GARDEN[] = "module garden {\n"
                              "  yang-version 1.1;\n"
@@ -94,27 +96,39 @@ static void send_json(cps_case *c, const char *method, const char *path, const c
     it_cps_reply_free(&r);
 }
 
-/* The number of containers and list entries in a JSON answer (objects
- * below the top). */
-static int count_nodes(json_object *o)
+/* The containers and list entries of an answer at most `levels` below
+ * its top nodes (levels 0: the top nodes alone). */
+static int count_nodes_to(json_object *o, int levels)
 {
     int n = 0;
 
-    if (json_object_is_type(o, json_type_object)) {
-        json_object_object_foreach(o, k, v)
-        {
-            (void)k;
-            if (json_object_is_type(v, json_type_object))
-                n += 1 + count_nodes(v);
-            else if (json_object_is_type(v, json_type_array))
-                for (size_t i = 0; i < json_object_array_length(v); i++) {
-                    json_object *e = json_object_array_get_idx(v, i);
-                    if (json_object_is_type(e, json_type_object))
-                        n += 1 + count_nodes(e);
-                }
-        }
+    if (levels < 0)
+        return 0;
+    if (json_object_is_type(o, json_type_array)) /* a query's answer: one object per match */
+        for (size_t i = 0; i < json_object_array_length(o); i++)
+            n += count_nodes_to(json_object_array_get_idx(o, i), levels);
+    if (!json_object_is_type(o, json_type_object))
+        return n;
+    json_object_object_foreach(o, k, v)
+    {
+        (void)k;
+        if (json_object_is_type(v, json_type_object))
+            n += 1 + count_nodes_to(v, levels - 1);
+        else if (json_object_is_type(v, json_type_array))
+            for (size_t i = 0; i < json_object_array_length(v); i++) {
+                json_object *e = json_object_array_get_idx(v, i);
+                if (json_object_is_type(e, json_type_object))
+                    n += 1 + count_nodes_to(e, levels - 1);
+            }
     }
     return n;
+}
+
+/* The number of containers and list entries in a JSON answer (objects
+ * below the top, or the matches of a query and below). */
+static int count_nodes(json_object *o)
+{
+    return count_nodes_to(o, INT_MAX);
 }
 
 /* GET `path`; expects 200 and returns the parsed body (caller puts). */
@@ -195,6 +209,100 @@ Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
                                 "'fragment_store'::regclass",
                                 0, NULL),
                   20 * 86, "the planner knows the rows stored");
+    ncmp_db_close(db);
+    it_cps_fini(c);
+}
+
+static int count_to_at(cps_case *c, const char *path, int levels)
+{
+    json_object *o = get_json(c, path);
+    int n = count_nodes_to(o, levels);
+
+    json_object_put(o);
+    return n;
+}
+
+static long depth_index_scans(ncmp_db *db)
+{
+    return it_query_long(db,
+                         "SELECT coalesce(sum(idx_scan), 0)::bigint FROM pg_stat_user_indexes"
+                         " WHERE indexrelname = 'fragment_store_depth'",
+                         0, NULL);
+}
+
+/* A read bounded in depth holds exactly the nodes of the read with every
+ * descendant down to that depth, whichever way it is read: from the
+ * index on the rows of the first three levels (migrations/0018), or by a
+ * walk of the key below them; node reads and CPS-path queries, at the
+ * top, on a list, on an entry and deeper. (Open ROADM: the devices
+ * container at depth 1, a device 2, org-openroadm-device 3, its degrees
+ * 4, their ports 5.) */
+Test(cps_data, reads_bounded_in_depth_are_the_whole_read_cut_at_that_depth, .timeout = 180)
+{
+    static const char *const xpaths[] = {
+        "/",
+        "/openroadm-devices",
+        DEV,
+        DEV "%5B@device-id='C201-7-1A-7'%5D",
+        DEV "%5B@device-id='C201-7-1A-7'%5D/org-openroadm-device",
+        DEV "%5B@device-id='C201-7-1A-7'%5D/org-openroadm-device/degree",
+    };
+    static const char *const queries[] = {
+        "//openroadm-device",
+        "/openroadm-devices",
+        "//org-openroadm-device",
+        "//openroadm-device%5B@device-id='C201-7-1A-3'%5D/org-openroadm-device",
+        "//degree%5B@degree-number=2%5D",
+        "//openroadm-device/ancestor::openroadm-devices",
+    };
+    cps_case *c = openroadm_case("cps_data_depth");
+    char path[512];
+    long scans_before;
+    ncmp_db *db;
+    ncmp_err err;
+
+    /* enough devices that the planner prefers the depth index for the
+     * ranges over all of them (the writes analyze the table) */
+    post_devices(c, 0, 200, 201);
+    cr_assert_eq(ncmp_db_open(&db, c->dburl, NULL, 5, &err), 0, "%s", err.msg);
+    scans_before = depth_index_scans(db);
+    for (size_t i = 0; i < sizeof(xpaths) / sizeof(xpaths[0]); i++) {
+        json_object *all;
+
+        snprintf(path, sizeof(path),
+                 "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=%s"
+                 "&descendants=all",
+                 xpaths[i]);
+        all = get_json(c, path);
+        cr_expect_gt(count_nodes_to(all, 99), 0, "%s", path);
+        for (int n = 0; n <= 5; n++) {
+            snprintf(path, sizeof(path),
+                     "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=%s&descendants=%d", xpaths[i],
+                     n);
+            cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, n), "%s", path);
+        }
+        snprintf(path, sizeof(path),
+                 "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=%s&descendants=direct",
+                 xpaths[i]);
+        cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, 1), "%s", path);
+        json_object_put(all);
+    }
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+        json_object *all;
+
+        snprintf(path, sizeof(path), Q_ROADM "%s&descendants=all", queries[i]);
+        all = get_json(c, path);
+        cr_expect_gt(count_nodes_to(all, 99), 0, "%s", path);
+        for (int n = 0; n <= 4; n++) {
+            snprintf(path, sizeof(path), Q_ROADM "%s&descendants=%d", queries[i], n);
+            cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, n), "%s", path);
+        }
+        json_object_put(all);
+    }
+    /* the statistics of other backends arrive within a second or so */
+    for (int i = 0; i < 50 && depth_index_scans(db) == scans_before; i++)
+        usleep(100 * 1000);
+    cr_expect_gt(depth_index_scans(db), scans_before, "no read used the depth index");
     ncmp_db_close(db);
     it_cps_fini(c);
 }

@@ -798,7 +798,7 @@ static const char SQL_REMOVED_PARENTS_TAIL[] =
 
 /* The rows of a remove (create) entry of a delta bounded in depth: the
  * children of a node only in anchor $1, not in $7, each followed by its
- * subtree down to the depth, from CPS_SQL_READ_WALK ($2 the deepest
+ * subtree down to the depth, from cps_sql_read_bounded's read ($2 the deepest
  * depth, $3..$6 the node's ranges), which gives only the rows above the
  * bound: each is kept when its ancestor at the children's depth (its
  * first $8 - 1 steps) is not in $7. (With every descendant the children
@@ -905,7 +905,8 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
     snprintf(slice_end, sizeof(slice_end), "%d", atoi(slice) + 1);
     params[1] = d->maxdepth;
     params[7] = slice_end;
-    sql = sql_around(SQL_GROUP_WALK_HEAD, CPS_SQL_READ_WALK, SQL_GROUP_WALK_TAIL);
+    sql = sql_around(SQL_GROUP_WALK_HEAD, cps_sql_read_bounded(atoi(d->maxdepth)),
+                     SQL_GROUP_WALK_TAIL);
     rc = cursor_open(&d->link, &d->aux, "delta_g", sql, 8, params, err);
     free(sql);
     cps_path_ranges_free(&own);
@@ -1326,13 +1327,14 @@ static int side_open(delta *d, cursor *c, const char *name, const char *read, co
 static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
 {
     const char *params[8];
-    const char *read = d->fetch < 0 ? CPS_SQL_READ_ALL : CPS_SQL_READ_WALK;
+    const char *read;
     char top[16], *sql;
     int rc;
 
     d->top_depth = plen ? cps_path_depth(path, plen) : 1;
     snprintf(d->maxdepth, sizeof(d->maxdepth), "%d",
-             d->fetch < 0 ? 32767 : d->top_depth + d->fetch);
+             d->fetch < 0 ? CPS_DEPTH_ALL : d->top_depth + d->fetch);
+    read = cps_sql_read_bounded(atoi(d->maxdepth));
     snprintf(top, sizeof(top), "%d", d->top_depth);
     cps_path_ranges_of(path, plen, &d->rg);
     params[0] = d->src;

@@ -100,9 +100,15 @@ int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const ch
  * $2 the deepest depth, $3..$6 the ranges of cps_path_ranges_of (lo1,
  * hi1, lo2, hi2); rows (path, depth, attributes) in key order. READ_ALL
  * scans the range ($2 must be > 0), READ_WALK jumps over what is deeper
- * than $2. */
+ * than $2. cps_sql_read_bounded gives the read for a deepest depth
+ * (CPS_DEPTH_ALL: every descendant): READ_ALL, READ_WALK, or, down to
+ * CPS_DEPTH_INDEXED, one range scan per depth of the index on the rows
+ * near the top (migrations/0018_cps_fragment_depth.sql). */
+#define CPS_DEPTH_ALL     32767
+#define CPS_DEPTH_INDEXED 3
 extern const char CPS_SQL_READ_ALL[];
 extern const char CPS_SQL_READ_WALK[];
+const char *cps_sql_read_bounded(int maxdepth);
 
 /* The `descendants` (v2, v3) or `include-descendants` (v1) of the
  * request as a depth: -1 all, 0 none, N. Answers 400 and returns -1 when

@@ -623,6 +623,27 @@ const char CPS_SQL_READ_WALK[] =
     "  AND f.path < r.hi ORDER BY f.path LIMIT 1) n)"
     " SELECT path, depth, attributes FROM r ORDER BY path";
 
+/* A read bounded in depth ($2) to CPS_DEPTH_INDEXED or less: the rows of
+ * each depth down to the bound, a range scan each of the depth index
+ * (its predicate repeated so that the planner may use it), sorted
+ * together. The planner takes the key instead when the range is small
+ * (a node deep in the tree). */
+#define STR_(x) #x
+#define STR(x)  STR_(x)
+static const char SQL_READ_SHALLOW[] =
+    "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
+    " AND depth = ANY(('{1,2,3}'::smallint[])[1:$2::int]) AND depth <= " STR(
+        CPS_DEPTH_INDEXED) " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5)"
+                           " ORDER BY path";
+_Static_assert(CPS_DEPTH_INDEXED == 3, "SQL_READ_SHALLOW and SQL_MATCH_BOUNDED list the depths");
+
+const char *cps_sql_read_bounded(int maxdepth)
+{
+    if (maxdepth >= CPS_DEPTH_ALL)
+        return CPS_SQL_READ_ALL;
+    return maxdepth <= CPS_DEPTH_INDEXED ? SQL_READ_SHALLOW : CPS_SQL_READ_WALK;
+}
+
 /* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= : the node at
  * xpath (or the entries of the list it names, or the root's nodes) with
  * its descendants down to the depth asked. */
@@ -659,7 +680,7 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
     if (cps_target_resolve_named(req, api, dataspace, anchor, &t) != 0)
         goto cleanup;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
-    snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? 32767 : top_depth + fetch);
+    snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? CPS_DEPTH_ALL : top_depth + fetch);
     cps_path_ranges_of(path.data, path.len, &rg);
     w = ncmp_xcalloc(1, sizeof(*w));
     w->version = v;
@@ -678,8 +699,8 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
     params[3] = rg.hi1.data;
     params[4] = rg.lo2.data;
     params[5] = rg.hi2.data;
-    rest_db_stream(req, api->pool, fetch < 0 ? CPS_SQL_READ_ALL : CPS_SQL_READ_WALK, 6, params,
-                   READ_BLOCK, wants_xml(req) ? &xml_ops : &tree_ops, w);
+    rest_db_stream(req, api->pool, cps_sql_read_bounded(atoi(maxdepth)), 6, params, READ_BLOCK,
+                   wants_xml(req) ? &xml_ops : &tree_ops, w);
 cleanup:
     cps_target_clear(&t);
     ncmp_buf_free(&path);
@@ -698,6 +719,28 @@ cleanup:
     " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
     " WHERE f.anchor_id = m.anchor_id AND f.path >= m.path AND f.path < m.path || E'\\x02'"        \
     " AND f.depth <= m.depth + $2::int ORDER BY f.path) f ON true"
+
+/* The same bounded to a depth: where a match's bound is CPS_DEPTH_INDEXED
+ * or less, its subtree is read by depth from the depth index, as
+ * SQL_READ_SHALLOW reads it, instead of every row of its range; deeper
+ * bounds scan the range. One of the two branches runs for each match. */
+#define SQL_MATCH_BOUNDED                                                                          \
+    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
+    " WHERE m.depth + $2::int > " STR(                                                             \
+        CPS_DEPTH_INDEXED) " AND f.anchor_id = m.anchor_id"                                        \
+                           " AND f.path >= m.path AND f.path < m.path || E'\\x02' AND f.depth <= " \
+                           "m.depth + $2::int"                                                     \
+                           " UNION ALL SELECT f.path, f.depth, f.attributes FROM fragment f"       \
+                           " WHERE m.depth + $2::int <= " STR(                                     \
+                               CPS_DEPTH_INDEXED) " AND f.anchor_id = m.anchor_id"                 \
+                                                  " AND f.depth = "                                \
+                                                  "ANY(('{1,2,3}'::smallint[])[m.depth:m.depth + " \
+                                                  "$2::int])"                                      \
+                                                  " AND f.depth <= " STR(                          \
+                                                      CPS_DEPTH_INDEXED) " AND f.path >= m.path "  \
+                                                                         "AND f.path < m.path || " \
+                                                                         "E'\\x02'"                \
+                                                                         " ORDER BY 1) f ON true"
 
 /* The matches alone (no descendants): one probe of the key each, where
  * the subtree join would read every subtree to keep its top. */
@@ -754,7 +797,7 @@ typedef struct query_params {
 static void query_params_set(query_params *q, const char *anchor_id, int fetch)
 {
     snprintf(q->anchors, sizeof(q->anchors), "{%s}", anchor_id);
-    snprintf(q->depth, sizeof(q->depth), "%d", fetch < 0 ? 32767 : fetch);
+    snprintf(q->depth, sizeof(q->depth), "%d", fetch < 0 ? CPS_DEPTH_ALL : fetch);
 }
 
 static void query_params_free(query_params *q)
@@ -797,7 +840,10 @@ static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf 
         ncmp_buf_appendf(&sql,
                          "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
                          "FROM m%s",
-                         msql->data, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
+                         msql->data,
+                         fetch == 0  ? SQL_MATCH_ONLY
+                         : fetch < 0 ? SQL_MATCH_SUBTREES
+                                     : SQL_MATCH_BOUNDED);
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
     ncmp_buf_free(&sql);
@@ -963,7 +1009,7 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
     if (dataspace_anchors(req, api, db, dataspace, &anchors, w) != 0)
         goto cleanup;
     snprintf(q.anchors, sizeof(q.anchors), "%s", ""); /* the array is too long for it */
-    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? 32767 : fetch);
+    snprintf(q.depth, sizeof(q.depth), "%d", fetch < 0 ? CPS_DEPTH_ALL : fetch);
     query_params_all(&q);
     q.all[0] = anchors.data;
     if (page) {
@@ -996,7 +1042,10 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
                      " WHERE a.id IN (SELECT anchor_id FROM m) ORDER BY a.name LIMIT %s OFFSET %s)"
                      " SELECT f.path, f.depth, f.attributes, m.path, pa.name, pa.schema_set_id"
                      " FROM pa JOIN m ON m.anchor_id = pa.id%s ORDER BY pa.name, m.path, f.path",
-                     msql.data, limit, offset, fetch == 0 ? SQL_MATCH_ONLY : SQL_MATCH_SUBTREES);
+                     msql.data, limit, offset,
+                     fetch == 0  ? SQL_MATCH_ONLY
+                     : fetch < 0 ? SQL_MATCH_SUBTREES
+                                 : SQL_MATCH_BOUNDED);
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), q.all, READ_BLOCK, &tree_ops, w);
     w = NULL;
 cleanup:
