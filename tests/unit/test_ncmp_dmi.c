@@ -1398,3 +1398,39 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
     server_stop(&s);
     free(url);
 }
+
+/* A request waiting for a connection is bounded by its response timeout
+ * alone: the connect timeout is each connection attempt's. (libcurl's own
+ * queue counted the wait against the connect timeout too, and failed a
+ * request that waited longer with "no connection".) */
+Test(ncmp_dmi, the_wait_for_a_connection_is_not_a_connect_timeout)
+{
+    enum { N = 3 };
+    test_server s;
+    ncmp_dmi_opts o = test_opts();
+    ncmp_dmi *dmi;
+    char *url;
+    ncmp_dmi_request reqs[N];
+    ncmp_dmi_response resps[N];
+    ncmp_err err;
+
+    server_start(&s);
+    o.max_connections_per_host = 1;
+    o.connect_timeout_ms = 300;
+    o.response_timeout_ms = 5000;
+    dmi = client_new(&o);
+    url = url_of(&s, "/delay/400");
+    memset(reqs, 0, sizeof(reqs));
+    for (int i = 0; i < N; i++)
+        reqs[i].url = url;
+    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    /* one connection: the last waits 800 ms for it */
+    for (int i = 0; i < N; i++) {
+        cr_expect_eq(resps[i].status, 200, "request %d: %s", i, resps[i].error);
+        ncmp_dmi_response_free(&resps[i]);
+    }
+    cr_expect_eq(atomic_load(&s.max_active), 1);
+    ncmp_dmi_destroy(dmi);
+    server_stop(&s);
+    free(url);
+}
