@@ -529,8 +529,13 @@ static void cq_emit_target(cq_out *o, ncmp_buf *where, const cq_plan *plan)
     cq_and(where);
     ncmp_buf_appendf(where, "f.anchor_id = ANY($%d::bigint[]) AND f.name = $%d", o->anchors_param,
                      cq_param_text(o, ast, target->name, target->name_len));
+    /* the exact depth as an expression, not an index condition: the name
+     * index finds these rows, and `depth = N` would make the planner
+     * consider the partial index on the rows near the top (migration
+     * 0018) too, and AND the two bitmaps for nothing (a leaf query of
+     * 1,000 devices: 1.4-2 ms became 2.1-4.7) */
     if (anchored && ngroups == 1)
-        ncmp_buf_appendf(where, " AND f.depth = %zu", t);
+        ncmp_buf_appendf(where, " AND f.depth + 0 = %zu", t);
     else if (t > 1)
         ncmp_buf_appendf(where, " AND f.depth >= %zu", t);
     if (anchored)

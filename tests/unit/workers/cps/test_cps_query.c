@@ -31,9 +31,9 @@ typedef struct translation {
 
 static const translation translations[] = {
     /* absolute: the parent's subtree, the depth, the name */
-    {"/shops", NODES TARGET " AND f.depth = 1" ORDER, {"shops"}},
+    {"/shops", NODES TARGET " AND f.depth + 0 = 1" ORDER, {"shops"}},
     {"/shops/bookstore/categories[@code='1']/books",
-     NODES TARGET " AND f.depth = 4 AND f.path >= $3 AND f.path < $4" ORDER,
+     NODES TARGET " AND f.depth + 0 = 4 AND f.path >= $3 AND f.path < $4" ORDER,
      {"books",
       "\x01shops\x01"
       "bookstore\x01"
@@ -43,7 +43,7 @@ static const translation translations[] = {
       "categories[@code='1']\x02"}},
     /* keys sorted by their text, numbers as written, quotes doubled */
     {"/a/b[@y='it''s' and @x=1]/c",
-     NODES TARGET " AND f.depth = 3 AND f.path >= $3 AND f.path < $4" ORDER,
+     NODES TARGET " AND f.depth + 0 = 3 AND f.path >= $3 AND f.path < $4" ORDER,
      {"c",
       "\x01"
       "a\x01"
