@@ -436,19 +436,41 @@ static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ..
     snprintf(x->resp->error, sizeof(x->resp->error), "%s (%s %s)", reason, x->method, url);
 }
 
+/* A timeout says where the request was when it ran out, and after how
+ * long: waiting for one of the plugin's connections to come free
+ * (dmi.max-connections-per-host: libcurl neither made a connection for it
+ * nor sent it), connecting, or sent and waiting for the whole response
+ * (on a new connection or a kept-alive one). */
 static void xfer_fail_timeout(dmi_xfer *x)
 {
-    curl_off_t connect_us = 0;
+    curl_off_t connect_us = 0, sent_us = 0;
+    long connects = 0, limit = x->connect_timeout_ms;
+    double waited = ncmp_now_ms() - x->t_submit;
 
     curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
-    if (connect_us == 0) {
-        long limit = x->connect_timeout_ms;
-        if (x->response_timeout_ms < limit)
-            limit = x->response_timeout_ms;
-        xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT, "timeout: no connection after %ld ms", limit);
+    curl_easy_getinfo(x->easy, CURLINFO_PRETRANSFER_TIME_T, &sent_us);
+    curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects);
+    if (x->response_timeout_ms < limit)
+        limit = x->response_timeout_ms;
+    if (sent_us == 0 && connects == 0) {
+        char in_flight[64] = "";
+        if (x->host) /* counted when dmi.max-in-flight-per-plugin bounds them */
+            snprintf(in_flight, sizeof(in_flight), "%ld requests in flight to this DMI plugin, ",
+                     x->host->in_flight);
+        xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT,
+                  "timeout: no connection came free within %ld ms (%sat most %ld connections: "
+                  "dmi.max-connections-per-host; %.0f ms after the call)",
+                  x->response_timeout_ms, in_flight, x->dmi->opts.max_connections_per_host, waited);
+    } else if (sent_us == 0 && connect_us == 0) {
+        xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT,
+                  "timeout: no connection after %ld ms (%.0f ms after "
+                  "the call)",
+                  limit, waited);
     } else {
-        xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT, "timeout: no complete response after %ld ms",
-                  x->response_timeout_ms);
+        xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT,
+                  "timeout: no complete response after %ld ms (sent on a %s connection; %.0f ms "
+                  "after the call)",
+                  x->response_timeout_ms, connects ? "new" : "kept-alive", waited);
     }
 }
 
@@ -641,8 +663,8 @@ static void reap_done(ncmp_dmi *dmi)
         curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
         x = (dmi_xfer *)priv;
         curl_multi_remove_handle(dmi->multi, msg->easy_handle);
+        xfer_finish(x, msg->data.result); /* with x still counted in its plugin's */
         in_flight_unlink(dmi, x);
-        xfer_finish(x, msg->data.result);
         xfer_complete(x);
     }
 }

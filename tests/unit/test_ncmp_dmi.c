@@ -1376,7 +1376,7 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
     ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N];
     ncmp_err err;
-    int timed_out = 0;
+    int timed_out = 0, waited = 0, sent = 0;
 
     server_start(&s);
     o.max_connections_per_host = 1;
@@ -1388,12 +1388,20 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
         reqs[i].url = url;
     cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
     /* one connection: the first answers after 600 ms, the others would end
-     * 1200 and 1800 ms after they were submitted */
+     * 1200 and 1800 ms after they were submitted; the second was sent on
+     * the first one's connection, the last never had it, and their
+     * failures say which */
     for (int i = 0; i < N; i++) {
         timed_out += resps[i].failure == NCMP_DMI_FAIL_TIMEOUT;
+        waited += strstr(resps[i].error, "no connection came free within 900 ms") != NULL &&
+                  strstr(resps[i].error, "at most 1 connections") != NULL;
+        sent += strstr(resps[i].error, "no complete response after 900 ms (sent on a kept-alive") !=
+                NULL;
         ncmp_dmi_response_free(&resps[i]);
     }
     cr_expect_eq(timed_out, N - 1);
+    cr_expect_eq(waited, 1);
+    cr_expect_eq(sent, 1);
     ncmp_dmi_destroy(dmi);
     server_stop(&s);
     free(url);
