@@ -444,14 +444,12 @@ static void xfer_fail(dmi_xfer *x, ncmp_dmi_failure failure, const char *fmt, ..
 static void xfer_fail_timeout(dmi_xfer *x)
 {
     curl_off_t connect_us = 0, sent_us = 0;
-    long connects = 0, limit = x->connect_timeout_ms;
+    long connects = 0;
     double waited = ncmp_now_ms() - x->t_submit;
 
     curl_easy_getinfo(x->easy, CURLINFO_CONNECT_TIME_T, &connect_us);
     curl_easy_getinfo(x->easy, CURLINFO_PRETRANSFER_TIME_T, &sent_us);
     curl_easy_getinfo(x->easy, CURLINFO_NUM_CONNECTS, &connects);
-    if (x->response_timeout_ms < limit)
-        limit = x->response_timeout_ms;
     if (sent_us == 0 && connects == 0) {
         char in_flight[64] = "";
         if (x->host) /* counted when dmi.max-in-flight-per-plugin bounds them */
@@ -462,10 +460,10 @@ static void xfer_fail_timeout(dmi_xfer *x)
                   "dmi.max-connections-per-host; %.0f ms after the call)",
                   x->response_timeout_ms, in_flight, x->dmi->opts.max_connections_per_host, waited);
     } else if (sent_us == 0 && connect_us == 0) {
+        long limit = x->connect_timeout_ms < x->response_timeout_ms ? x->connect_timeout_ms
+                                                                    : x->response_timeout_ms;
         xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT,
-                  "timeout: no connection after %ld ms (%.0f ms after "
-                  "the call)",
-                  limit, waited);
+                  "timeout: no connection after %ld ms (%.0f ms after the call)", limit, waited);
     } else {
         xfer_fail(x, NCMP_DMI_FAIL_TIMEOUT,
                   "timeout: no complete response after %ld ms (sent on a %s connection; %.0f ms "

@@ -625,17 +625,15 @@ const char CPS_SQL_READ_WALK[] =
 
 /* A read bounded in depth ($2) to CPS_DEPTH_INDEXED or less: the rows of
  * each depth down to the bound, a range scan each of the depth index
- * (its predicate repeated so that the planner may use it), sorted
- * together. The planner takes the key instead when the range is small
- * (a node deep in the tree). */
-#define STR_(x) #x
-#define STR(x)  STR_(x)
+ * (its predicate, depth <= 3, repeated so that the planner may use it),
+ * sorted together. The planner takes the key instead when the range is
+ * small (a node deep in the tree). The SQL here and in
+ * SQL_MATCH_BOUNDED writes CPS_DEPTH_INDEXED out, as the migration does. */
+_Static_assert(CPS_DEPTH_INDEXED == 3, "SQL_READ_SHALLOW and SQL_MATCH_BOUNDED write it as 3");
 static const char SQL_READ_SHALLOW[] =
     "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
-    " AND depth = ANY(('{1,2,3}'::smallint[])[1:$2::int]) AND depth <= " STR(
-        CPS_DEPTH_INDEXED) " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5)"
-                           " ORDER BY path";
-_Static_assert(CPS_DEPTH_INDEXED == 3, "SQL_READ_SHALLOW and SQL_MATCH_BOUNDED list the depths");
+    " AND depth = ANY(('{1,2,3}'::smallint[])[1:$2::int]) AND depth <= 3"
+    " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5) ORDER BY path";
 
 const char *cps_sql_read_bounded(int maxdepth)
 {
@@ -715,38 +713,36 @@ cleanup:
  * translator's ORDER BY anchor_id, path), and each subtree comes in key
  * order: the rows arrive matches first, then paths, with no sort of the
  * whole answer (which cost as much as the rest of a 86,000-node query). */
-#define SQL_MATCH_SUBTREES                                                                         \
-    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
+#define SQL_SUBTREE_ROWS                                                                           \
+    "SELECT f.path, f.depth, f.attributes FROM fragment f"                                         \
     " WHERE f.anchor_id = m.anchor_id AND f.path >= m.path AND f.path < m.path || E'\\x02'"        \
-    " AND f.depth <= m.depth + $2::int ORDER BY f.path) f ON true"
+    " AND f.depth <= m.depth + $2::int"
+#define SQL_MATCH_SUBTREES " JOIN LATERAL (" SQL_SUBTREE_ROWS " ORDER BY f.path) f ON true"
 
-/* The same bounded to a depth: where a match's bound is CPS_DEPTH_INDEXED
- * or less, its subtree is read by depth from the depth index, as
- * SQL_READ_SHALLOW reads it, instead of every row of its range; deeper
- * bounds scan the range. One of the two branches runs for each match. */
+/* The same with a bound asked (descendants N): where a match's bound is
+ * CPS_DEPTH_INDEXED or less, its subtree is read by depth from the depth
+ * index, as SQL_READ_SHALLOW reads it, instead of every row of its range;
+ * deeper bounds scan the range. One of the two branches runs for each
+ * match. */
 #define SQL_MATCH_BOUNDED                                                                          \
-    " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
-    " WHERE m.depth + $2::int > " STR(                                                             \
-        CPS_DEPTH_INDEXED) " AND f.anchor_id = m.anchor_id"                                        \
-                           " AND f.path >= m.path AND f.path < m.path || E'\\x02' AND f.depth <= " \
-                           "m.depth + $2::int"                                                     \
-                           " UNION ALL SELECT f.path, f.depth, f.attributes FROM fragment f"       \
-                           " WHERE m.depth + $2::int <= " STR(                                     \
-                               CPS_DEPTH_INDEXED) " AND f.anchor_id = m.anchor_id"                 \
-                                                  " AND f.depth = "                                \
-                                                  "ANY(('{1,2,3}'::smallint[])[m.depth:m.depth + " \
-                                                  "$2::int])"                                      \
-                                                  " AND f.depth <= " STR(                          \
-                                                      CPS_DEPTH_INDEXED) " AND f.path >= m.path "  \
-                                                                         "AND f.path < m.path || " \
-                                                                         "E'\\x02'"                \
-                                                                         " ORDER BY 1) f ON true"
+    " JOIN LATERAL (" SQL_SUBTREE_ROWS " AND m.depth + $2::int > 3"                                \
+    " UNION ALL SELECT f.path, f.depth, f.attributes FROM fragment f"                              \
+    " WHERE m.depth + $2::int <= 3 AND f.anchor_id = m.anchor_id"                                  \
+    " AND f.depth = ANY(('{1,2,3}'::smallint[])[m.depth:m.depth + $2::int]) AND f.depth <= 3"      \
+    " AND f.path >= m.path AND f.path < m.path || E'\\x02' ORDER BY 1) f ON true"
 
 /* The matches alone (no descendants): one probe of the key each, where
  * the subtree join would read every subtree to keep its top. */
 #define SQL_MATCH_ONLY                                                                             \
     " JOIN LATERAL (SELECT f.path, f.depth, f.attributes FROM fragment f"                          \
     " WHERE f.anchor_id = m.anchor_id AND f.path = m.path AND $2::int >= 0) f ON true"
+
+/* The join that gives each match its descendants for `fetch` (-1 all, 0
+ * none, N). */
+static const char *match_join(int fetch)
+{
+    return fetch == 0 ? SQL_MATCH_ONLY : fetch < 0 ? SQL_MATCH_SUBTREES : SQL_MATCH_BOUNDED;
+}
 
 #define QUERY_MAX_CONDITIONS 64
 #define QUERY_MAX_NESTING    8
@@ -840,10 +836,7 @@ static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf 
         ncmp_buf_appendf(&sql,
                          "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
                          "FROM m%s",
-                         msql->data,
-                         fetch == 0  ? SQL_MATCH_ONLY
-                         : fetch < 0 ? SQL_MATCH_SUBTREES
-                                     : SQL_MATCH_BOUNDED);
+                         msql->data, match_join(fetch));
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
                    wants_xml(req) ? &xml_ops : &tree_ops, w);
     ncmp_buf_free(&sql);
@@ -1042,10 +1035,7 @@ static void h_query_dataspace(ncmp_http_request *req, void *arg)
                      " WHERE a.id IN (SELECT anchor_id FROM m) ORDER BY a.name LIMIT %s OFFSET %s)"
                      " SELECT f.path, f.depth, f.attributes, m.path, pa.name, pa.schema_set_id"
                      " FROM pa JOIN m ON m.anchor_id = pa.id%s ORDER BY pa.name, m.path, f.path",
-                     msql.data, limit, offset,
-                     fetch == 0  ? SQL_MATCH_ONLY
-                     : fetch < 0 ? SQL_MATCH_SUBTREES
-                                 : SQL_MATCH_BOUNDED);
+                     msql.data, limit, offset, match_join(fetch));
     rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), q.all, READ_BLOCK, &tree_ops, w);
     w = NULL;
 cleanup:
