@@ -19,10 +19,10 @@
 
 TestSuite(cps_data, .fini = it_cps_cleanup);
 
-#define DS      "/cps/api/v2/dataspaces/ds"
-#define AN      DS "/anchors/a1"
-#define DEV     "/openroadm-devices/openroadm-device"
-#define Q_ROADM "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query?cps-path="
+#define DS  "/cps/api/v2/dataspaces/ds"
+#define AN  DS "/anchors/a1"
+#define DEV "/openroadm-devices/openroadm-device"
+#define Q   "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query?cps-path="
 
 static const char GARDEN[] = "module garden {\n"
                              "  yang-version 1.1;\n"
@@ -213,15 +213,6 @@ Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
     it_cps_fini(c);
 }
 
-static int count_to_at(cps_case *c, const char *path, int levels)
-{
-    json_object *o = get_json(c, path);
-    int n = count_nodes_to(o, levels);
-
-    json_object_put(o);
-    return n;
-}
-
 static long depth_index_scans(ncmp_db *db)
 {
     return it_query_long(db,
@@ -279,23 +270,23 @@ Test(cps_data, reads_bounded_in_depth_are_the_whole_read_cut_at_that_depth, .tim
             snprintf(path, sizeof(path),
                      "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=%s&descendants=%d", xpaths[i],
                      n);
-            cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, n), "%s", path);
+            cr_expect_eq(count_at(c, path), count_nodes_to(all, n), "%s", path);
         }
         snprintf(path, sizeof(path),
                  "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=%s&descendants=direct",
                  xpaths[i]);
-        cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, 1), "%s", path);
+        cr_expect_eq(count_at(c, path), count_nodes_to(all, 1), "%s", path);
         json_object_put(all);
     }
     for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
         json_object *all;
 
-        snprintf(path, sizeof(path), Q_ROADM "%s&descendants=all", queries[i]);
+        snprintf(path, sizeof(path), Q "%s&descendants=all", queries[i]);
         all = get_json(c, path);
         cr_expect_gt(count_nodes_to(all, 99), 0, "%s", path);
         for (int n = 0; n <= 4; n++) {
-            snprintf(path, sizeof(path), Q_ROADM "%s&descendants=%d", queries[i], n);
-            cr_expect_eq(count_to_at(c, path, 99), count_nodes_to(all, n), "%s", path);
+            snprintf(path, sizeof(path), Q "%s&descendants=%d", queries[i], n);
+            cr_expect_eq(count_at(c, path), count_nodes_to(all, n), "%s", path);
         }
         json_object_put(all);
     }
@@ -919,8 +910,6 @@ static int query_count(cps_case *c, const char *path)
     json_object_put(o);
     return n;
 }
-
-#define Q "/cps/api/v2/dataspaces/ds/anchors/a1/nodes/query?cps-path="
 
 /* CPS-path queries over one anchor: nodes with their descendants, leaf
  * values, ancestors; bad paths are 400, no match an empty list. */

@@ -237,6 +237,19 @@ static char *url_of(const test_server *s, const char *path)
     return b.data;
 }
 
+/* `n` GETs of `url` at once through ncmp_dmi_call_many, into resps. */
+static void call_many_same(ncmp_dmi *dmi, const char *url, int n, ncmp_dmi_response *resps)
+{
+    ncmp_dmi_request *reqs = calloc((size_t)n, sizeof(*reqs));
+    ncmp_err err;
+
+    cr_assert_not_null(reqs);
+    for (int i = 0; i < n; i++)
+        reqs[i].url = url;
+    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, (size_t)n, resps, &err), 0, "%s", err.msg);
+    free(reqs);
+}
+
 static long now_ms(void)
 {
     struct timespec ts;
@@ -408,19 +421,14 @@ Test(ncmp_dmi, call_many_runs_in_parallel)
     ncmp_dmi_opts o = test_opts();
     ncmp_dmi *dmi;
     char *url;
-    ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N];
-    ncmp_err err;
     long t0, elapsed;
 
     server_start(&s);
     dmi = client_new(&o);
     url = url_of(&s, "/delay/200");
-    memset(reqs, 0, sizeof(reqs));
-    for (int i = 0; i < N; i++)
-        reqs[i].url = url;
     t0 = now_ms();
-    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    call_many_same(dmi, url, N, resps);
     elapsed = now_ms() - t0;
     for (int i = 0; i < N; i++) {
         cr_expect_eq(resps[i].status, 200, "request %d: %s", i, resps[i].error);
@@ -441,18 +449,13 @@ Test(ncmp_dmi, per_host_limit_is_enforced)
     ncmp_dmi_opts o = test_opts();
     ncmp_dmi *dmi;
     char *url;
-    ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N];
-    ncmp_err err;
 
     server_start(&s);
     o.max_connections_per_host = 2;
     dmi = client_new(&o);
     url = url_of(&s, "/delay/100");
-    memset(reqs, 0, sizeof(reqs));
-    for (int i = 0; i < N; i++)
-        reqs[i].url = url;
-    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    call_many_same(dmi, url, N, resps);
     for (int i = 0; i < N; i++) {
         cr_expect_eq(resps[i].status, 200, "request %d: %s", i, resps[i].error);
         ncmp_dmi_response_free(&resps[i]);
@@ -471,7 +474,6 @@ Test(ncmp_dmi, in_flight_bound_per_plugin_fails_the_excess_unsent)
     ncmp_dmi_opts o = test_opts();
     ncmp_dmi *dmi;
     char *slow, *other;
-    ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N], r;
     ncmp_err err;
     int ok = 0, busy = 0;
@@ -480,11 +482,8 @@ Test(ncmp_dmi, in_flight_bound_per_plugin_fails_the_excess_unsent)
     o.max_in_flight_per_host = 2;
     dmi = client_new(&o);
     slow = url_of(&s, "/delay/300");
-    memset(reqs, 0, sizeof(reqs));
-    for (int i = 0; i < N; i++)
-        reqs[i].url = slow;
     /* six at once to one plugin: two are sent, four fail at once */
-    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    call_many_same(dmi, slow, N, resps);
     for (int i = 0; i < N; i++) {
         if (resps[i].status == 200) {
             ok++;
@@ -1373,9 +1372,7 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
     ncmp_dmi_opts o = test_opts();
     ncmp_dmi *dmi;
     char *url;
-    ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N];
-    ncmp_err err;
     int timed_out = 0, waited = 0, sent = 0;
 
     server_start(&s);
@@ -1383,10 +1380,7 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
     o.response_timeout_ms = 900;
     dmi = client_new(&o);
     url = url_of(&s, "/delay/600");
-    memset(reqs, 0, sizeof(reqs));
-    for (int i = 0; i < N; i++)
-        reqs[i].url = url;
-    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    call_many_same(dmi, url, N, resps);
     /* one connection: the first answers after 600 ms, the others would end
      * 1200 and 1800 ms after they were submitted; the second was sent on
      * the first one's connection, the last never had it, and their
@@ -1408,9 +1402,9 @@ Test(ncmp_dmi, response_timeout_counts_the_wait_for_a_connection)
 }
 
 /* A request waiting for a connection is bounded by its response timeout
- * alone: the connect timeout is each connection attempt's. (libcurl's own
- * queue counted the wait against the connect timeout too, and failed a
- * request that waited longer with "no connection".) */
+ * alone: the connect timeout is each connection attempt's
+ * (dmi.connect-timeout-ms), not counted while libcurl holds the request
+ * behind CURLMOPT_MAX_HOST_CONNECTIONS. */
 Test(ncmp_dmi, the_wait_for_a_connection_is_not_a_connect_timeout)
 {
     enum { N = 3 };
@@ -1418,9 +1412,7 @@ Test(ncmp_dmi, the_wait_for_a_connection_is_not_a_connect_timeout)
     ncmp_dmi_opts o = test_opts();
     ncmp_dmi *dmi;
     char *url;
-    ncmp_dmi_request reqs[N];
     ncmp_dmi_response resps[N];
-    ncmp_err err;
 
     server_start(&s);
     o.max_connections_per_host = 1;
@@ -1428,10 +1420,7 @@ Test(ncmp_dmi, the_wait_for_a_connection_is_not_a_connect_timeout)
     o.response_timeout_ms = 5000;
     dmi = client_new(&o);
     url = url_of(&s, "/delay/400");
-    memset(reqs, 0, sizeof(reqs));
-    for (int i = 0; i < N; i++)
-        reqs[i].url = url;
-    cr_assert_eq(ncmp_dmi_call_many(dmi, reqs, N, resps, &err), 0, "%s", err.msg);
+    call_many_same(dmi, url, N, resps);
     /* one connection: the last waits 800 ms for it */
     for (int i = 0; i < N; i++) {
         cr_expect_eq(resps[i].status, 200, "request %d: %s", i, resps[i].error);
