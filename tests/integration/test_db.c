@@ -138,6 +138,90 @@ Test(migrate, the_change_cleanup_can_use_the_index_on_their_time, .timeout = 60)
     scratch_close(&s);
 }
 
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The rows of inventory_change as "kind:key,key,..." lines, in the order
+ * they were written (the keys of a row sorted). */
+static void changes_text(ncmp_db *db, ncmp_buf *out)
+{
+    ncmp_err err;
+    PGresult *res = NULL;
+
+    cr_assert_eq(ncmp_db_query(db,
+                               "SELECT kind::text || ':' || array_to_string(ARRAY(SELECT k FROM"
+                               " unnest(COALESCE(keys, ARRAY[key])) AS k ORDER BY k), ',')"
+                               " FROM inventory_change ORDER BY at, ctid",
+                               0, NULL, &res, &err),
+                 0, "%s", err.msg);
+    ncmp_buf_reset(out);
+    for (int i = 0; i < PQntuples(res); i++)
+        ncmp_buf_appendf(out, "%s\n", PQgetvalue(res, i, 0));
+    PQclear(res);
+}
+
+/* The search index's feed (migration 0019): one row per statement with
+ * every key it touched, none for a statement that touched nothing; and
+ * the index's own query reads the keys back, rows of the old form too. */
+Test(migrate, the_search_feed_has_a_row_per_statement_with_its_keys, .timeout = 60)
+{
+    scratch s;
+    ncmp_err err;
+    ncmp_buf got = NCMP_BUF_INIT;
+    PGresult *res = NULL;
+    const char *params[1];
+
+    scratch_open(&s);
+    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_query(s.db, "SELECT pg_current_snapshot()::text", 0, NULL, &res, &err), 0,
+                 "%s", err.msg);
+    char *snapshot = strdup(PQgetvalue(res, 0, 0));
+    PQclear(res);
+    cr_assert_eq(ncmp_db_exec(s.db,
+                              "INSERT INTO cm_handle (id, state) VALUES ('ch-1', 'ADVISED'),"
+                              " ('ch-2', 'ADVISED'), ('ch-3', 'ADVISED');"
+                              "UPDATE cm_handle SET state = 'READY' WHERE id = 'none';"
+                              "UPDATE cm_handle SET state = 'READY' WHERE id <> 'ch-2';"
+                              "DELETE FROM cm_handle WHERE id = 'ch-3';"
+                              "INSERT INTO yang_resource (checksum, module_name, revision, source)"
+                              " VALUES ('c1', 'm1', '', ''), ('c2', 'm2', '', '');"
+                              "INSERT INTO module_set (tag) VALUES ('tagA');"
+                              "INSERT INTO module_set_member SELECT id, c, c, '' FROM module_set,"
+                              " (VALUES ('c1'), ('c2')) AS v(c);"
+                              /* a row as migration 0014 wrote them */
+                              "INSERT INTO inventory_change (kind, key) VALUES ('h', 'ch-old')",
+                              &err),
+                 0, "%s", err.msg);
+    changes_text(s.db, &got);
+    cr_expect_str_eq(got.data, "h:ch-1,ch-2,ch-3\nh:ch-1,ch-3\nh:ch-3\nm:1\nh:ch-old\n");
+    params[0] = snapshot;
+    cr_assert_eq(ncmp_db_query(s.db, search_index_changes_sql, 1, params, &res, &err), 0, "%s",
+                 err.msg);
+    ncmp_buf_reset(&got);
+    {
+        /* each key once, in any order */
+        char *lines[8];
+        int n = PQntuples(res);
+        cr_assert_eq(n, 5, "%d keys read back", n);
+        for (int i = 0; i < n; i++) {
+            lines[i] = ncmp_xcalloc(64, 1);
+            snprintf(lines[i], 64, "%s:%s", PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+        }
+        qsort(lines, (size_t)n, sizeof(*lines), cmp_line);
+        for (int i = 0; i < n; i++) {
+            ncmp_buf_appendf(&got, "%s%s", i ? "," : "", lines[i]);
+            free(lines[i]);
+        }
+    }
+    cr_expect_str_eq(got.data, "h:ch-1,h:ch-2,h:ch-3,h:ch-old,m:1");
+    PQclear(res);
+    free(snapshot);
+    ncmp_buf_free(&got);
+    scratch_close(&s);
+}
+
 Test(db, errors_are_classified, .timeout = 60)
 {
     ncmp_db *db = it_db();

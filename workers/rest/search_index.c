@@ -503,11 +503,12 @@ static const char SQL_LOAD[] =
 static const char SQL_FETCH[] = "FETCH 10000 FROM sx_load";
 static const char SQL_ALL_MODULES[] =
     "SELECT module_set_id::text, module_name FROM module_set_member ORDER BY 1, 2";
-/* what was committed since the snapshot $1 */
-static const char SQL_CHANGES[] =
-    "SELECT kind, key FROM inventory_change"
-    " WHERE xid >= pg_snapshot_xmin($1::pg_snapshot)"
-    " AND NOT pg_visible_in_snapshot(xid, $1::pg_snapshot) GROUP BY kind, key";
+/* what was committed since the snapshot $1: a row per statement, its
+ * keys in an array (a row written before migration 0019: its one key) */
+const char search_index_changes_sql[] =
+    "SELECT c.kind, k.v FROM inventory_change c, unnest(COALESCE(c.keys, ARRAY[c.key])) AS k(v)"
+    " WHERE c.xid >= pg_snapshot_xmin($1::pg_snapshot)"
+    " AND NOT pg_visible_in_snapshot(c.xid, $1::pg_snapshot) GROUP BY c.kind, k.v";
 static const char SQL_HANDLES[] =
     "SELECT " SX_COLUMNS " FROM cm_handle h WHERE h.id = ANY($1::text[])";
 static const char SQL_MODULES[] = "SELECT module_set_id::text, module_name FROM module_set_member"
@@ -643,7 +644,7 @@ static int read_changes(search_index *sx, ncmp_err *err)
         goto done;
     snap = ncmp_xstrdup(PQgetvalue(res, 0, 0));
     params[0] = sx->snapshot;
-    if (ncmp_db_query(sx->db, SQL_CHANGES, 1, params, &changes, err) != 0)
+    if (ncmp_db_query(sx->db, search_index_changes_sql, 1, params, &changes, err) != 0)
         goto done;
     keys = ncmp_xcalloc((size_t)PQntuples(changes) + 1, sizeof(*keys));
     ncmp_buf_append_char(&mids, '{');

@@ -11,9 +11,9 @@
  * the database path, so both write the same bytes.
  *
  * How it stays current, and why a write answered is seen by the next
- * search: the inventory_change table (migration 0014) gets, for every
- * statement that changes handles or module sets, a row per key with the
- * writing transaction's id. The index remembers the snapshot of its last
+ * search: the inventory_change table (migrations 0014, 0019) gets, for
+ * every statement that changes handles or module sets, a row with the keys
+ * it touched and the writing transaction's id. The index remembers the snapshot of its last
  * read (pg_current_snapshot). Before each search it reads, in one
  * repeatable-read transaction, a new snapshot, the keys whose transaction
  * was not visible in the old one (committed since, in any order), and the
@@ -67,8 +67,10 @@ void search_index_stop(search_index *sx);
 int search_index_answer(search_index *sx, ncmp_http_request *req, const search_query *q,
                         search_output out);
 
-/* The statement that deletes the change rows older than the retention
- * (here for the test that checks it can use the index on their time). */
+/* The statement that deletes the change rows older than the retention,
+ * and the one that reads the keys committed since a snapshot ($1); here
+ * for the tests of the change table. */
 extern const char search_index_cleanup_sql[];
+extern const char search_index_changes_sql[];
 
 #endif
