@@ -11,6 +11,7 @@
 
 #include "it_util.h"
 #include "ncmp_migrate.h"
+#include "modsync.h"
 #include "search_index.h"
 
 /* A scratch database of its own for each migration test. */
@@ -38,6 +39,15 @@ static void scratch_open(scratch *s)
     cr_assert_not_null(slash, "NCMP_TEST_DB_URL must be a URL ending in /dbname");
     snprintf(s->url, sizeof(s->url), "%.*s/%s", (int)(slash - base), base, s->name);
     cr_assert_eq(ncmp_db_open(&s->db, s->url, NULL, 10, &err), 0, "%s", err.msg);
+}
+
+/* A scratch database with every migration applied. */
+static void scratch_migrated(scratch *s)
+{
+    ncmp_err err;
+
+    scratch_open(s);
+    cr_assert_eq(ncmp_migrate_run(s->db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
 }
 
 static void scratch_close(scratch *s)
@@ -112,6 +122,22 @@ Test(migrate, a_changed_migration_is_refused, .timeout = 60)
     scratch_close(&s);
 }
 
+/* PostgreSQL's plan of `query` (no parameters), a line each. */
+static void plan_of(ncmp_db *db, const char *query, ncmp_buf *plan)
+{
+    ncmp_err err;
+    ncmp_buf sql = NCMP_BUF_INIT;
+    PGresult *res = NULL;
+
+    ncmp_buf_appendf(&sql, "EXPLAIN %s", query);
+    cr_assert_eq(ncmp_db_query(db, sql.data, 0, NULL, &res, &err), 0, "%s", err.msg);
+    ncmp_buf_reset(plan);
+    for (int i = 0; i < PQntuples(res); i++)
+        ncmp_buf_appendf(plan, "%s\n", PQgetvalue(res, i, 0));
+    PQclear(res);
+    ncmp_buf_free(&sql);
+}
+
 /* The search index's minute cleanup of old change rows can use the index
  * on their time (migration 0015): with sequential scans priced out, its
  * plan names the index. A volatile function in the condition, or no index,
@@ -120,21 +146,14 @@ Test(migrate, the_change_cleanup_can_use_the_index_on_their_time, .timeout = 60)
 {
     scratch s;
     ncmp_err err;
-    ncmp_buf sql = NCMP_BUF_INIT, plan = NCMP_BUF_INIT;
-    PGresult *res = NULL;
+    ncmp_buf plan = NCMP_BUF_INIT;
 
-    scratch_open(&s);
-    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
+    scratch_migrated(&s);
     cr_assert_eq(ncmp_db_exec(s.db, "SET enable_seqscan = off", &err), 0, "%s", err.msg);
-    ncmp_buf_appendf(&sql, "EXPLAIN %s", search_index_cleanup_sql);
-    cr_assert_eq(ncmp_db_query(s.db, sql.data, 0, NULL, &res, &err), 0, "%s", err.msg);
-    for (int i = 0; i < PQntuples(res); i++)
-        ncmp_buf_appendf(&plan, "%s\n", PQgetvalue(res, i, 0));
+    plan_of(s.db, search_index_cleanup_sql, &plan);
     cr_expect(strstr(plan.data, "Index Scan") && strstr(plan.data, "inventory_change_at"),
               "the cleanup does not use the index on `at`:\n%s", plan.data);
-    PQclear(res);
     ncmp_buf_free(&plan);
-    ncmp_buf_free(&sql);
     scratch_close(&s);
 }
 
@@ -173,8 +192,7 @@ Test(migrate, the_search_feed_has_a_row_per_statement_with_its_keys, .timeout = 
     PGresult *res = NULL;
     const char *params[1];
 
-    scratch_open(&s);
-    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
+    scratch_migrated(&s);
     cr_assert_eq(ncmp_db_query(s.db, "SELECT pg_current_snapshot()::text", 0, NULL, &res, &err), 0,
                  "%s", err.msg);
     char *snapshot = strdup(PQgetvalue(res, 0, 0));
@@ -218,6 +236,63 @@ Test(migrate, the_search_feed_has_a_row_per_statement_with_its_keys, .timeout = 
     cr_expect_str_eq(got.data, "h:ch-1,h:ch-2,h:ch-3,h:ch-old,m:1");
     PQclear(res);
     free(snapshot);
+    ncmp_buf_free(&got);
+    scratch_close(&s);
+}
+
+/* The ids a query returns in its second column, sorted, comma-separated. */
+static void ids_of(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                   ncmp_buf *out)
+{
+    ncmp_err err;
+    PGresult *res = NULL;
+    ncmp_buf q = NCMP_BUF_INIT;
+
+    ncmp_buf_appendf(&q, "SELECT string_agg(id, ',' ORDER BY id) FROM (%s) AS due(tag, id, retry)",
+                     sql);
+    cr_assert_eq(ncmp_db_query(db, q.data, nparams, params, &res, &err), 0, "%s", err.msg);
+    ncmp_buf_reset(out);
+    ncmp_buf_append_str(out, PQgetvalue(res, 0, 0));
+    PQclear(res);
+    ncmp_buf_free(&q);
+}
+
+/* The module-sync sweep: every sweep's query, the retries, is answered
+ * through the index on next_sync_at, not by a scan of the inventory; the
+ * scan for handles left past the grace period runs every half grace
+ * period. Both find what is due. */
+Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
+{
+    scratch s;
+    ncmp_err err;
+    ncmp_buf got = NCMP_BUF_INIT;
+    const char *grace[1] = {"60000"};
+
+    scratch_migrated(&s);
+    cr_assert_eq(
+        ncmp_db_exec(s.db,
+                     "INSERT INTO cm_handle (id, state, module_set_tag)"
+                     " SELECT 'ch-' || g, 'READY', 'tagA' FROM generate_series(1, 20000) g;"
+                     "INSERT INTO cm_handle (id, state, lock_reason, next_sync_at) VALUES"
+                     " ('due-1', 'LOCKED', 'MODULE_SYNC_FAILED', now() - interval '1 second'),"
+                     " ('due-2', 'LOCKED', 'MODULE_UPGRADE_FAILED', now() - interval '1 minute'),"
+                     " ('later', 'LOCKED', 'MODULE_SYNC_FAILED', now() + interval '1 hour');"
+                     "INSERT INTO cm_handle (id, state, last_update_time) VALUES"
+                     " ('lost', 'ADVISED', now() - interval '2 minutes'),"
+                     " ('new', 'ADVISED', now());"
+                     "ANALYZE cm_handle",
+                     &err),
+        0, "%s", err.msg);
+    plan_of(s.db, modsync_sql_due_retries, &got);
+    cr_expect(strstr(got.data, "cm_handle_next_sync") && !strstr(got.data, "Seq Scan"),
+              "the sweep's retries are not read through the index on next_sync_at:\n%s", got.data);
+    ids_of(s.db, modsync_sql_due_retries, 0, NULL, &got);
+    cr_expect_str_eq(got.data, "due-1,due-2");
+    ids_of(s.db, modsync_sql_due_all, 1, grace, &got);
+    cr_expect_str_eq(got.data, "due-1,due-2,lost");
+    cr_expect_eq(modsync_missed_interval_ms(5000, 60000), 30000);
+    cr_expect_eq(modsync_missed_interval_ms(5000, 6000), 5000);
+    cr_expect_eq(modsync_missed_interval_ms(200, 0), 200);
     ncmp_buf_free(&got);
     scratch_close(&s);
 }

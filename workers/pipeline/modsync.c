@@ -947,22 +947,39 @@ struct modsync_sweep {
     const ncmp_config *cfg;
     ncmp_producer *producer; /* the process's, shared */
     double next_cleanup;     /* ncmp_now_ms() of the next orphan cleanup */
+    double next_missed;      /* ncmp_now_ms() of the next look for lost hand-overs */
 };
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
  * left ADVISED, MODULE_UPGRADE or MODULE_REFRESH past the grace period
- * (missed). */
-static const char SQL_DUE[] =
-    "SELECT CASE WHEN lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"
-    " THEN COALESCE(upgrade_module_set_tag, '') ELSE module_set_tag END, id,"
-    " state = 'LOCKED' AND lock_reason NOT IN ('MODULE_UPGRADE', 'MODULE_REFRESH') "
+ * (missed). The retries are found through the index on next_sync_at
+ * (the failed handles alone have one); the missed ones have no index to
+ * be found by (one on the state would make every state change of module
+ * sync update every index, migration 0006) and take a scan of the
+ * table, 24 ms at 50,000 handles and a second or more at 1,000,000: so
+ * every sweep looks for retries, and for both only every half grace
+ * period (modsync_missed_interval_ms). */
+#define SQL_DUE_SELECT                                                                             \
+    "SELECT CASE WHEN lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"                  \
+    " THEN COALESCE(upgrade_module_set_tag, '') ELSE module_set_tag END, id,"                      \
+    " state = 'LOCKED' AND lock_reason NOT IN ('MODULE_UPGRADE', 'MODULE_REFRESH') "               \
     "FROM cm_handle "
-    "WHERE (state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED',"
-    "       'MODULE_REFRESH_FAILED') AND next_sync_at <= now())"
+#define SQL_DUE_RETRY                                                                              \
+    "(state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED',"         \
+    " 'MODULE_REFRESH_FAILED') AND next_sync_at <= now())"
+const char modsync_sql_due_retries[] =
+    SQL_DUE_SELECT "WHERE " SQL_DUE_RETRY " ORDER BY 1, 2 LIMIT 50000";
+const char modsync_sql_due_all[] = SQL_DUE_SELECT
+    "WHERE " SQL_DUE_RETRY
     "   OR ((state = 'ADVISED' OR (state = 'LOCKED' AND lock_reason IN ('MODULE_UPGRADE',"
     "       'MODULE_REFRESH')))"
     "       AND last_update_time < now() - $1::bigint * interval '1 millisecond') "
     "ORDER BY 1, 2 LIMIT 50000";
+
+double modsync_missed_interval_ms(int sweep_interval_ms, int advised_grace_ms)
+{
+    return advised_grace_ms / 2 > sweep_interval_ms ? advised_grace_ms / 2.0 : sweep_interval_ms;
+}
 
 /* Handed over again: not due again before the grace period. */
 static const char SQL_CLAIM[] =
@@ -987,9 +1004,16 @@ static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err 
     const char *params[2] = {grace, NULL};
     int rc = -1;
 
+    int missed = ncmp_now_ms() >= s->next_missed;
+
     snprintf(grace, sizeof(grace), "%d", s->cfg->module_sync_advised_grace_ms);
-    if (ncmp_db_query(db, SQL_DUE, 1, params, &res, err) != 0)
+    if (ncmp_db_query(db, missed ? modsync_sql_due_all : modsync_sql_due_retries, missed ? 1 : 0,
+                      params, &res, err) != 0)
         return -1;
+    if (missed)
+        s->next_missed =
+            ncmp_now_ms() + modsync_missed_interval_ms(s->cfg->module_sync_sweep_interval_ms,
+                                                       s->cfg->module_sync_advised_grace_ms);
     if (PQntuples(res) == 0) {
         PQclear(res);
         return 0;

@@ -34,11 +34,11 @@
  * with MODULE_REFRESH_FAILED, retried like a failed sync.
  *
  * A sweep (one process at a time, by advisory lock) hands back what is due:
- * failed handles whose back-off expired, and handles left ADVISED,
- * MODULE_UPGRADE or MODULE_REFRESH longer than
- * module-sync.advised-grace-ms (a lost record,
- * a crash). It also deletes, every module-sync.cleanup-interval-s, module
- * sets that no handle uses and the sources no set uses.
+ * failed handles whose back-off expired (every sweep), and handles left
+ * ADVISED, MODULE_UPGRADE or MODULE_REFRESH longer than
+ * module-sync.advised-grace-ms (a lost record, a crash; looked for every
+ * half grace period, or every sweep if that is longer). It also deletes, every
+ * module-sync.cleanup-interval-s, module sets that no handle uses and the sources no set uses.
  */
 #ifndef NCMPD_MODSYNC_H
 #define NCMPD_MODSYNC_H
@@ -56,6 +56,13 @@ extern const ncmp_stage_ops modsync_stage;
  * once the task ended. */
 typedef struct modsync_sweep modsync_sweep;
 int modsync_sweep_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp_err *err);
+
+/* The sweep's queries: the failed handles due for a retry (no
+ * parameter), and those with the handles left past the grace period ($1,
+ * in ms); and how often, in ms, the second runs. Here for the tests. */
+extern const char modsync_sql_due_retries[];
+extern const char modsync_sql_due_all[];
+double modsync_missed_interval_ms(int sweep_interval_ms, int advised_grace_ms);
 void modsync_sweep_free(void *arg);
 
 #endif
