@@ -122,19 +122,40 @@ Test(migrate, a_changed_migration_is_refused, .timeout = 60)
     scratch_close(&s);
 }
 
+/* The first column of each row `sql` returns, a line each. */
+static void rows_of(ncmp_db *db, const char *sql, int nparams, const char *const *params,
+                    ncmp_buf *out)
+{
+    ncmp_err err;
+    PGresult *res = NULL;
+
+    cr_assert_eq(ncmp_db_query(db, sql, nparams, params, &res, &err), 0, "%s", err.msg);
+    ncmp_buf_reset(out);
+    for (int i = 0; i < PQntuples(res); i++)
+        ncmp_buf_appendf(out, "%s\n", PQgetvalue(res, i, 0));
+    PQclear(res);
+}
+
+/* `value` of each row of `sql` (its columns named `columns`), sorted
+ * bytewise, a line each. */
+static void sorted_rows_of(ncmp_db *db, const char *value, const char *columns, const char *sql,
+                           int nparams, const char *const *params, ncmp_buf *out)
+{
+    ncmp_buf q = NCMP_BUF_INIT;
+
+    ncmp_buf_appendf(&q, "SELECT %s FROM (%s) AS q(%s) ORDER BY %s COLLATE \"C\"", value, sql,
+                     columns, value);
+    rows_of(db, q.data, nparams, params, out);
+    ncmp_buf_free(&q);
+}
+
 /* PostgreSQL's plan of `query` (no parameters), a line each. */
 static void plan_of(ncmp_db *db, const char *query, ncmp_buf *plan)
 {
-    ncmp_err err;
     ncmp_buf sql = NCMP_BUF_INIT;
-    PGresult *res = NULL;
 
     ncmp_buf_appendf(&sql, "EXPLAIN %s", query);
-    cr_assert_eq(ncmp_db_query(db, sql.data, 0, NULL, &res, &err), 0, "%s", err.msg);
-    ncmp_buf_reset(plan);
-    for (int i = 0; i < PQntuples(res); i++)
-        ncmp_buf_appendf(plan, "%s\n", PQgetvalue(res, i, 0));
-    PQclear(res);
+    rows_of(db, sql.data, 0, NULL, plan);
     ncmp_buf_free(&sql);
 }
 
@@ -157,29 +178,12 @@ Test(migrate, the_change_cleanup_can_use_the_index_on_their_time, .timeout = 60)
     scratch_close(&s);
 }
 
-static int cmp_line(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The rows of inventory_change as "kind:key,key,..." lines, in the order
  * they were written (the keys of a row sorted). */
-static void changes_text(ncmp_db *db, ncmp_buf *out)
-{
-    ncmp_err err;
-    PGresult *res = NULL;
-
-    cr_assert_eq(ncmp_db_query(db,
-                               "SELECT kind::text || ':' || array_to_string(ARRAY(SELECT k FROM"
-                               " unnest(COALESCE(keys, ARRAY[key])) AS k ORDER BY k), ',')"
-                               " FROM inventory_change ORDER BY at, ctid",
-                               0, NULL, &res, &err),
-                 0, "%s", err.msg);
-    ncmp_buf_reset(out);
-    for (int i = 0; i < PQntuples(res); i++)
-        ncmp_buf_appendf(out, "%s\n", PQgetvalue(res, i, 0));
-    PQclear(res);
-}
+static const char SQL_CHANGE_ROWS[] =
+    "SELECT kind::text || ':' || array_to_string(ARRAY(SELECT k FROM"
+    " unnest(COALESCE(keys, ARRAY[key])) AS k ORDER BY k), ',')"
+    " FROM inventory_change ORDER BY at, ctid";
 
 /* The search index's feed (migration 0019): one row per statement with
  * every key it touched, none for a statement that touched nothing; and
@@ -212,49 +216,16 @@ Test(migrate, the_search_feed_has_a_row_per_statement_with_its_keys, .timeout = 
                               "INSERT INTO inventory_change (kind, key) VALUES ('h', 'ch-old')",
                               &err),
                  0, "%s", err.msg);
-    changes_text(s.db, &got);
+    rows_of(s.db, SQL_CHANGE_ROWS, 0, NULL, &got);
     cr_expect_str_eq(got.data, "h:ch-1,ch-2,ch-3\nh:ch-1,ch-3\nh:ch-3\nm:1\nh:ch-old\n");
+    /* each key once */
     params[0] = snapshot;
-    cr_assert_eq(ncmp_db_query(s.db, search_index_changes_sql, 1, params, &res, &err), 0, "%s",
-                 err.msg);
-    ncmp_buf_reset(&got);
-    {
-        /* each key once, in any order */
-        char *lines[8];
-        int n = PQntuples(res);
-        cr_assert_eq(n, 5, "%d keys read back", n);
-        for (int i = 0; i < n; i++) {
-            lines[i] = ncmp_xcalloc(64, 1);
-            snprintf(lines[i], 64, "%s:%s", PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
-        }
-        qsort(lines, (size_t)n, sizeof(*lines), cmp_line);
-        for (int i = 0; i < n; i++) {
-            ncmp_buf_appendf(&got, "%s%s", i ? "," : "", lines[i]);
-            free(lines[i]);
-        }
-    }
-    cr_expect_str_eq(got.data, "h:ch-1,h:ch-2,h:ch-3,h:ch-old,m:1");
-    PQclear(res);
+    sorted_rows_of(s.db, "kind::text || ':' || key", "kind, key", search_index_changes_sql, 1,
+                   params, &got);
+    cr_expect_str_eq(got.data, "h:ch-1\nh:ch-2\nh:ch-3\nh:ch-old\nm:1\n");
     free(snapshot);
     ncmp_buf_free(&got);
     scratch_close(&s);
-}
-
-/* The ids a query returns in its second column, sorted, comma-separated. */
-static void ids_of(ncmp_db *db, const char *sql, int nparams, const char *const *params,
-                   ncmp_buf *out)
-{
-    ncmp_err err;
-    PGresult *res = NULL;
-    ncmp_buf q = NCMP_BUF_INIT;
-
-    ncmp_buf_appendf(&q, "SELECT string_agg(id, ',' ORDER BY id) FROM (%s) AS due(tag, id, retry)",
-                     sql);
-    cr_assert_eq(ncmp_db_query(db, q.data, nparams, params, &res, &err), 0, "%s", err.msg);
-    ncmp_buf_reset(out);
-    ncmp_buf_append_str(out, PQgetvalue(res, 0, 0));
-    PQclear(res);
-    ncmp_buf_free(&q);
 }
 
 /* The module-sync sweep: every sweep's query, the retries, is answered
@@ -286,10 +257,10 @@ Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
     plan_of(s.db, modsync_sql_due_retries, &got);
     cr_expect(strstr(got.data, "cm_handle_next_sync") && !strstr(got.data, "Seq Scan"),
               "the sweep's retries are not read through the index on next_sync_at:\n%s", got.data);
-    ids_of(s.db, modsync_sql_due_retries, 0, NULL, &got);
-    cr_expect_str_eq(got.data, "due-1,due-2");
-    ids_of(s.db, modsync_sql_due_all, 1, grace, &got);
-    cr_expect_str_eq(got.data, "due-1,due-2,lost");
+    sorted_rows_of(s.db, "id", "tag, id, retry", modsync_sql_due_retries, 0, NULL, &got);
+    cr_expect_str_eq(got.data, "due-1\ndue-2\n");
+    sorted_rows_of(s.db, "id", "tag, id, retry", modsync_sql_due_all, 1, grace, &got);
+    cr_expect_str_eq(got.data, "due-1\ndue-2\nlost\n");
     cr_expect_eq(modsync_missed_interval_ms(5000, 60000), 30000);
     cr_expect_eq(modsync_missed_interval_ms(5000, 6000), 5000);
     cr_expect_eq(modsync_missed_interval_ms(200, 0), 200);

@@ -1002,9 +1002,8 @@ static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err 
     ncmp_buf ids = NCMP_BUF_INIT;
     char grace[32];
     const char *params[2] = {grace, NULL};
+    int missed = ncmp_now_ms() >= s->next_missed; /* a look for lost hand-overs too */
     int rc = -1;
-
-    int missed = ncmp_now_ms() >= s->next_missed;
 
     snprintf(grace, sizeof(grace), "%d", s->cfg->module_sync_advised_grace_ms);
     if (ncmp_db_query(db, missed ? modsync_sql_due_all : modsync_sql_due_retries, missed ? 1 : 0,

@@ -37,8 +37,9 @@
  * failed handles whose back-off expired (every sweep), and handles left
  * ADVISED, MODULE_UPGRADE or MODULE_REFRESH longer than
  * module-sync.advised-grace-ms (a lost record, a crash; looked for every
- * half grace period, or every sweep if that is longer). It also deletes, every
- * module-sync.cleanup-interval-s, module sets that no handle uses and the sources no set uses.
+ * half grace period, or every sweep if that is longer). It also deletes,
+ * every module-sync.cleanup-interval-s, module sets that no handle uses
+ * and the sources no set uses.
  */
 #ifndef NCMPD_MODSYNC_H
 #define NCMPD_MODSYNC_H

@@ -13,16 +13,16 @@
  * How it stays current, and why a write answered is seen by the next
  * search: the inventory_change table (migrations 0014, 0019) gets, for
  * every statement that changes handles or module sets, a row with the keys
- * it touched and the writing transaction's id. The index remembers the snapshot of its last
- * read (pg_current_snapshot). Before each search it reads, in one
- * repeatable-read transaction, a new snapshot, the keys whose transaction
- * was not visible in the old one (committed since, in any order), and the
- * current rows of those keys; a key without a row is a deletion. Every
- * write committed before the search arrived is therefore in its answer,
- * whichever process made it, as with the database path. Searches that
- * arrive while such a read runs wait for the next one, which starts after
- * them; one read serves all of them. A truncate is read as "load
- * everything again".
+ * it touched and the writing transaction's id. The index remembers the
+ * snapshot of its last read (pg_current_snapshot). Before each search it
+ * reads, in one repeatable-read transaction, a new snapshot, the keys
+ * whose transaction was not visible in the old one (committed since, in
+ * any order), and the current rows of those keys; a key without a row is
+ * a deletion. Every write committed before the search arrived is
+ * therefore in its answer, whichever process made it, as with the
+ * database path. Searches that arrive while such a read runs wait for the
+ * next one, which starts after them; one read serves all of them. A
+ * truncate is read as "load everything again".
  *
  * The first load runs on its own thread, so the rest role starts at once;
  * until it is done, and whenever the database cannot be read, searches go
