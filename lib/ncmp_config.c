@@ -121,7 +121,7 @@ const ncmp_option ncmp_options[] = {
     {"module-sync.advised-grace-ms", NCMP_OPT_INT, "60000", NULL, 0, 86400000, 0, OFF(module_sync_advised_grace_ms),
      "Age after which the sweep hands an ADVISED handle (or one locked for upgrade) to module sync again; the sweep looks for such handles every half of it (at most every sweep)."},
     {"module-sync.cleanup-interval-s", NCMP_OPT_INT, "300", NULL, 1, 86400, 0, OFF(module_sync_cleanup_interval_s),
-     "How often module sets and YANG sources that no handle uses any more are deleted."},
+     "How often module sets and YANG sources that no handle uses any more are deleted, and the module-sync retries of handles deregistered while they waited."},
     {"lcm.topic", NCMP_OPT_STRING, "ncmp-events", NULL, 0, 0, 0, OFF(lcm_topic),
      "Topic of CM-handle lifecycle events (NCMP LCM v1 or v2, lcm.event-schema-version), keyed by handle id."},
     {"lcm.java-serialized-headers", NCMP_OPT_BOOL, "true", NULL, 0, 0, 0, OFF(lcm_java_serialized_headers),

@@ -11,6 +11,7 @@
 
 #include "it_util.h"
 #include "ncmp_migrate.h"
+#include "ncmp_pgarray.h"
 #include "modsync.h"
 #include "search_index.h"
 
@@ -229,9 +230,10 @@ Test(migrate, the_search_feed_has_a_row_per_statement_with_its_keys, .timeout = 
 }
 
 /* The module-sync sweep: every sweep's query, the retries, is answered
- * through the index on next_sync_at, not by a scan of the inventory; the
- * scan for handles left past the grace period runs every half grace
- * period. Both find what is due. */
+ * through the index of module_sync_retry, not by a scan of the inventory;
+ * the scan for handles left past the grace period runs every half grace
+ * period. Both find what is due, and a due row whose handle is READY or
+ * gone is not taken for a retry. */
 Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
 {
     scratch s;
@@ -244,19 +246,32 @@ Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
         ncmp_db_exec(s.db,
                      "INSERT INTO cm_handle (id, state, module_set_tag)"
                      " SELECT 'ch-' || g, 'READY', 'tagA' FROM generate_series(1, 20000) g;"
-                     "INSERT INTO cm_handle (id, state, lock_reason, next_sync_at) VALUES"
-                     " ('due-1', 'LOCKED', 'MODULE_SYNC_FAILED', now() - interval '1 second'),"
-                     " ('due-2', 'LOCKED', 'MODULE_UPGRADE_FAILED', now() - interval '1 minute'),"
-                     " ('later', 'LOCKED', 'MODULE_SYNC_FAILED', now() + interval '1 hour');"
+                     "INSERT INTO cm_handle (id, state, lock_reason)"
+                     " SELECT 'wait-' || g, 'LOCKED', 'MODULE_SYNC_FAILED'"
+                     " FROM generate_series(1, 20000) g;"
+                     "INSERT INTO module_sync_retry (id, due_at)"
+                     " SELECT 'wait-' || g, now() + interval '1 hour'"
+                     " FROM generate_series(1, 20000) g;"
+                     "INSERT INTO cm_handle (id, state, lock_reason) VALUES"
+                     " ('due-1', 'LOCKED', 'MODULE_SYNC_FAILED'),"
+                     " ('due-2', 'LOCKED', 'MODULE_UPGRADE_FAILED'),"
+                     " ('later', 'LOCKED', 'MODULE_SYNC_FAILED');"
+                     "INSERT INTO module_sync_retry (id, due_at) VALUES"
+                     " ('due-1', now() - interval '1 second'),"
+                     " ('due-2', now() - interval '1 minute'),"
+                     " ('later', now() + interval '1 hour'),"
+                     " ('ch-5', now() - interval '1 second'),"
+                     " ('gone', now() - interval '1 second');"
                      "INSERT INTO cm_handle (id, state, last_update_time) VALUES"
                      " ('lost', 'ADVISED', now() - interval '2 minutes'),"
                      " ('new', 'ADVISED', now());"
-                     "ANALYZE cm_handle",
+                     "ANALYZE cm_handle; ANALYZE module_sync_retry",
                      &err),
         0, "%s", err.msg);
     plan_of(s.db, modsync_sql_due_retries, &got);
-    cr_expect(strstr(got.data, "cm_handle_next_sync") && !strstr(got.data, "Seq Scan"),
-              "the sweep's retries are not read through the index on next_sync_at:\n%s", got.data);
+    cr_expect(strstr(got.data, "module_sync_retry_due") && !strstr(got.data, "Seq Scan"),
+              "the sweep's retries are not read through the index of module_sync_retry:\n%s",
+              got.data);
     sorted_rows_of(s.db, "id", "tag, id, retry", modsync_sql_due_retries, 0, NULL, &got);
     cr_expect_str_eq(got.data, "due-1\ndue-2\n");
     sorted_rows_of(s.db, "id", "tag, id, retry", modsync_sql_due_all, 1, grace, &got);
@@ -265,6 +280,100 @@ Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
     cr_expect_eq(modsync_missed_interval_ms(5000, 6000), 5000);
     cr_expect_eq(modsync_missed_interval_ms(200, 0), 200);
     ncmp_buf_free(&got);
+    scratch_close(&s);
+}
+
+/* cm_handle's updates and heap-only updates counted by this connection
+ * so far (flushed or not). */
+static void updates_of_inventory(ncmp_db *db, long *updated, long *hot)
+{
+    ncmp_err err;
+    PGresult *res = NULL;
+
+    cr_assert_eq(ncmp_db_query(db,
+                               "SELECT pg_stat_get_xact_tuples_updated('cm_handle'::regclass),"
+                               " pg_stat_get_xact_tuples_hot_updated('cm_handle'::regclass)",
+                               0, NULL, &res, &err),
+                 0, "%s", err.msg);
+    *updated = atol(PQgetvalue(res, 0, 0));
+    *hot = atol(PQgetvalue(res, 0, 1));
+    PQclear(res);
+}
+
+/* A retry of module sync against a DMI plugin that stays down writes no
+ * index of cm_handle: the sweep's claim writes module_sync_retry alone,
+ * and the failure changes no indexed column, so every update of the
+ * inventory can be heap-only. Before migration 0020 each retry updated each handle twice
+ * and neither update could be heap-only: a long outage grew the table and
+ * every index by two row versions per handle per attempt. The first
+ * failure (ADVISED -> LOCKED), then five retries, each in its own
+ * transaction as the sweep and the worker run them. */
+Test(migrate, a_module_sync_retry_rewrites_no_index_of_the_inventory, .timeout = 60)
+{
+    enum { N = 500, ROUNDS = 6 };
+    scratch s;
+    ncmp_err err;
+    ncmp_buf a[4] = {NCMP_BUF_INIT, NCMP_BUF_INIT, NCMP_BUF_INIT, NCMP_BUF_INIT};
+    const char *claim[2], *locked[4], grace[] = "60000";
+    char attempts[16], sql[512];
+    long upd0, hot0, upd, hot;
+
+    scratch_migrated(&s);
+    /* pages kept nine-tenths empty hold every round's version of their
+     * rows without pruning, which any open transaction on the server
+     * holds back (another test's, in another database): what is measured
+     * is whether an update changes an indexed column, not whether its page
+     * had room */
+    snprintf(sql, sizeof(sql),
+             "ALTER TABLE cm_handle SET (fillfactor = 10, autovacuum_enabled = false);"
+             "INSERT INTO cm_handle (id, alternate_id, state, module_set_tag, dmi_service_name,"
+             " public_properties) SELECT 'ch-' || g, 'alt-' || g, 'ADVISED', 'tagA',"
+             " 'http://dmi:8080', jsonb_build_object('segment', g %% 7)"
+             " FROM generate_series(1, %d) g; ANALYZE cm_handle",
+             N);
+    cr_assert_eq(ncmp_db_exec(s.db, sql, &err), 0, "%s", err.msg);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < 4; i++)
+            ncmp_pgarray_begin(&a[i]);
+        for (int i = 1; i <= N; i++) {
+            char v[64];
+            snprintf(v, sizeof(v), "ch-%d", i);
+            ncmp_pgarray_add_text(&a[0], v);
+            ncmp_pgarray_add_text(&a[1], "MODULE_SYNC_FAILED");
+            snprintf(v, sizeof(v), "Attempt #%d failed: connection refused", round + 1);
+            ncmp_pgarray_add_text(&a[2], v);
+            ncmp_pgarray_add_text(&a[3], "5000");
+        }
+        for (int i = 0; i < 4; i++) {
+            ncmp_pgarray_end(&a[i]);
+            locked[i] = a[i].data;
+        }
+        claim[0] = a[0].data;
+        claim[1] = grace;
+        updates_of_inventory(s.db, &upd0, &hot0);
+        cr_assert_eq(ncmp_db_begin(s.db, &err), 0, "%s", err.msg);
+        if (round > 0)
+            cr_assert_eq(ncmp_db_query(s.db, modsync_sql_claim, 2, claim, NULL, &err), 0, "%s",
+                         err.msg);
+        cr_assert_eq(ncmp_db_query(s.db, modsync_sql_locked, 4, locked, NULL, &err), 0, "%s",
+                     err.msg);
+        cr_assert_eq(ncmp_db_commit(s.db, &err), 0, "%s", err.msg);
+        updates_of_inventory(s.db, &upd, &hot);
+        cr_expect_eq(upd - upd0, N, "round %d: %ld updates of cm_handle, one per handle expected",
+                     round, upd - upd0);
+        cr_expect_eq(hot - hot0, N, "round %d: %ld of %d updates heap-only", round, hot - hot0, N);
+        snprintf(attempts, sizeof(attempts), "%d", round + 1);
+        cr_expect_eq(
+            it_query_long(s.db,
+                          "SELECT count(*) FROM cm_handle h JOIN module_sync_retry r"
+                          " USING (id) WHERE h.state = 'LOCKED' AND"
+                          " h.sync_attempts = $1::int AND"
+                          " r.due_at > now() + interval '4 seconds'",
+                          1, (const char *[]){attempts}),
+            N, "round %d: every handle LOCKED, its attempt counted, due after the back-off", round);
+    }
+    for (int i = 0; i < 4; i++)
+        ncmp_buf_free(&a[i]);
     scratch_close(&s);
 }
 

@@ -453,12 +453,16 @@ Test(module_sync, dmi_down_locks_then_retries_to_ready, .timeout = 180)
     cr_assert(strncmp(details, "Attempt #", 9) == 0 && strstr(details, " failed: "), "%s", details);
     /* retried: the attempt count goes up while the DMI stays down */
     wait_handles(c, "sync_attempts >= 2", 10);
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM module_sync_retry", 0, NULL), 10,
+                 "each failed handle waits for its retry");
     cr_assert_eq(count_where(c, "lock_details LIKE 'Attempt #_ failed: %' OR lock_details LIKE "
                                 "'Attempt #__ failed: %'"),
                  10);
     stub_start(c, port, NULL);
     wait_handles(c, "state = 'READY'", 10);
-    cr_assert_eq(count_where(c, "sync_attempts <> 0 OR next_sync_at IS NOT NULL"), 0);
+    cr_assert_eq(count_where(c, "sync_attempts <> 0"), 0);
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM module_sync_retry", 0, NULL), 0,
+                 "a handle READY waits for no retry");
     wait_outbox(c);
     k = read_lcm(c, 30, "ch-1", "LOCKED");
     cr_assert_eq(k.locked, 1, "ADVISED -> LOCKED once (retries keep it LOCKED)");
@@ -731,6 +735,26 @@ Test(module_sync, orphan_modules_cleaned_after_deregistration, .timeout = 180)
     case_fini(c);
 }
 
+/* Handles deregistered while they wait for a retry leave no retry behind
+ * (the cleanup deletes the rows of module_sync_retry whose handle has
+ * gone), and the sweep hands nothing over for them meanwhile. */
+Test(module_sync, deregistered_handles_leave_no_retry, .timeout = 180)
+{
+    ms_case *c = case_init("ms-dereg-retry");
+    char dmi[64];
+
+    snprintf(dmi, sizeof(dmi), "http://127.0.0.1:%d", it_free_port());
+    c->pid = case_spawn(c, "a", NULL, 1);
+    loadgen(c, "register", 10, 10, dmi);
+    wait_handles(c, "state = 'LOCKED' AND sync_attempts >= 2", 10);
+    cr_assert_eq(it_query_long(c->db, "SELECT count(*) FROM module_sync_retry", 0, NULL), 10);
+    loadgen(c, "deregister", 10, 10, dmi);
+    wait_handles(c, "true", 0);
+    cr_assert_eq(it_wait_long(c->db, "SELECT count(*) FROM module_sync_retry", NULL, 0, WAIT_MS), 0,
+                 "retry rows of deregistered handles deleted; log %s", c->log);
+    case_fini(c);
+}
+
 /* A bad record on the module-sync topic is dead-lettered; the good ones
  * after it still work. */
 Test(module_sync, bad_records_are_dead_lettered, .timeout = 120)
@@ -779,7 +803,8 @@ Test(module_sync, busy_dmi_is_asked_again_without_back_off, .timeout = 180)
      * made the third wait 1,200 ms) */
     wait_handles(c, "sync_attempts >= 3", 5);
     cr_assert_eq(count_where(c, "state = 'LOCKED' AND lock_details LIKE '%HTTP 503%' AND "
-                                "next_sync_at - last_update_time > interval '1 second'"),
+                                "(SELECT r.due_at FROM module_sync_retry r WHERE r.id ="
+                                " cm_handle.id) - last_update_time > interval '1 second'"),
                  0, "a busy DMI is not backed off from");
     wait_handles(c, "state = 'READY'", 5);
     case_fini(c);

@@ -114,19 +114,25 @@ static const char SQL_MEMBERS[] =
     "SELECT $1, c, n, v FROM unnest($2::text[], $3::text[], $4::text[]) AS x(c, n, v) "
     "ON CONFLICT DO NOTHING";
 
-static const char SQL_READY[] =
-    "UPDATE cm_handle h SET state = 'READY', module_set_id = v.set_id, module_set_tag = v.tag,"
-    " lock_reason = NULL, lock_details = NULL, upgrade_module_set_tag = NULL,"
-    " sync_attempts = 0, next_sync_at = NULL, data_sync_enabled = false,"
-    " operational_sync_state = 'NONE_REQUESTED', last_update_time = now() "
-    "FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, set_id, tag) "
-    "WHERE h.id = v.id";
+/* A handle READY waits for no retry: its row in module_sync_retry, if it
+ * failed before, goes (an index probe per handle of a table that holds
+ * the failed handles alone, usually none). */
+#define SQL_NO_RETRY(ids) "WITH done AS (DELETE FROM module_sync_retry WHERE id = ANY(" ids ")) "
+
+static const char SQL_READY[] = SQL_NO_RETRY(
+    "$1::text[]") "UPDATE cm_handle h SET state = 'READY', module_set_id = v.set_id, "
+                  "module_set_tag = v.tag,"
+                  " lock_reason = NULL, lock_details = NULL, upgrade_module_set_tag = NULL,"
+                  " sync_attempts = 0, data_sync_enabled = false,"
+                  " operational_sync_state = 'NONE_REQUESTED', last_update_time = now() "
+                  "FROM unnest($1::text[], $2::bigint[], $3::text[]) AS v(id, set_id, tag) "
+                  "WHERE h.id = v.id";
 
 /* A refresh leaves the handle's set and data sync as they are. */
-static const char SQL_REFRESHED[] =
-    "UPDATE cm_handle SET state = 'READY', lock_reason = NULL, lock_details = NULL,"
-    " sync_attempts = 0, next_sync_at = NULL, last_update_time = now() "
-    "WHERE id = ANY($1::text[])";
+static const char SQL_REFRESHED[] = SQL_NO_RETRY(
+    "$1::text[]") "UPDATE cm_handle SET state = 'READY', lock_reason = NULL, lock_details = NULL,"
+                  " sync_attempts = 0, last_update_time = now() "
+                  "WHERE id = ANY($1::text[])";
 
 /* What a set holds now, for a refresh to compare. */
 static const char SQL_SET_MEMBERS[] =
@@ -140,13 +146,19 @@ static const char SQL_REPLACE_SOURCES[] =
     "UPDATE module_set_member m SET checksum = x.new "
     "FROM unnest($1::text[], $2::text[]) AS x(old, new) WHERE m.checksum = x.old";
 
-static const char SQL_LOCKED[] =
-    "UPDATE cm_handle h SET state = 'LOCKED', lock_reason = v.reason, lock_details = v.details,"
-    " sync_attempts = h.sync_attempts + 1,"
-    " next_sync_at = now() + v.delay_ms * interval '1 millisecond', last_update_time = now() "
-    "FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"
+/* A failure: the handle LOCKED (no indexed column changes, so the update
+ * can stay on its page) and its next attempt due after the back-off in
+ * module_sync_retry (migration 0020). */
+const char modsync_sql_locked[] =
+    "WITH locked AS ("
+    " UPDATE cm_handle h SET state = 'LOCKED', lock_reason = v.reason, lock_details = v.details,"
+    " sync_attempts = h.sync_attempts + 1, last_update_time = now() "
+    " FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])"
     " AS v(id, reason, details, delay_ms) "
-    "WHERE h.id = v.id";
+    " WHERE h.id = v.id RETURNING h.id, v.delay_ms) "
+    "INSERT INTO module_sync_retry (id, due_at)"
+    " SELECT id, now() + delay_ms * interval '1 millisecond' FROM locked "
+    "ON CONFLICT (id) DO UPDATE SET due_at = EXCLUDED.due_at";
 
 /* --- the role ------------------------------------------------------------ */
 
@@ -932,7 +944,7 @@ static const ncmp_db_stmt ms_statements[] = {{"ms_read", SQL_READ},
                                              {"ms_new_handle_set", SQL_NEW_HANDLE_SET},
                                              {"ms_members", SQL_MEMBERS},
                                              {"ms_ready", SQL_READY},
-                                             {"ms_locked", SQL_LOCKED},
+                                             {"ms_locked", modsync_sql_locked},
                                              {"ms_refreshed", SQL_REFRESHED},
                                              {"ms_set_members", SQL_SET_MEMBERS},
                                              {"ms_clear_members", SQL_CLEAR_MEMBERS},
@@ -952,39 +964,50 @@ struct modsync_sweep {
 
 /* Handles due: failed ones whose back-off is over (a retry), and handles
  * left ADVISED, MODULE_UPGRADE or MODULE_REFRESH past the grace period
- * (missed). The retries are found through the index on next_sync_at
- * (the failed handles alone have one); the missed ones have no index to
- * be found by (one on the state would make every state change of module
- * sync update every index, migration 0006) and take a scan of the
- * table, 24 ms at 50,000 handles and a second or more at 1,000,000: so
- * every sweep looks for retries, and for both only every half grace
- * period (modsync_missed_interval_ms). */
-#define SQL_DUE_SELECT                                                                             \
-    "SELECT CASE WHEN lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"                  \
-    " THEN COALESCE(upgrade_module_set_tag, '') ELSE module_set_tag END, id,"                      \
-    " state = 'LOCKED' AND lock_reason NOT IN ('MODULE_UPGRADE', 'MODULE_REFRESH') "               \
-    "FROM cm_handle "
-#define SQL_DUE_RETRY                                                                              \
-    "(state = 'LOCKED' AND lock_reason IN ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED',"         \
-    " 'MODULE_REFRESH_FAILED') AND next_sync_at <= now())"
-const char modsync_sql_due_retries[] =
-    SQL_DUE_SELECT "WHERE " SQL_DUE_RETRY " ORDER BY 1, 2 LIMIT 50000";
-const char modsync_sql_due_all[] = SQL_DUE_SELECT
-    "WHERE " SQL_DUE_RETRY
-    "   OR ((state = 'ADVISED' OR (state = 'LOCKED' AND lock_reason IN ('MODULE_UPGRADE',"
-    "       'MODULE_REFRESH')))"
-    "       AND last_update_time < now() - $1::bigint * interval '1 millisecond') "
-    "ORDER BY 1, 2 LIMIT 50000";
+ * (missed). The retries are found through the index of module_sync_retry
+ * (migration 0020), each joined to its handle, which must still be one
+ * whose module sync failed; the missed ones have no index to be found by
+ * (one on the state would make every state change of module sync update
+ * every index, migration 0006) and take a scan of the table, 24 ms at
+ * 50,000 handles and a second or more at 1,000,000: so every sweep looks
+ * for retries, and for both only every half grace period
+ * (modsync_missed_interval_ms). */
+#define SQL_DUE_COLUMNS                                                                            \
+    "SELECT CASE WHEN h.lock_reason IN ('MODULE_UPGRADE', 'MODULE_UPGRADE_FAILED')"                \
+    " THEN COALESCE(h.upgrade_module_set_tag, '') ELSE h.module_set_tag END, h.id,"                \
+    " h.state = 'LOCKED' AND h.lock_reason NOT IN ('MODULE_UPGRADE', 'MODULE_REFRESH') "
+#define SQL_DUE_RETRIES                                                                            \
+    SQL_DUE_COLUMNS "FROM module_sync_retry r JOIN cm_handle h ON h.id = r.id "                    \
+                    "WHERE r.due_at <= now() AND h.state = 'LOCKED' AND h.lock_reason IN"          \
+                    " ('MODULE_SYNC_FAILED', 'MODULE_UPGRADE_FAILED', 'MODULE_REFRESH_FAILED')"
+const char modsync_sql_due_retries[] = SQL_DUE_RETRIES " ORDER BY 1, 2 LIMIT 50000";
+const char modsync_sql_due_all[] =
+    SQL_DUE_RETRIES " UNION ALL " SQL_DUE_COLUMNS "FROM cm_handle h "
+                    "WHERE (h.state = 'ADVISED' OR (h.state = 'LOCKED' AND h.lock_reason IN"
+                    " ('MODULE_UPGRADE', 'MODULE_REFRESH')))"
+                    " AND h.last_update_time < now() - $1::bigint * interval '1 millisecond' "
+                    "ORDER BY 1, 2 LIMIT 50000";
 
 double modsync_missed_interval_ms(int sweep_interval_ms, int advised_grace_ms)
 {
     return advised_grace_ms / 2 > sweep_interval_ms ? advised_grace_ms / 2.0 : sweep_interval_ms;
 }
 
-/* Handed over again: not due again before the grace period. */
-static const char SQL_CLAIM[] =
-    "UPDATE cm_handle SET next_sync_at = now() + $2::bigint * interval '1 millisecond' "
-    "WHERE id = ANY($1::text[]) AND state = 'LOCKED'";
+/* Handed over again: not due again before the grace period (a row of
+ * module_sync_retry alone: cm_handle is not written). */
+const char modsync_sql_claim[] =
+    "UPDATE module_sync_retry SET due_at = now() + $2::bigint * interval '1 millisecond' "
+    "WHERE id = ANY($1::text[])";
+
+/* Rows of module_sync_retry whose handle has gone (deregistered while it
+ * waited for a retry), deleted with the cleanup. In a transaction of its
+ * own at REPEATABLE READ: a handle registered again with the same id and
+ * failed meanwhile writes its row again, and that row must not be deleted
+ * on the strength of a snapshot from before it (at READ COMMITTED the
+ * DELETE would recheck the row, not the NOT EXISTS); the concurrent write
+ * makes this DELETE fail instead, and the next cleanup does it. */
+static const char SQL_FORGET_GONE[] = "DELETE FROM module_sync_retry r WHERE NOT EXISTS (SELECT 1 "
+                                      "FROM cm_handle h WHERE h.id = r.id)";
 
 static const char SQL_CLEANUP[] =
     "SELECT pg_advisory_xact_lock(hashtextextended('" CLEANUP_LOCK "', 0));"
@@ -1032,7 +1055,7 @@ static int sweep_once(modsync_sweep *s, ncmp_db *db, ncmp_producer *p, ncmp_err 
     params[1] = grace;
     if (ncmp_db_begin(db, err) != 0)
         goto done;
-    if (ncmp_db_query(db, SQL_CLAIM, 2, params, NULL, err) != 0 ||
+    if (ncmp_db_query(db, modsync_sql_claim, 2, params, NULL, err) != 0 ||
         modsync_queue_send(&q, p, &d, s->cfg->module_sync_topic, err) != 0 ||
         modsync_queue_send(&qr, p, &d, s->cfg->module_sync_topic, err) != 0 ||
         ncmp_producer_wait(p, &d, 30000, err) != 0) {
@@ -1056,7 +1079,18 @@ static int cleanup_once(ncmp_db *db, ncmp_err *err)
         ncmp_db_rollback(db);
         return -1;
     }
-    return ncmp_db_commit(db, err);
+    if (ncmp_db_commit(db, err) != 0)
+        return -1;
+    if (ncmp_db_exec(db, "BEGIN ISOLATION LEVEL REPEATABLE READ", err) != 0)
+        return -1;
+    if (ncmp_db_exec(db, SQL_FORGET_GONE, err) != 0 || ncmp_db_commit(db, err) != 0) {
+        ncmp_db_rollback(db);
+        if (err->cls != NCMP_ERR_RETRY)
+            return -1;
+        log_info("module-sync", "retry rows of deregistered handles left for the next cleanup: %s",
+                 err->msg);
+    }
+    return 0;
 }
 
 /* One round of the process that sweeps. */

@@ -64,6 +64,11 @@ int modsync_sweep_task(const ncmp_services *svc, ncmp_singleton_task *task, ncmp
 extern const char modsync_sql_due_retries[];
 extern const char modsync_sql_due_all[];
 double modsync_missed_interval_ms(int sweep_interval_ms, int advised_grace_ms);
+/* What a retry writes: the sweep's claim of the handles it hands over
+ * ($1 their ids, $2 the grace period in ms), and a failure (ids, lock
+ * reasons, details, back-off in ms). Here for the tests. */
+extern const char modsync_sql_claim[];
+extern const char modsync_sql_locked[];
 void modsync_sweep_free(void *arg);
 
 #endif

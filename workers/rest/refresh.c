@@ -23,7 +23,7 @@
 static const char SQL_LOCK[] =
     "UPDATE cm_handle SET state = 'LOCKED', lock_reason = 'MODULE_REFRESH',"
     " lock_details = 'Refresh of ModuleSetTag: ' || module_set_tag, sync_attempts = 0,"
-    " next_sync_at = NULL, last_update_time = now() "
+    " last_update_time = now() "
     "WHERE id = ANY($1::text[]) AND state = 'READY' "
     "RETURNING id, alternate_id, module_set_tag, data_producer_identifier";
 
