@@ -563,7 +563,7 @@ bench_module_sync() {
         info "again with the stub's busy window of $busy ms (NCMP's figure includes it)"
         stop_pidfile "$NCMP_INSTANCE_DIR/ncmpd.pid" ncmpd 40
         stop_pidfile "$NCMP_INSTANCE_DIR/dmistub.pid" ncmp-dmi-stub 10
-        pg_psql -qc "TRUNCATE cm_handle, module_set, module_set_member, yang_resource, lcm_outbox" ||
+        pg_psql -qc "TRUNCATE cm_handle, module_set, module_set_member, module_sync_retry, schema_set_member, yang_resource, lcm_outbox" ||
             die "cannot empty the inventory"
         read -r busy_secs _ _ < <(_module_sync_run "$handles" ncmp-events-busy --busy-ms "$busy") ||
             die "module-sync run with the busy window failed"
