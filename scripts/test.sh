@@ -76,6 +76,11 @@ test_main() {
     # session timeout, the relay held back, the stub answering garbage
     test_suite chaos "$NCMP_ROOT/run" chaos --minutes 2 --seed 12 \
         --json "$NCMP_INSTANCE_DIR/logs/chaos.json"
+    # every benchmark of 'bench all' at its small sizes, on the bench's own
+    # instance and ports: a smoke test that each still runs to its end and
+    # writes its JSON (the figures themselves are judged by 'bench', not here)
+    test_suite bench-smoke "$NCMP_ROOT/run" bench all --quick \
+        --json "$NCMP_INSTANCE_DIR/logs/bench-quick.json"
     if [ $sanitize -eq 1 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         test_suite unit-asan "$bin_asan/tests/unit/ncmp-unit-tests" --jobs 2
