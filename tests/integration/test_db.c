@@ -283,6 +283,47 @@ Test(migrate, the_sweep_finds_its_retries_through_an_index, .timeout = 60)
     scratch_close(&s);
 }
 
+/* An instance upgraded with handles waiting for a retry keeps their next
+ * attempt's time: migration 0020 moves it from cm_handle.next_sync_at to
+ * module_sync_retry. The migrations before it are applied first, then the
+ * rest to a database holding such handles. */
+Test(migrate, handles_waiting_for_a_retry_keep_it_through_the_upgrade, .timeout = 60)
+{
+    enum { MAX = 64 };
+    scratch s;
+    ncmp_err err;
+    ncmp_migration before[MAX];
+    ncmp_buf got = NCMP_BUF_INIT;
+    size_t n = 0;
+
+    while (ncmp_migrations[n].name && strncmp(ncmp_migrations[n].name, "0020_", 5) != 0) {
+        cr_assert_lt(n, MAX - 1);
+        before[n] = ncmp_migrations[n];
+        n++;
+    }
+    cr_assert_not_null(ncmp_migrations[n].name, "migration 0020 not found");
+    before[n] = (ncmp_migration){NULL, NULL};
+    scratch_open(&s);
+    cr_assert_eq(ncmp_migrate_run(s.db, before, NULL, &err), 0, "%s", err.msg);
+    cr_assert_eq(ncmp_db_exec(s.db,
+                              "INSERT INTO cm_handle (id, state, lock_reason, next_sync_at) VALUES"
+                              " ('waiting', 'LOCKED', 'MODULE_SYNC_FAILED',"
+                              "  '2030-01-02 03:04:05+00'),"
+                              " ('ready', 'READY', NULL, NULL)",
+                              &err),
+                 0, "%s", err.msg);
+    cr_assert_eq(ncmp_migrate_run(s.db, ncmp_migrations, NULL, &err), 0, "%s", err.msg);
+    rows_of(s.db,
+            "SELECT id || ' ' || to_char(due_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+            " FROM module_sync_retry ORDER BY id",
+            0, NULL, &got);
+    cr_expect_str_eq(got.data, "waiting 2030-01-02 03:04:05\n");
+    rows_of(s.db, "SELECT count(*) FROM cm_handle", 0, NULL, &got);
+    cr_expect_str_eq(got.data, "2\n");
+    ncmp_buf_free(&got);
+    scratch_close(&s);
+}
+
 /* cm_handle's updates and heap-only updates counted by this connection
  * so far (flushed or not). */
 static void updates_of_inventory(ncmp_db *db, long *updated, long *hot)
