@@ -38,8 +38,9 @@
  * ADVISED, MODULE_UPGRADE or MODULE_REFRESH longer than
  * module-sync.advised-grace-ms (a lost record, a crash; looked for every
  * half grace period, or every sweep if that is longer). It also deletes,
- * every module-sync.cleanup-interval-s, module sets that no handle uses
- * and the sources no set uses.
+ * every module-sync.cleanup-interval-s, module sets that no handle uses,
+ * the sources no set uses, and the retry rows (module_sync_retry) of
+ * handles deregistered while they waited.
  */
 #ifndef NCMPD_MODSYNC_H
 #define NCMPD_MODSYNC_H
