@@ -18,9 +18,18 @@
 #include <unistd.h>
 
 #include "bench_avc_apply.h"
+#include "bench_usage.h"
 #include "ncmp_buf.h"
 #include "ncmp_db.h"
 #include "ncmp_time.h"
+
+static const char usage[] =
+    "usage: ncmp-bench-avc-apply -u URL -d DB_URL -b BOOTSTRAP -D DATA_DIR [-t TOPIC] [-g GROUP]\n"
+    "                            [-H HANDLES] [-M EVENTS] [-j FILE]\n"
+    "The AVC phase of ./run bench data-sync on caches of its own: HANDLES (1000)\n"
+    "anchors of the Open ROADM device through ncmpd's CPS API at URL, then EVENTS\n"
+    "(100000) AVC events on TOPIC (dmi-cm-events), timed until applied; -j FILE\n"
+    "writes the figures as JSON.\n";
 
 static size_t sink(char *p, size_t size, size_t n, void *arg)
 {
@@ -176,6 +185,8 @@ int main(int argc, char **argv)
     double t0;
     int c, rc = 1;
 
+    if (bench_help_asked(argc, argv))
+        return bench_usage(usage, 1);
     while ((c = getopt(argc, argv, "u:d:b:D:t:g:H:M:j:")) != -1) {
         switch (c) {
         case 'u':
@@ -206,16 +217,11 @@ int main(int argc, char **argv)
             json = optarg;
             break;
         default:
-            return 2;
+            return bench_usage(usage, 0);
         }
     }
-    if (!url || !db_url || !bootstrap || !data_dir || handles <= 0 || events <= 0) {
-        fprintf(stderr,
-                "usage: %s -u URL -d DB_URL -b BOOTSTRAP -D DATA_DIR [-t TOPIC] "
-                "[-g GROUP] [-H HANDLES] [-M EVENTS] [-j FILE]\n",
-                argv[0]);
-        return 2;
-    }
+    if (!url || !db_url || !bootstrap || !data_dir || handles <= 0 || events <= 0)
+        return bench_usage(usage, 0);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     ids = calloc((size_t)handles, sizeof(*ids));
     for (long i = 0; i < handles; i++) {

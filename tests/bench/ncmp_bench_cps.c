@@ -39,6 +39,7 @@
 #include <time.h>
 #include <zip.h>
 
+#include "bench_usage.h"
 #include "ncmp_buf.h"
 #include "ncmp_err.h"
 #include "ncmp_yang.h"
@@ -50,6 +51,15 @@
 #define DOC_DEVICES      25 /* devices per 269 KB document */
 #define MAX_RESULTS      128
 #define MAX_RUNS         101
+
+static const char usage[] =
+    "usage: ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] [-j FILE]\n"
+    "                      [--devices N<=1000] [--delete-devices N>=100] [--seed-devices N]\n"
+    "                      [--seed-anchors N] [--docs A,B] [--runs R] [--delta-only]\n"
+    "CPS's performance suite over CPS's REST API against the ncmpd at BASE-URL (role\n"
+    "cps), with the raw limits on the same rows (PostgreSQL at DBURL) and documents\n"
+    "(libyang); DATA-DIR holds openroadm/ and bookstore/; -p: ncmpd's pid, for its\n"
+    "RSS; -j FILE writes the figures as JSON. ./run bench cps runs it.\n";
 
 typedef struct opts {
     const char *base, *dburl, *datadir, *json;
@@ -1772,13 +1782,9 @@ int main(int argc, char **argv)
     const char *at;
     int rc = 1, nfailed = 0;
 
-    if (parse(argc, argv, &b->o) != 0) {
-        fprintf(stderr,
-                "usage: ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] "
-                "[-j FILE] [--devices N<=1000] [--delete-devices N>=100] [--seed-devices N] "
-                "[--seed-anchors N] [--docs A,B] [--runs R] [--delta-only]\n");
+    if (bench_help_asked(argc, argv) || parse(argc, argv, &b->o) != 0) {
         free(b);
-        return 2;
+        return bench_usage(usage, bench_help_asked(argc, argv));
     }
     snprintf(path, sizeof(path), "%s/openroadm/device.json", b->o.datadir);
     if (read_file(path, &b->device) != 0)

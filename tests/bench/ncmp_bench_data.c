@@ -112,6 +112,7 @@
 #include <unistd.h>
 
 #include "bench_datajob.h"
+#include "bench_usage.h"
 #include "ncmp_buf.h"
 #include "ncmp_curl_loop.h"
 #include "ncmp_err.h"
@@ -148,6 +149,22 @@
 
 /* NCMP's KPI search bodies (k6-tests/ncmp/common/search-base.js): every
  * filter matches every handle of the reference workload */
+static const char usage[] =
+    "usage: ncmp-bench-data MODE --url BASE [options]\n"
+    "The load client of ./run bench data, provmns, datajobs, kpi and overload. MODE:\n"
+    "  pt        pass-through reads or writes [--method GET|POST] [--handles N]\n"
+    "            [--rate R | --concurrency C] [--seconds S] [--delay-ms D]\n"
+    "  provmns   ProvMnS reads or patches [--method GET|PATCH] (options as pt)\n"
+    "  policy    permission requests to a policy executor (options as pt)\n"
+    "  batch     legacy batch reads --bootstrap B --topic T [--handles N]\n"
+    "            [--concurrency C] [--seconds S]\n"
+    "  datajob   write data jobs [--ops N] [--handles H] [--rate R | --every S |\n"
+    "            --concurrency C] [--seconds S] [--variants V]\n"
+    "  search    NCMP's KPI searches --kind id|full [--filter F] [--expect N]\n"
+    "Every mode: [--timeout-s T] [--first K] [--start-ms MS] [--ramp-ms MS]\n"
+    "[--report FILE]. The head of tests/bench/ncmp_bench_data.c says what each\n"
+    "prints.\n";
+
 static const char *const search_bodies[] = {
     "{\"cmHandleQueryParameters\":[]}",
     "{\"cmHandleQueryParameters\":[{\"conditionName\":\"hasAllModules\",\"conditionParameters\":"
@@ -941,11 +958,8 @@ int main(int argc, char **argv)
     opts o;
     int rc;
 
-    if (parse(argc, argv, &o) != 0) {
-        fprintf(stderr, "usage: ncmp-bench-data pt|provmns|policy|batch|datajob|search --url BASE "
-                        "[options] (see the source)\n");
-        return 2;
-    }
+    if (bench_help_asked(argc, argv) || parse(argc, argv, &o) != 0)
+        return bench_usage(usage, bench_help_asked(argc, argv));
     curl_global_init(CURL_GLOBAL_ALL);
     rc = o.mode == MODE_BATCH ? cmd_batch(&o) : cmd_pt(&o);
     curl_global_cleanup();

@@ -35,7 +35,17 @@
 
 #include "bench_avc_apply.h"
 #include "bench_notify.h"
+#include "bench_usage.h"
 #include "ncmp_buf.h"
+
+static const char usage[] =
+    "usage: ncmp-bench-datasync --db URL --handles N [--timeout-s S] [--json FILE]\n"
+    "                           [--kafka BOOTSTRAP --http URL [--avc-events M]\n"
+    "                           [--notify-writes W]]\n"
+    "The measuring side of ./run bench data-sync: N READY handles' data sync turned\n"
+    "on and timed until SYNCHRONIZED, beside COPY of the same rows; with --kafka, M\n"
+    "AVC events applied to the caches; with --http, the store's writes with\n"
+    "data-updated events on against off.\n";
 
 typedef struct bench {
     const char *db_url, *json_path;
@@ -319,6 +329,8 @@ int main(int argc, char **argv)
     b.timeout_s = 1800;
     b.avc_events = 100000;
     b.notify_writes = 1500;
+    if (bench_help_asked(argc, argv))
+        return bench_usage(usage, 1);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--db") == 0 && i + 1 < argc)
             b.db_url = argv[++i];
@@ -336,11 +348,10 @@ int main(int argc, char **argv)
             b.avc_events = atol(argv[++i]);
         else if (strcmp(argv[i], "--notify-writes") == 0 && i + 1 < argc)
             b.notify_writes = atol(argv[++i]);
-        else
-            die("usage: ncmp-bench-datasync --db URL --handles N [--timeout-s S] [--json FILE]"
-                " [--kafka BOOTSTRAP --http URL [--avc-events M] [--notify-writes W]];"
-                " unknown: ",
-                argv[i]);
+        else {
+            fprintf(stderr, "ncmp-bench-datasync: unknown argument '%s'\n", argv[i]);
+            return bench_usage(usage, 0);
+        }
     }
     if (!b.db_url || b.handles <= 0)
         die("--db and a positive --handles are required", "");

@@ -63,6 +63,7 @@
 #include <json-c/json.h>
 
 #include "bench_datajob.h"
+#include "bench_usage.h"
 #include "ncmp_buf.h"
 #include "ncmp_cloudevent.h"
 #include "ncmp_config.h"
@@ -71,6 +72,23 @@
 #include "ncmp_log.h"
 #include "ncmp_sha256.h"
 #include "ncmp_time.h"
+
+static const char usage[] =
+    "usage: ncmp-bench-raw COMMAND [-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] [-f FILE]\n"
+    "                      [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] [-s FIRST] [-w SECS]\n"
+    "                      [-n N] [-p]\n"
+    "The raw limits ./run bench compares ncmpd with. COMMAND is one of:\n"
+    "  consume -b -t -n [-p]      consume N records of TOPIC (-p: print each value)\n"
+    "  forward -b -t -o -n        consume N records of TOPIC and produce each to OUT-TOPIC\n"
+    "  publish-avc -b -t -f -n [-R RATE] [-s FIRST]\n"
+    "                             publish N copies of the AVC event in FILE\n"
+    "  committed -b -g -t -n [-w SECS]\n"
+    "                             wait until GROUP has committed N offsets of TOPIC\n"
+    "  end -b -t                  print the end offsets of TOPIC, summed\n"
+    "  copy -d -n                 COPY N ingest-shaped rows into a copy of ingest_event\n"
+    "  copy-handles -d -n         COPY N reference handles into a copy of cm_handle\n"
+    "  datajob-parse -n [-H] [-r] parse NCMP's write data job of N operations\n"
+    "  calibrate [-r RUNS]        the machine's speed: SHA-256 over 4 MB\n";
 
 static double now_s(void)
 {
@@ -605,15 +623,10 @@ int main(int argc, char **argv)
     double rate = 0;
     int c, print = 0, runs = 0, wait_s = 0; /* runs: 0 the command's default */
 
-    if (argc < 2) {
-        fprintf(
-            stderr,
-            "usage: ncmp-bench-raw consume|forward|publish-avc|committed|copy|"
-            "copy-handles|datajob-parse|calibrate "
-            "[-b BROKERS] [-t TOPIC] [-o OUT-TOPIC] [-g GROUP] "
-            "[-f FILE] [-d DBURL] [-H HANDLES] [-r RUNS] [-R RATE] [-s FIRST] [-w SECS] -n N\n");
-        return 2;
-    }
+    if (bench_help_asked(argc, argv))
+        return bench_usage(usage, 1);
+    if (argc < 2)
+        return bench_usage(usage, 0);
     ncmp_log_setup(NCMP_LOG_WARN, NCMP_LOG_TEXT, stderr);
     optind = 2;
     while ((c = getopt(argc, argv, "b:t:o:f:g:d:n:H:r:R:s:w:p")) != -1) {
@@ -658,7 +671,7 @@ int main(int argc, char **argv)
             wait_s = (int)strtol(optarg, NULL, 10);
             break;
         default:
-            return 2;
+            return bench_usage(usage, 0);
         }
     }
     if (strcmp(argv[1], "consume") == 0 && topic && n > 0)
@@ -679,6 +692,6 @@ int main(int argc, char **argv)
         return bench_calibrate(runs ? runs : 9);
     if (strcmp(argv[1], "datajob-parse") == 0 && n > 1 && handles > 0 && runs >= 0)
         return bench_datajob_parse(n, handles, runs ? runs : 5);
-    fprintf(stderr, "ncmp-bench-raw: bad arguments\n");
-    return 2;
+    fprintf(stderr, "ncmp-bench-raw: bad arguments for '%s'\n", argv[1]);
+    return bench_usage(usage, 0);
 }

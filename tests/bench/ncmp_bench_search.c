@@ -25,7 +25,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_usage.h"
 #include "ncmp_buf.h"
+
+static const char usage[] =
+    "usage: ncmp-bench-search -u BASE-URL -d DBURL -n HANDLES [-r RUNS] [-U DATABASE-PATH-URL]\n"
+    "                         [-j FILE]\n"
+    "NCMP's ten reference searches against the ncmpd at BASE-URL, RUNS (11) times\n"
+    "each, every answer checked to hold HANDLES entries, beside the same rows read\n"
+    "from PostgreSQL at DBURL; -U: a second ncmpd answering from PostgreSQL, timed\n"
+    "in the same runs; -j FILE writes the medians as JSON.\n";
 
 typedef struct search {
     const char *name;
@@ -202,6 +211,8 @@ int main(int argc, char **argv)
     PGconn *db;
     FILE *out;
 
+    if (bench_help_asked(argc, argv))
+        return bench_usage(usage, 1);
     while ((c = getopt(argc, argv, "u:d:n:r:j:U:")) != -1) {
         switch (c) {
         case 'U':
@@ -223,14 +234,11 @@ int main(int argc, char **argv)
             json = optarg;
             break;
         default:
-            return 2;
+            return bench_usage(usage, 0);
         }
     }
-    if (!base || !dburl || expect <= 0 || runs < 1 || runs > 1000) {
-        fprintf(stderr, "usage: ncmp-bench-search -u BASE-URL -d DBURL -n HANDLES [-r RUNS] "
-                        "[-U DATABASE-PATH-URL] [-j FILE]\n");
-        return 2;
-    }
+    if (!base || !dburl || expect <= 0 || runs < 1 || runs > 1000)
+        return bench_usage(usage, 0);
     curl_global_init(CURL_GLOBAL_DEFAULT);
     h = curl_easy_init();
     hdr = curl_slist_append(NULL, "Content-Type: application/json");

@@ -6,6 +6,7 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUN="$ROOT/run"
+BUILD=${NCMP_BUILD_DIR:-$ROOT/build}
 # shellcheck source=tests/scripts/check_lib.sh
 . "$ROOT/tests/scripts/check_lib.sh"
 scratch=$(mktemp -d)
@@ -29,6 +30,24 @@ commands_have_help() {
         out=$("$RUN" bench "$c" --help) || { echo "bench $c --help failed"; return 1; }
         grep -q "^Usage: ./run bench $c" <<<"$out" || { echo "bench $c --help: $out"; return 1; }
         [ "$(wc -l <<<"$out")" -ge 3 ] || { echo "bench $c --help says nothing: $out"; return 1; }
+    done
+}
+
+# The programs ./run bench runs answer --help with their usage on stdout
+# and status 0, and bad arguments with it on stderr and status 2.
+bench_clients_have_help() {
+    local b out err rc
+    for b in avc-apply cps data datasync raw search; do
+        [ -x "$BUILD/tests/bench/ncmp-bench-$b" ] || { echo "no $BUILD/tests/bench/ncmp-bench-$b"; return 1; }
+        out=$("$BUILD/tests/bench/ncmp-bench-$b" --help 2>"$scratch/err") ||
+            { echo "ncmp-bench-$b --help: status $?: $(cat "$scratch/err")"; return 1; }
+        grep -q "^usage: ncmp-bench-$b " <<<"$out" || { echo "ncmp-bench-$b --help: $out"; return 1; }
+        [ "$(wc -l <<<"$out")" -ge 3 ] || { echo "ncmp-bench-$b --help says nothing: $out"; return 1; }
+        "$BUILD/tests/bench/ncmp-bench-$b" --no-such-option >/dev/null 2>"$scratch/err"
+        rc=$?
+        err=$(cat "$scratch/err")
+        [ "$rc" -eq 2 ] || { echo "ncmp-bench-$b --no-such-option: status $rc"; return 1; }
+        grep -q "^usage: ncmp-bench-$b " <<<"$err" || { echo "ncmp-bench-$b --no-such-option: $err"; return 1; }
     done
 }
 
@@ -203,6 +222,7 @@ instance_in_use_is_refused() {
 
 check "help lists the commands" help_lists_commands
 check "every command and benchmark explains itself with --help, running nothing" commands_have_help
+check "the benchmark clients explain themselves with --help" bench_clients_have_help
 check "unknown command fails" unknown_command_fails
 check "unknown benchmark fails" unknown_bench_fails
 check "taken port gives one clear line" taken_port_is_one_clear_line
