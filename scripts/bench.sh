@@ -1971,9 +1971,10 @@ bench_data_sync() {
 # (its Write, Get, Query, Update, Delete and Delta tests) over CPS's REST API
 # against ncmpd's CPS store (role cps), timed by the client beside CPS's
 # expected seconds; in the same run the raw limits on the same rows and
-# documents (COPY, PostgreSQL returning them, libyang parsing them), a
-# stream of 269 KB documents with ncmpd's RSS, and seed-sized anchors
-# (by default 4 of 3,000 devices: about 1,000,000 nodes). The model and
+# documents (COPY, PostgreSQL returning them, libyang parsing them), two
+# streams of 269 KB documents with ncmpd's RSS, each beside the same rows
+# by COPY (a transaction per document), and seed-sized anchors (by
+# default 4 of 3,000 devices: about 1,000,000 nodes). The model and
 # the sample device are the repository's (tests/data/openroadm). --quick:
 # 100 devices per anchor, small seed and streams (a smoke run).
 # --delta-only: the setup and the Delta scenarios (DeltaPerfTest) alone.

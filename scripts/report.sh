@@ -233,10 +233,13 @@ _report_cps() {
         "| libyang parsing the anchors'"'"' document (parse only, strict, as ncmpd) | \(.libyang_nodes | n) | \(.libyang_nodes_per_s | n) | \(ratio(.store_nodes_per_s; .libyang_nodes_per_s)) |",
         "",
         "Documents of 269 KB (25 devices, 2,150 nodes each) posted one after another as list elements of one anchor:\n",
-        "| documents | nodes | seconds | nodes/s | slowest tenth, nodes/s | RSS start → end, MB | peak RSS start → end, MB |",
-        "|---|---|---|---|---|---|---|",
-        (.docs269[]? | "| \(.documents | n) | \(.nodes | n) | \(if .seconds then (.seconds | secs) else "failed: " + (.error // "?" | cell) end) | \(if .seconds then (.nodes / .seconds | n) else "-" end) | \([.tenths_nodes_per_s[] | select(. > 0)] | min | n) | \(.rss_start_mb | ms) → \(.rss_end_mb | ms) | \(.peak_rss_start_mb | ms) → \(.peak_rss_end_mb | ms) |"),
+        "| documents | nodes | seconds | nodes/s | slowest tenth, nodes/s | COPY of the same rows, rows/s | its slowest tenth | RSS start → end, MB | peak RSS start → end, MB |",
+        "|---|---|---|---|---|---|---|---|---|",
+        (.docs269[]? | "| \(.documents | n) | \(.nodes | n) | \(if .seconds then (.seconds | secs) else "failed: " + (.error // "?" | cell) end) | \(if .seconds then (.nodes / .seconds | n) else "-" end) | \([.tenths_nodes_per_s[] | select(. > 0)] | min | n) | \(if .copy_seconds then (.nodes / .copy_seconds | n) else "-" end) | \([.copy_tenths_rows_per_s[]? | select(. > 0)] | min | n) | \(.rss_start_mb | ms) → \(.rss_end_mb | ms) | \(.peak_rss_start_mb | ms) → \(.peak_rss_end_mb | ms) |"),
         "",
+        (if .docs269_500_seconds and .docs269_3000_seconds and .docs269_copy_500_seconds and .docs269_copy_3000_seconds then
+           "The rate of the 3,000 documents against that of the 500: ncmpd \(ratio(6 * .docs269_500_seconds; .docs269_3000_seconds)), COPY of the same rows (one transaction per document, into an empty table like `fragment_store`) \(ratio(6 * .docs269_copy_500_seconds; .docs269_copy_3000_seconds)).\n"
+         else empty end),
         "Seed-sized anchors of \(.seed.devices | n) devices (\(.seed.devices * 86 + 1 | n) nodes), one after another:\n",
         "| anchor | nodes | nodes in the database after | seconds | nodes/s | µs per node |",
         "|---|---|---|---|---|---|",

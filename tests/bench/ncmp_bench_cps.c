@@ -5,8 +5,9 @@
  * by this client on one kept-alive connection and printed beside CPS's
  * expected seconds; in the same run the raw limits on the same rows and
  * documents (COPY of an anchor's fragment rows, PostgreSQL returning them,
- * libyang parsing the same document), seed-sized anchors, and a stream of
- * 269 KB documents with ncmpd's RSS.
+ * libyang parsing the same document), seed-sized anchors, and two streams
+ * of 269 KB documents with ncmpd's RSS, each followed by the same rows
+ * written again by COPY, one transaction per document.
  *
  *   ncmp-bench-cps -u BASE-URL -d DBURL -D DATA-DIR [-p NCMPD-PID] [-j FILE]
  *       [--devices N] [--delete-devices N] [--seed-devices N] [--seed-anchors N]
@@ -85,6 +86,9 @@ typedef struct docs_run {
     double secs;
     double rss_start_mb, rss_end_mb, hwm_start_mb, hwm_end_mb;
     double tenth_rate[10]; /* nodes/s of each tenth of the documents */
+    /* the raw limit: the same rows by COPY, one transaction per document */
+    double copy_secs;
+    double copy_tenth_rate[10];
     char error[256];
 } docs_run;
 
@@ -1456,6 +1460,95 @@ static void quiesce(bench *b)
     PQclear(res);
 }
 
+/* The raw limit of a stream: the rows ncmpd stored for each document,
+ * read back from its anchor (not timed) and written by COPY into an empty
+ * table like fragment_store (its key and indexes), in the documents'
+ * order, one transaction per document as ncmpd commits each. The rates
+ * of its tenths beside ncmpd's show what the database and the machine
+ * make of a table that grows to the stream's size, whoever writes it. */
+static int docs_raw_stream(bench *b, docs_run *run, long anchor)
+{
+    long tenth = run->docs >= 10 ? run->docs / 10 : 1;
+    double mark = 0, spent = 0;
+    ncmp_buf sql = NCMP_BUF_INIT;
+    PGresult *res;
+    char *line;
+    int len, ok = 1;
+
+    res = PQexec(b->pg, "DROP TABLE IF EXISTS bench_stream_fragment;"
+                        " CREATE TABLE bench_stream_fragment (LIKE fragment_store INCLUDING ALL)");
+    ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    quiesce(b);
+    for (long i = 0; ok && i < run->docs; i++) {
+        ncmp_buf rows = NCMP_BUF_INIT;
+        double t0;
+
+        /* each device's subtree a range of the key, written out: the
+         * statistics predate the anchor's rows, and a range computed in
+         * the query was planned as a scan of the whole table */
+        ncmp_buf_reset(&sql);
+        ncmp_buf_append_str(&sql, "COPY (");
+        for (long k = i * DOC_DEVICES + 1; k <= (i + 1) * DOC_DEVICES; k++) {
+            char dev[160];
+            snprintf(dev, sizeof(dev),
+                     "E'\\x01openroadm-devices\\x01openroadm-device[@device-id=''C201-7-1A-%ld'']'",
+                     k);
+            ncmp_buf_appendf(&sql,
+                             "%sSELECT anchor_id, path, depth, name, attributes FROM fragment"
+                             " WHERE anchor_id = %ld AND path >= %s AND path < %s || E'\\x02'",
+                             k > i * DOC_DEVICES + 1 ? " UNION ALL " : "", anchor, dev, dev);
+        }
+        ncmp_buf_append_str(&sql, " ORDER BY path) TO STDOUT");
+        res = PQexec(b->pg, sql.data);
+        ok = PQresultStatus(res) == PGRES_COPY_OUT;
+        PQclear(res);
+        while (ok && (len = PQgetCopyData(b->pg, &line, 0)) > 0) {
+            ncmp_buf_append(&rows, line, (size_t)len);
+            PQfreemem(line);
+        }
+        while ((res = PQgetResult(b->pg))) {
+            ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
+            PQclear(res);
+        }
+        if (!ok || rows.len == 0) {
+            ok = 0;
+            ncmp_buf_free(&rows);
+            break;
+        }
+        t0 = now_s();
+        PQclear(PQexec(b->pg, "BEGIN"));
+        res = PQexec(b->pg, "COPY bench_stream_fragment (anchor_id, path, depth, name, attributes)"
+                            " FROM STDIN");
+        ok = PQresultStatus(res) == PGRES_COPY_IN;
+        PQclear(res);
+        if (ok) {
+            PQputCopyData(b->pg, rows.data, (int)rows.len);
+            PQputCopyEnd(b->pg, NULL);
+            while ((res = PQgetResult(b->pg))) {
+                ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
+                PQclear(res);
+            }
+        }
+        res = PQexec(b->pg, ok ? "COMMIT" : "ROLLBACK");
+        ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+        spent += now_s() - t0;
+        ncmp_buf_free(&rows);
+        if ((i + 1) % tenth == 0 && (i + 1) / tenth <= 10) {
+            run->copy_tenth_rate[(i + 1) / tenth - 1] =
+                (double)(tenth * DOC_DEVICES * NODES_PER_DEVICE) / (spent - mark);
+            mark = spent;
+        }
+    }
+    if (!ok)
+        fprintf(stderr, "ncmp-bench-cps: raw COPY stream: %s", PQerrorMessage(b->pg));
+    PQclear(PQexec(b->pg, "DROP TABLE IF EXISTS bench_stream_fragment"));
+    ncmp_buf_free(&sql);
+    run->copy_secs = ok ? spent : 0;
+    return ok ? 0 : -1;
+}
+
 static void docs_stream(bench *b, docs_run *run, long count)
 {
     ncmp_buf doc = NCMP_BUF_INIT;
@@ -1497,6 +1590,10 @@ static void docs_stream(bench *b, docs_run *run, long count)
             count, doc.len, run->secs, (double)run->nodes / run->secs, run->rss_start_mb,
             run->rss_end_mb, run->hwm_start_mb, run->hwm_end_mb, run->error[0] ? ": " : "",
             run->error);
+    if (!run->error[0] && docs_raw_stream(b, run, anchor_id(b, anchor)) == 0)
+        fprintf(stderr,
+                "  the same rows by COPY, a transaction per document: %.2f s, %.0f rows/s\n",
+                run->copy_secs, (double)run->nodes / run->copy_secs);
     anchor_delete(b, anchor);
     ncmp_buf_free(&doc);
 }
@@ -1669,6 +1766,11 @@ static int write_json(const bench *b, const char *path)
         fprintf(f, "\"tenths_nodes_per_s\": [");
         for (int t = 0; t < 10; t++)
             fprintf(f, "%s%.0f", t ? ", " : "", d->tenth_rate[t]);
+        fprintf(f, "], ");
+        json_num(f, "copy_seconds", d->copy_secs, 0);
+        fprintf(f, "\"copy_tenths_rows_per_s\": [");
+        for (int t = 0; t < 10; t++)
+            fprintf(f, "%s%.0f", t ? ", " : "", d->copy_tenth_rate[t]);
         fprintf(f, "]");
         if (d->error[0]) {
             ncmp_buf_reset(&s);
@@ -1683,6 +1785,8 @@ static int write_json(const bench *b, const char *path)
         const docs_run *d3000 = b->docs[1].docs == 3000 ? &b->docs[1] : NULL;
         json_num(f, "docs269_500_seconds", d500 && !d500->error[0] ? d500->secs : 0, 0);
         json_num(f, "docs269_3000_seconds", d3000 && !d3000->error[0] ? d3000->secs : 0, 0);
+        json_num(f, "docs269_copy_500_seconds", d500 ? d500->copy_secs : 0, 0);
+        json_num(f, "docs269_copy_3000_seconds", d3000 ? d3000->copy_secs : 0, 0);
         json_num(f, "docs269_rss_start_mb", d500 && d3000 ? d500->rss_start_mb : 0, 0);
         json_num(f, "docs269_rss_end_mb", d500 && d3000 ? d3000->rss_end_mb : 0, 0);
     }
