@@ -251,6 +251,40 @@ int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err)
     return 0;
 }
 
+static db_stmt *stmt_find(ncmp_db *db, const char *name, ncmp_err *err)
+{
+    for (size_t i = 0; i < db->nstmts; i++)
+        if (strcmp(db->stmts[i].name, name) == 0)
+            return &db->stmts[i];
+    ncmp_err_set(err, NCMP_ERR_FATAL, "statement '%s' was never registered", name);
+    return NULL;
+}
+
+/* Prepare st on the connection unless it is already (the connection is
+ * up). */
+static int stmt_ready(ncmp_db *db, db_stmt *st, ncmp_err *err)
+{
+    PGresult *res;
+
+    if (st->prepared_gen != db->gen) {
+        if (st->replaced_gen == db->gen) { /* its old SQL holds the name */
+            char sql[256];
+            snprintf(sql, sizeof(sql), "DEALLOCATE \"%s\"", st->name);
+            res = PQexec(db->conn, sql);
+            if (!result_ok(res))
+                return fail(db, res, st->name, err);
+            PQclear(res);
+        }
+        st->replaced_gen = 0;
+        res = PQprepare(db->conn, st->name, st->sql, 0, NULL);
+        if (!result_ok(res))
+            return fail(db, res, st->name, err);
+        PQclear(res);
+        st->prepared_gen = db->gen;
+    }
+    return 0;
+}
+
 /* Where step i's result goes (NULL: dropped). */
 static PGresult **step_out(const ncmp_db_step *steps, size_t i, size_t n, PGresult **last)
 {
@@ -270,15 +304,24 @@ int ncmp_db_pipeline(ncmp_db *db, const ncmp_db_step *steps, size_t n, PGresult 
             *step_out(steps, i, n, last) = NULL;
     if (ncmp_db_ensure(db, err) != 0)
         return -1;
+    for (size_t i = 0; i < n; i++) {
+        db_stmt *st = steps[i].stmt ? stmt_find(db, steps[i].stmt, err) : NULL;
+        if (steps[i].stmt && (!st || stmt_ready(db, st, err) != 0))
+            return -1;
+    }
     start = ncmp_now_ms();
     if (!PQenterPipelineMode(db->conn))
         return fail(db, NULL, "pipeline not started", err);
-    for (; sent < n; sent++)
-        if (!PQsendQueryParams(db->conn, steps[sent].sql, steps[sent].nparams, NULL,
-                               steps[sent].params, NULL, NULL, 0)) {
+    for (; sent < n; sent++) {
+        const ncmp_db_step *st = &steps[sent];
+        if (!(st->stmt
+                  ? PQsendQueryPrepared(db->conn, st->stmt, st->nparams, st->params, NULL, NULL, 0)
+                  : PQsendQueryParams(db->conn, st->sql, st->nparams, NULL, st->params, NULL, NULL,
+                                      0))) {
             rc = fail(db, NULL, "query not sent", err);
             break;
         }
+    }
     if (!PQpipelineSync(db->conn) && rc == 0)
         rc = fail(db, NULL, "pipeline not sent", err);
     /* each statement's result, then the NULL that ends it; then the sync.
@@ -356,33 +399,12 @@ void ncmp_db_statement(ncmp_db *db, const char *name, const char *sql)
 int ncmp_db_run(ncmp_db *db, const char *name, int nparams, const char *const *params,
                 PGresult **out, ncmp_err *err)
 {
-    db_stmt *st = NULL;
+    db_stmt *st = stmt_find(db, name, err);
     PGresult *res;
     double start;
 
-    for (size_t i = 0; i < db->nstmts; i++)
-        if (strcmp(db->stmts[i].name, name) == 0)
-            st = &db->stmts[i];
-    if (!st)
-        return ncmp_err_set(err, NCMP_ERR_FATAL, "statement '%s' was never registered", name);
-    if (ncmp_db_ensure(db, err) != 0)
+    if (!st || ncmp_db_ensure(db, err) != 0 || stmt_ready(db, st, err) != 0)
         return -1;
-    if (st->prepared_gen != db->gen) {
-        if (st->replaced_gen == db->gen) { /* its old SQL holds the name */
-            char sql[256];
-            snprintf(sql, sizeof(sql), "DEALLOCATE \"%s\"", st->name);
-            res = PQexec(db->conn, sql);
-            if (!result_ok(res))
-                return fail(db, res, st->name, err);
-            PQclear(res);
-        }
-        st->replaced_gen = 0;
-        res = PQprepare(db->conn, st->name, st->sql, 0, NULL);
-        if (!result_ok(res))
-            return fail(db, res, st->name, err);
-        PQclear(res);
-        st->prepared_gen = db->gen;
-    }
     start = ncmp_now_ms();
     res = PQexecPrepared(db->conn, st->name, nparams, params, NULL, NULL, 0);
     observe_since(st->seconds, start);

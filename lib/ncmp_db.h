@@ -72,12 +72,16 @@ int ncmp_db_send(ncmp_db *db, const char *sql, ncmp_err *err);
 int ncmp_db_receive(ncmp_db *db, PGresult **out, ncmp_err *err);
 
 /* One statement of ncmp_db_pipeline: text parameters, as ncmp_db_query;
- * `out`, when set, gets its result (the caller's). */
+ * `out`, when set, gets its result (the caller's). With `stmt` set, the
+ * statement registered under that name (ncmp_db_statement) runs prepared
+ * instead of `sql`, as ncmp_db_run runs it; a connection that has not
+ * prepared it yet does so before the pipeline is sent. */
 typedef struct ncmp_db_step {
     const char *sql;
     int nparams;
     const char *const *params;
     PGresult **out;
+    const char *stmt;
 } ncmp_db_step;
 
 /* Send `n` statements at once and read their results: one round trip to

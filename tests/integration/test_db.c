@@ -495,18 +495,19 @@ Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
     PGresult *res = NULL;
     const char *two[1] = {"2"};
     const ncmp_db_step ok[] = {
-        {"BEGIN", 0, NULL, NULL},
-        {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL, NULL},
-        {"INSERT INTO pipe_t SELECT generate_series(1, $1::int)", 1, two, NULL},
-        {"SELECT sum(x), current_setting('transaction_read_only') FROM pipe_t", 0, NULL, NULL},
+        {"BEGIN", 0, NULL, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_t (x int) ON COMMIT DROP", 0, NULL, NULL, NULL},
+        {"INSERT INTO pipe_t SELECT generate_series(1, $1::int)", 1, two, NULL, NULL},
+        {"SELECT sum(x), current_setting('transaction_read_only') FROM pipe_t", 0, NULL, NULL,
+         NULL},
     };
     const ncmp_db_step bad[] = {
-        {"BEGIN", 0, NULL, NULL},
-        {"CREATE TEMP TABLE pipe_u (x int)", 0, NULL, NULL},
-        {"SELECT 1 / (x - x) FROM (VALUES (1)) v(x)", 0, NULL, NULL},
-        {"CREATE TEMP TABLE pipe_never (x int)", 0, NULL, NULL},
+        {"BEGIN", 0, NULL, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_u (x int)", 0, NULL, NULL, NULL},
+        {"SELECT 1 / (x - x) FROM (VALUES (1)) v(x)", 0, NULL, NULL, NULL},
+        {"CREATE TEMP TABLE pipe_never (x int)", 0, NULL, NULL, NULL},
     };
-    const ncmp_db_step seven[] = {{"SELECT 7", 0, NULL, NULL}};
+    const ncmp_db_step seven[] = {{"SELECT 7", 0, NULL, NULL, NULL}};
 
     cr_assert_eq(ncmp_db_pipeline(db, ok, 4, &res, &err), 0, "%s", err.msg);
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "3", "the insert ran before the select");
@@ -534,6 +535,51 @@ Test(db, a_pipeline_runs_in_order_and_stops_at_the_first_failure, .timeout = 60)
     cr_assert_eq(ncmp_db_pipeline(db, seven, 1, &res, &err), 0, "connected again: %s", err.msg);
     cr_assert_str_eq(PQgetvalue(res, 0, 0), "7");
     PQclear(res);
+    ncmp_db_close(db);
+}
+
+/* A step naming a registered statement runs it prepared: prepared before
+ * the first pipeline that needs it, not again in the next one, and again
+ * on a new connection; a name never registered is an error, nothing sent. */
+Test(db, a_pipeline_runs_registered_statements_prepared, .timeout = 60)
+{
+    ncmp_db *db = it_db();
+    ncmp_err err;
+    PGresult *res = NULL, *first = NULL;
+    const char *params[1] = {"20"};
+    const ncmp_db_step steps[] = {
+        {"BEGIN", 0, NULL, NULL, NULL},
+        {NULL, 1, params, &first, "pipe_plus"},
+        {"SELECT count(*) FROM pg_prepared_statements WHERE name = 'pipe_plus'", 0, NULL, NULL,
+         NULL},
+        {"COMMIT", 0, NULL, NULL, NULL},
+    };
+    const ncmp_db_step unknown[] = {{"SELECT 1", 0, NULL, NULL, NULL},
+                                    {NULL, 0, NULL, NULL, "pipe_never_registered"}};
+    PGresult *count = NULL;
+    ncmp_db_step counted[4];
+
+    memcpy(counted, steps, sizeof(steps));
+    counted[2].out = &count;
+    ncmp_db_statement(db, "pipe_plus", "SELECT $1::int + 22");
+    for (int round = 0; round < 3; round++) {
+        if (round == 2)
+            it_db_kill_backend(db);
+        if (round == 2 && ncmp_db_pipeline(db, counted, 4, NULL, &err) != 0)
+            cr_assert_eq(err.cls, NCMP_ERR_RETRY, "a lost connection is retryable: %s", err.msg);
+        cr_assert_eq(ncmp_db_pipeline(db, counted, 4, NULL, &err), 0, "round %d: %s", round,
+                     err.msg);
+        cr_assert_str_eq(PQgetvalue(first, 0, 0), "42", "round %d", round);
+        cr_assert_str_eq(PQgetvalue(count, 0, 0), "1", "round %d: prepared once, by its name",
+                         round);
+        PQclear(first);
+        PQclear(count);
+        first = count = NULL;
+    }
+    cr_assert_eq(ncmp_db_pipeline(db, unknown, 2, &res, &err), -1);
+    cr_assert_null(res);
+    cr_assert(strstr(err.msg, "pipe_never_registered") != NULL, "%s", err.msg);
+    cr_assert_eq(PQtransactionStatus(ncmp_db_conn(db)), PQTRANS_IDLE, "nothing was sent");
     ncmp_db_close(db);
 }
 

@@ -1318,9 +1318,9 @@ static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int
             goto cleanup;
     } else {
         if (begin)
-            steps[n++] = (ncmp_db_step){"BEGIN", 0, NULL, NULL};
-        steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock};
-        steps[n++] = (ncmp_db_step){sql, 5, params, &res};
+            steps[n++] = (ncmp_db_step){"BEGIN", 0, NULL, NULL, NULL};
+        steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock, NULL};
+        steps[n++] = (ncmp_db_step){sql, 5, params, &res, NULL};
         /* an anchor gone meanwhile deleted nothing */
         if (ncmp_db_pipeline(db, steps, n, NULL, err) != 0 ||
             anchor_locked(t, lock, why, err) != 0 ||

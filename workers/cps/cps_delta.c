@@ -346,7 +346,7 @@ static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *s
         return -1;
     if (c->closing) { /* the name's last cursor goes in the same round trip */
         snprintf(close, sizeof(close), "CLOSE %s", c->name);
-        steps[n++] = (ncmp_db_step){close, 0, NULL, NULL};
+        steps[n++] = (ncmp_db_step){close, 0, NULL, NULL, NULL};
         c->closing = 0;
     }
     snprintf(c->name, sizeof(c->name), "%s", name);
@@ -354,8 +354,8 @@ static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *s
     ncmp_buf_append_str(&declare, sql);
     /* the first block comes with the DECLARE, in one round trip */
     snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", DELTA_BLOCK, name);
-    steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL};
-    steps[n++] = (ncmp_db_step){fetch, 0, NULL, NULL};
+    steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
+    steps[n++] = (ncmp_db_step){fetch, 0, NULL, NULL, NULL};
     PQclear(c->next);
     c->next = NULL;
     rc = ncmp_db_pipeline(l->db, steps, n, &c->next, err);

@@ -192,8 +192,8 @@ static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **
         return -1;
     snprintf(txn->timeout, sizeof(txn->timeout), "%d", left == INT_MAX ? 0 : left);
     txn->timeout_param[0] = txn->timeout;
-    txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL, NULL};
-    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param, NULL};
+    txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL, NULL, NULL};
+    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param, NULL, NULL};
     return 0;
 }
 
@@ -453,8 +453,8 @@ static int stream_open(db_stream *st, read_txn *txn, const char *sql, int nparam
 
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
-    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params, NULL};
-    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL};
+    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
+    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
     rc = ncmp_db_pipeline(st->db, txn->steps, 4, &res, err);
     ncmp_buf_free(&declare);
     if (rc != 0)
@@ -557,7 +557,7 @@ void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql
     int rc = query_begin(pool, req, &db, &txn, &err);
 
     if (rc == 0) {
-        txn.steps[2] = (ncmp_db_step){sql, nparams, params, NULL};
+        txn.steps[2] = (ncmp_db_step){sql, nparams, params, NULL, NULL};
         rc = ncmp_db_pipeline(db, txn.steps, 3, &res, &err);
     }
     if (rc != 0) {
