@@ -67,44 +67,66 @@ void cps_target_clear(cps_target *t)
     t->schema_set = NULL;
 }
 
-int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
-                      const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err)
+/* Every request of the API resolves its anchor: prepared once per
+ * connection, the statement is not planned again each time (a third of a
+ * small read's time in PostgreSQL). $3, a second anchor of the same
+ * dataspace (a delta's target), may be NULL. */
+static const char SQL_RESOLVE[] =
+    "SELECT d.id, a.id, a.schema_set_id, s.name, b.id, b.schema_set_id, r.name FROM dataspace d"
+    " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2"
+    " LEFT JOIN schema_set s ON s.id = a.schema_set_id"
+    " LEFT JOIN anchor b ON b.dataspace_id = d.id AND b.name = $3"
+    " LEFT JOIN schema_set r ON r.id = b.schema_set_id WHERE d.name = $1";
+
+void cps_store_resolve_step(ncmp_db *db, const char *const params[3], PGresult **out,
+                            ncmp_db_step *step)
 {
-    /* every request of the API resolves its anchor: prepared once per
-     * connection, it is not planned again each time (a third of a small
-     * read's time in PostgreSQL) */
-    static const char sql[] = "SELECT d.id, a.id, a.schema_set_id, s.name FROM dataspace d"
-                              " LEFT JOIN anchor a ON a.dataspace_id = d.id AND a.name = $2"
-                              " LEFT JOIN schema_set s ON s.id = a.schema_set_id WHERE d.name = $1";
-    const char *params[2] = {dataspace, anchor};
-    PGresult *res = NULL;
-    int rc = -1;
+    ncmp_db_statement(db, "cps_resolve", SQL_RESOLVE);
+    *step = (ncmp_db_step){NULL, 3, params, out, "cps_resolve"};
+}
+
+int cps_store_resolved(ncmp_db *db, cps_schema_cache *cache, const PGresult *res, int second,
+                       const char *dataspace, const char *anchor, cps_target *t, cps_refusal *why,
+                       ncmp_err *err)
+{
+    int at = second ? 4 : 1; /* the anchor's columns */
 
     t->dataspace = dataspace;
     t->anchor_name = anchor;
-    ncmp_db_statement(db, "cps_resolve", sql);
-    if (ncmp_db_run(db, "cps_resolve", 2, params, &res, err) != 0)
-        return -1;
     if (PQntuples(res) == 0) {
         *why = (cps_refusal){404, "Dataspace not found"};
-        ncmp_err_set(err, NCMP_ERR_REJECT, "Dataspace with name %s does not exist.", dataspace);
-        goto cleanup;
+        return ncmp_err_set(err, NCMP_ERR_REJECT, "Dataspace with name %s does not exist.",
+                            dataspace);
     }
-    if (PQgetisnull(res, 0, 1)) {
+    if (PQgetisnull(res, 0, at)) {
         *why = (cps_refusal){404, "Anchor not found"};
-        ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
-                     anchor, dataspace);
-        goto cleanup;
+        return ncmp_err_set(err, NCMP_ERR_REJECT,
+                            "Anchor with name %s does not exist in dataspace %s.", anchor,
+                            dataspace);
     }
-    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", PQgetvalue(res, 0, 1));
-    if (cps_schema_get(cache, db, PQgetvalue(res, 0, 2), &t->schema, err) != 0) {
+    snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", PQgetvalue(res, 0, at));
+    if (cps_schema_get(cache, db, PQgetvalue(res, 0, at + 1), &t->schema, err) != 0) {
         if (err->cls == NCMP_ERR_REJECT)
             *why = (cps_refusal){400, "Invalid schema set"};
-        goto cleanup;
+        return -1;
     }
-    t->schema_set = ncmp_xstrdup(PQgetvalue(res, 0, 3));
-    rc = 0;
-cleanup:
+    t->schema_set = ncmp_xstrdup(PQgetvalue(res, 0, at + 2));
+    return 0;
+}
+
+int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
+                      const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err)
+{
+    const char *params[3] = {dataspace, anchor, NULL};
+    PGresult *res = NULL;
+    int rc;
+
+    t->dataspace = dataspace;
+    t->anchor_name = anchor;
+    ncmp_db_statement(db, "cps_resolve", SQL_RESOLVE);
+    if (ncmp_db_run(db, "cps_resolve", 3, params, &res, err) != 0)
+        return -1;
+    rc = cps_store_resolved(db, cache, res, 0, dataspace, anchor, t, why, err);
     PQclear(res);
     return rc;
 }

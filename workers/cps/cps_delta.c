@@ -333,38 +333,67 @@ static void mem_cursor_open(cursor *c, const mem_rows *m, const cps_path_ranges 
     c->row = (int)mem_lower(m, rg->lo1.data, strlen(rg->lo1.data));
 }
 
-static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *sql, int nparams,
-                       const char *const *params, ncmp_err *err)
+/* A cursor for cursors_open: its name, query and parameters. */
+typedef struct cursor_spec {
+    cursor *c;
+    const char *name, *sql;
+    int nparams;
+    const char *const *params;
+} cursor_spec;
+
+#define DELTA_OPEN_MAX 3 /* cursors opened at once */
+
+/* Open the k cursors of specs, each with its first block, all in one
+ * round trip (with the CLOSE of a retired cursor of the same name). */
+static int cursors_open(fetch_link *l, const cursor_spec *specs, size_t k, ncmp_err *err)
 {
-    ncmp_buf declare = NCMP_BUF_INIT;
-    ncmp_db_step steps[3];
-    char fetch[64], close[48];
+    ncmp_buf declare[DELTA_OPEN_MAX];
+    ncmp_db_step steps[3 * DELTA_OPEN_MAX];
+    char fetch[DELTA_OPEN_MAX][64], close[DELTA_OPEN_MAX][48];
     size_t n = 0;
     int rc;
 
+    if (k > DELTA_OPEN_MAX)
+        return ncmp_err_set(err, NCMP_ERR_FATAL, "%zu cursors opened at once", k);
     if (fetch_drain(l, err) != 0)
         return -1;
-    if (c->closing) { /* the name's last cursor goes in the same round trip */
-        snprintf(close, sizeof(close), "CLOSE %s", c->name);
-        steps[n++] = (ncmp_db_step){close, 0, NULL, NULL, NULL};
-        c->closing = 0;
+    for (size_t i = 0; i < k; i++) {
+        cursor *c = specs[i].c;
+        if (c->closing) { /* the name's last cursor goes in the same round trip */
+            snprintf(close[i], sizeof(close[i]), "CLOSE %s", c->name);
+            steps[n++] = (ncmp_db_step){close[i], 0, NULL, NULL, NULL};
+            c->closing = 0;
+        }
+        snprintf(c->name, sizeof(c->name), "%s", specs[i].name);
+        declare[i] = (ncmp_buf)NCMP_BUF_INIT;
+        ncmp_buf_appendf(&declare[i], "DECLARE %s NO SCROLL CURSOR FOR ", specs[i].name);
+        ncmp_buf_append_str(&declare[i], specs[i].sql);
+        /* the first block comes with the DECLARE */
+        snprintf(fetch[i], sizeof(fetch[i]), "FETCH %d FROM %s", DELTA_BLOCK, specs[i].name);
+        PQclear(c->next);
+        c->next = NULL;
+        steps[n++] = (ncmp_db_step){declare[i].data, specs[i].nparams, specs[i].params, NULL, NULL};
+        steps[n++] = (ncmp_db_step){fetch[i], 0, NULL, &c->next, NULL};
     }
-    snprintf(c->name, sizeof(c->name), "%s", name);
-    ncmp_buf_appendf(&declare, "DECLARE %s NO SCROLL CURSOR FOR ", name);
-    ncmp_buf_append_str(&declare, sql);
-    /* the first block comes with the DECLARE, in one round trip */
-    snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", DELTA_BLOCK, name);
-    steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
-    steps[n++] = (ncmp_db_step){fetch, 0, NULL, NULL, NULL};
-    PQclear(c->next);
-    c->next = NULL;
-    rc = ncmp_db_pipeline(l->db, steps, n, &c->next, err);
-    ncmp_buf_free(&declare);
+    rc = ncmp_db_pipeline(l->db, steps, n, NULL, err);
+    for (size_t i = 0; i < k; i++)
+        ncmp_buf_free(&declare[i]);
     if (rc != 0)
         return -1;
-    c->open = 1;
-    c->row = c->n = c->last = 0;
+    for (size_t i = 0; i < k; i++) {
+        cursor *c = specs[i].c;
+        c->open = 1;
+        c->row = c->n = c->last = 0;
+    }
     return 0;
+}
+
+static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *sql, int nparams,
+                       const char *const *params, ncmp_err *err)
+{
+    const cursor_spec one = {c, name, sql, nparams, params};
+
+    return cursors_open(l, &one, 1, err);
 }
 
 /* 1 when a row is at c->row, 0 at the end, -1 on failure. */
@@ -1323,13 +1352,48 @@ static int side_open(delta *d, cursor *c, const char *name, const char *read, co
     return rc;
 }
 
+/* delta_open without the one-sided subtrees found first: the source's
+ * and the target's cursors (the target's rows from memory for a payload)
+ * and, grouped, the cursor of the nodes with children only in the
+ * source, opened in one round trip. params: the source's, as
+ * delta_open makes them. */
+static int delta_open_plain(delta *d, const char *read, const char **params, const char *top,
+                            ncmp_err *err)
+{
+    const char *pt[6], *pr[8];
+    cursor_spec specs[DELTA_OPEN_MAX];
+    char *removed = NULL;
+    size_t k = 0;
+    int rc;
+
+    memcpy(pt, params, sizeof(pt));
+    pt[0] = d->tgt;
+    memcpy(pr, params, 6 * sizeof(*pr));
+    pr[6] = d->tgt;
+    pr[7] = top;
+    specs[k++] = (cursor_spec){&d->s, "delta_s", read, 6, params};
+    if (d->mem)
+        mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
+    else
+        specs[k++] = (cursor_spec){&d->t, "delta_t", read, 6, pt};
+    if (d->grouped) {
+        removed = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
+        specs[k++] = (cursor_spec){&d->r, "delta_r", removed, 8, pr};
+    }
+    rc = cursors_open(&d->link, specs, k, err);
+    free(removed);
+    if (rc != 0)
+        return -1;
+    ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
+    return d->grouped ? frame_push(d, "", 0, 1, err) : 0;
+}
+
 /* Open the cursors in d->db's transaction and write the answer's head. */
 static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
 {
     const char *params[8];
     const char *read;
-    char top[16], *sql;
-    int rc;
+    char top[16];
 
     d->top_depth = plen ? cps_path_depth(path, plen) : 1;
     snprintf(d->maxdepth, sizeof(d->maxdepth), "%d",
@@ -1346,30 +1410,19 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     /* grouped, with every descendant: the one-sided subtrees are found
      * first, and the walk reads the rows around them */
     d->ahead = d->grouped && (d->mem || d->fetch < 0);
-    if (d->ahead && roots_find(d, read, params, err) != 0)
-        return -1;
-    if (side_open(d, &d->s, "delta_s", read, params, d->ahead ? &d->rm : NULL, err) != 0)
+    if (!d->ahead)
+        return delta_open_plain(d, read, params, top, err);
+    if (roots_find(d, read, params, err) != 0 ||
+        side_open(d, &d->s, "delta_s", read, params, &d->rm, err) != 0)
         return -1;
     if (d->mem) {
         mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
     } else {
         params[0] = d->tgt;
-        if (side_open(d, &d->t, "delta_t", read, params, d->ahead ? &d->ad : NULL, err) != 0)
+        if (side_open(d, &d->t, "delta_t", read, params, &d->ad, err) != 0)
             return -1;
     }
     ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
-    if (!d->grouped)
-        return 0;
-    if (d->ahead)
-        return frame_push(d, "", 0, 1, err);
-    params[0] = d->src;
-    params[6] = d->tgt;
-    params[7] = top;
-    sql = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
-    rc = cursor_open(&d->link, &d->r, "delta_r", sql, 8, params, err);
-    free(sql);
-    if (rc != 0)
-        return -1;
     return frame_push(d, "", 0, 1, err);
 }
 
@@ -1476,7 +1529,9 @@ static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
  * otherwise), and their plans are not JIT-compiled: a range of a large
  * anchor crosses the cost threshold and paid a second of compiling for
  * a query that runs in milliseconds. */
-#define SQL_SETTINGS "SET LOCAL cursor_tuple_fraction = 1.0; SET LOCAL jit = off"
+/* One statement, so that it can go in a pipeline (delta_begin_pair). */
+#define SQL_SETTINGS                                                                               \
+    "SELECT set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true)"
 
 /* A pooled connection in a transaction of d's; answers and returns -1
  * when none. */
@@ -1496,6 +1551,41 @@ static int delta_begin(ncmp_http_request *req, delta *d, int read_only)
     return 0;
 }
 
+/* delta_begin for the delta of two anchors, with both resolved (into ts
+ * and tt) in the same round trip as the BEGIN and the settings. */
+static int delta_begin_pair(ncmp_http_request *req, cps_api *api, delta *d, const char *ds,
+                            const char *src, const char *tgt, cps_target *ts, cps_target *tt)
+{
+    const char *params[3] = {ds, src, tgt};
+    ncmp_db_step steps[3];
+    PGresult *res = NULL;
+    cps_refusal why = {0};
+    ncmp_err err;
+    int rc;
+
+    if (rest_pool_get(d->pool, CPS_POOL_WAIT_MS, &d->db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    steps[0] =
+        (ncmp_db_step){"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL, NULL};
+    steps[1] = (ncmp_db_step){SQL_SETTINGS, 0, NULL, NULL, NULL};
+    cps_store_resolve_step(d->db, params, &res, &steps[2]);
+    if (ncmp_db_pipeline(d->db, steps, 3, NULL, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    d->link.db = d->db;
+    rc = cps_store_resolved(d->db, api->schemas, res, 0, ds, src, ts, &why, &err) == 0 &&
+                 cps_store_resolved(d->db, api->schemas, res, 1, ds, tgt, tt, &why, &err) == 0
+             ? 0
+             : -1;
+    PQclear(res);
+    if (rc != 0)
+        cps_respond_refusal(req, &why, &err);
+    return rc;
+}
+
 /* GET /v2/dataspaces/{ds}/anchors/{src}/delta?target-anchor-name=&xpath=
  *     &descendants=&grouping-enabled= */
 static void h_delta_anchors(ncmp_http_request *req, void *arg)
@@ -1505,9 +1595,7 @@ static void h_delta_anchors(ncmp_http_request *req, void *arg)
     const char *tgt = ncmp_http_query(req, "target-anchor-name");
     ncmp_buf path = NCMP_BUF_INIT;
     cps_target ts = {0}, tt = {0};
-    cps_refusal why = {0};
     delta *d = NULL;
-    ncmp_err err;
 
     if (cps_name_valid(req, "dataspace-name", ds) != 0 ||
         cps_name_valid(req, "source-anchor-name", src) != 0 ||
@@ -1515,13 +1603,9 @@ static void h_delta_anchors(ncmp_http_request *req, void *arg)
         return;
     d = delta_new(api, req, 1);
     if (xpath_asked(req, &path) != 0 || cps_descendants_asked(req, 2, &d->fetch) != 0 ||
-        grouping_asked(req, &d->grouped) != 0 || delta_begin(req, d, 1) != 0)
+        grouping_asked(req, &d->grouped) != 0 ||
+        delta_begin_pair(req, api, d, ds, src, tgt, &ts, &tt) != 0)
         goto cleanup;
-    if (cps_store_resolve(d->db, api->schemas, ds, src, &ts, &why, &err) != 0 ||
-        cps_store_resolve(d->db, api->schemas, ds, tgt, &tt, &why, &err) != 0) {
-        cps_respond_refusal(req, &why, &err);
-        goto cleanup;
-    }
     memcpy(d->src, ts.anchor_id, sizeof(d->src));
     memcpy(d->tgt, tt.anchor_id, sizeof(d->tgt));
     delta_respond(req, d, path.data, path.len);

@@ -57,6 +57,16 @@ typedef struct cps_target {
 int cps_store_resolve(ncmp_db *db, cps_schema_cache *cache, const char *dataspace,
                       const char *anchor, cps_target *t, cps_refusal *why, ncmp_err *err);
 
+/* The same in parts, so that the query can go in a pipeline with others
+ * (ncmp_db_pipeline): the step that resolves params[1] (and params[2],
+ * NULL or a second anchor) of dataspace params[0], its result to *out;
+ * then each anchor from that result (`second`: params[2]'s). */
+void cps_store_resolve_step(ncmp_db *db, const char *const params[3], PGresult **out,
+                            ncmp_db_step *step);
+int cps_store_resolved(ncmp_db *db, cps_schema_cache *cache, const PGresult *res, int second,
+                       const char *dataspace, const char *anchor, cps_target *t, cps_refusal *why,
+                       ncmp_err *err);
+
 /* Release what cps_store_resolve took. Accepts a zeroed struct. */
 void cps_target_clear(cps_target *t);
 
