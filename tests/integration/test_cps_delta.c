@@ -521,8 +521,13 @@ Test(cps_delta, bad_input, .timeout = 120)
         long status;
         const char *needle;
     } cases[] = {
-        {"GET", B1 "/delta?target-anchor-name=nope", NULL, 404, "Anchor not found"},
-        {"GET", DS "/anchors/nope/delta?target-anchor-name=b2", NULL, 404, "Anchor not found"},
+        /* the anchor named is the one missing: both are resolved by one query */
+        {"GET", B1 "/delta?target-anchor-name=nope", NULL, 404,
+         "\"Anchor not found\",\"details\":\"Anchor with name nope does not exist"},
+        {"GET", DS "/anchors/nope/delta?target-anchor-name=b2", NULL, 404,
+         "\"Anchor not found\",\"details\":\"Anchor with name nope does not exist"},
+        {"GET", DS "/anchors/nope/delta?target-anchor-name=nada", NULL, 404,
+         "Anchor with name nope does not exist"},
         {"GET", "/cps/api/v2/dataspaces/nope/anchors/b1/delta?target-anchor-name=b2", NULL, 404,
          "Dataspace not found"},
         {"GET", B1 "/delta", NULL, 400, "target-anchor-name"},
