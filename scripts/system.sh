@@ -79,17 +79,19 @@ services_down() {
 # $NCMP_INSTANCE_DIR/ncmpd.log; waits until it runs. With NCMPD_NAME set
 # (ncmpd-NAME), a further ncmpd of the instance: NAME.pid and NAME.log.
 ncmpd_start() {
-    local name=${NCMPD_NAME:-ncmpd} i
+    local name=${NCMPD_NAME:-ncmpd} i from
     local pidfile="$NCMP_INSTANCE_DIR/$name.pid" log="$NCMP_INSTANCE_DIR/$name.log"
     ncmpd_env
+    # the log is appended to: only this start's lines count
+    from=$(($(cat "$log" 2>/dev/null | wc -l) + 1))
     setsid "$NCMP_BIN/workers/ncmpd" "$@" >>"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     for ((i = 0; i < 300; i++)); do
         pid_alive "$pidfile" || break
-        grep -q 'running (' "$log" 2>/dev/null && return 0
+        tail -n +"$from" "$log" 2>/dev/null | grep -q 'running (' && return 0
         sleep 0.1
     done
-    die "ncmpd did not start: $(tail -n 1 "$log")"
+    die "ncmpd did not start: $(tail -n +"$from" "$log" | grep -m1 ' error ' || tail -n 1 "$log")"
 }
 
 # dmistub_start [ARGS...]: the DMI stub in the background on

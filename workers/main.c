@@ -223,7 +223,10 @@ static int cmd_run(const ncmp_config *cfg)
         started[i] = 1;
         nstarted++;
     }
-    log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
+    /* only when every role started: a supervisor or a script that waits
+     * for this line must not take a process that is stopping for started */
+    if (rc == 0 && !ncmp_stopping)
+        log_info("main", "ncmpd %s running (%d roles); stop with SIGTERM", NCMPD_VERSION, nstarted);
 
     idle(cfg);
     log_info("main", "stopping: finishing the batches in flight");

@@ -12,13 +12,16 @@
  * and sent with double quotes; see json_text().
  */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <jwt.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -1869,4 +1872,45 @@ Test(rest, a_role_starts_once_the_database_takes_connections, .timeout = 180)
               log);
     ncmp_db_close(admin);
     it_scratch_db_drop(dbname);
+}
+
+/* A role that cannot start (here: its HTTP port is taken) stops ncmpd
+ * with the reason and a failing status, and ncmpd never logs that it is
+ * running: `./run` and supervisors wait for that line, and a benchmark
+ * once waited ten minutes on an ncmpd that had logged it and stopped. */
+Test(rest, a_taken_http_port_stops_ncmpd_before_it_says_running, .timeout = 60)
+{
+    const char *dir = getenv("NCMP_TEST_LOG_DIR");
+    char name[96], log[512], flags[5][256], needle[96];
+    const char *args[6];
+    struct sockaddr_in a;
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port, status;
+
+    cr_assert_geq(fd, 0);
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(fd, 1), 0);
+    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    port = ntohs(a.sin_port);
+
+    it_unique(name, sizeof(name), "port-taken");
+    snprintf(log, sizeof(log), "%s/%s.log", dir && *dir ? dir : "/tmp", name);
+    snprintf(flags[0], sizeof(flags[0]), "--db.url=%s", it_db_url());
+    snprintf(flags[1], sizeof(flags[1]), "--kafka.bootstrap.servers=%s", it_kafka());
+    snprintf(flags[2], sizeof(flags[2]), "--roles=cps");
+    snprintf(flags[3], sizeof(flags[3]), "--http.host=127.0.0.1");
+    snprintf(flags[4], sizeof(flags[4]), "--http.port=%d", port);
+    for (int i = 0; i < 5; i++)
+        args[i] = flags[i];
+    args[5] = NULL;
+    status = it_wait_exit(it_ncmpd_spawn(log, args), 30000);
+    close(fd);
+    cr_assert_neq(status, -1, "ncmpd still runs 30 s after its port was found taken; log %s", log);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 1, "status %d; log %s", status, log);
+    snprintf(needle, sizeof(needle), "cannot listen on 127.0.0.1:%d", port);
+    cr_expect(it_file_contains(log, needle), "no '%s' in %s", needle, log);
+    cr_expect(!it_file_contains(log, "running ("), "it said it was running; log %s", log);
 }
