@@ -592,10 +592,10 @@ JSON
 }
 
 # _log_time FILE PATTERN: the Unix time (s.ms) of the first line of ncmpd's
-# log FILE that matches PATTERN, waiting 120 s for it.
+# log FILE that matches PATTERN, waiting 30 s for it.
 _log_time() {
     local line i
-    for ((i = 0; i < 6000; i++)); do # 120 s, as ncmpd_wait_assigned
+    for ((i = 0; i < 1500; i++)); do
         line=$(grep -m1 -- "$2" "$1" 2>/dev/null) && break
         sleep 0.02
     done

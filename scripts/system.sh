@@ -114,18 +114,15 @@ dmistub_stat() {
         sed -n "s/.*\"$1\":{[^}]*\"$2\":\([0-9]*\).*/\1/p"
 }
 
-# ncmpd_wait_assigned ROLE: wait (120 s at most) until the role's consumers
+# ncmpd_wait_assigned ROLE: wait (30 s at most) until the role's consumers
 # have their partitions, so that a measurement does not time the group join.
-# A broker just started first creates its offsets topic and loads its
-# group coordinator: on a machine busy with other work that took more than
-# 30 s once (bench-smoke beside a second ./run test).
 ncmpd_wait_assigned() {
     local i
-    for ((i = 0; i < 1200; i++)); do
+    for ((i = 0; i < 300; i++)); do
         grep -q "group-$1#consumer.* assigned:" "$NCMP_INSTANCE_DIR/ncmpd.log" 2>/dev/null && return 0
         sleep 0.1
     done
-    die "ncmpd's $1 workers got no partitions within 120 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    die "ncmpd's $1 workers got no partitions within 30 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
 }
 
 system_up() {
