@@ -11,6 +11,7 @@
  * 2 bad usage or configuration; 130 a second stop signal.
  */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -142,11 +143,15 @@ static void idle(const ncmp_config *cfg)
     }
 }
 
+/* arg: the seconds, by value. Not the configuration: main may return and
+ * free it before this thread first runs (a start that failed at once
+ * stops in microseconds; ASan caught the read after the free). */
 static void *shutdown_watchdog(void *arg)
 {
-    const ncmp_config *cfg = arg;
-    ncmp_sleep_ms(cfg->shutdown_timeout_s * 1000L);
-    log_error("main", "graceful stop took longer than %d s; exiting", cfg->shutdown_timeout_s);
+    int secs = (int)(intptr_t)arg;
+
+    ncmp_sleep_ms(secs * 1000L);
+    log_error("main", "graceful stop took longer than %d s; exiting", secs);
     _exit(EXIT_FATAL);
     return NULL;
 }
@@ -230,7 +235,7 @@ static int cmd_run(const ncmp_config *cfg)
 
     idle(cfg);
     log_info("main", "stopping: finishing the batches in flight");
-    pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)cfg);
+    pthread_create(&watchdog, NULL, shutdown_watchdog, (void *)(intptr_t)cfg->shutdown_timeout_s);
     pthread_detach(watchdog);
 
     for (size_t i = ncmp_nroles; i-- > 0;) {
