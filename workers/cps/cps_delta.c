@@ -1529,32 +1529,17 @@ static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
  * otherwise), and their plans are not JIT-compiled: a range of a large
  * anchor crosses the cost threshold and paid a second of compiling for
  * a query that runs in milliseconds. */
-/* One statement, so that it can go in a pipeline (delta_begin_pair). */
+/* One statement, so that it can go in a pipeline (delta_begin). */
 #define SQL_SETTINGS                                                                               \
     "SELECT set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true)"
 
-/* A pooled connection in a transaction of d's; answers and returns -1
- * when none. */
-static int delta_begin(ncmp_http_request *req, delta *d, int read_only)
-{
-    ncmp_err err;
-
-    if (rest_pool_get(d->pool, CPS_POOL_WAIT_MS, &d->db, &err) != 0 ||
-        ncmp_db_exec(d->db,
-                     read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; " SQL_SETTINGS
-                               : "BEGIN; " SQL_SETTINGS,
-                     &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return -1;
-    }
-    d->link.db = d->db;
-    return 0;
-}
-
-/* delta_begin for the delta of two anchors, with both resolved (into ts
- * and tt) in the same round trip as the BEGIN and the settings. */
-static int delta_begin_pair(ncmp_http_request *req, cps_api *api, delta *d, const char *ds,
-                            const char *src, const char *tgt, cps_target *ts, cps_target *tt)
+/* A pooled connection in a transaction of d's, with anchor `src` (and
+ * `tgt`, NULL for a payload's delta) of dataspace `ds` resolved into ts
+ * (and tt): BEGIN, the settings and the anchors in one round trip.
+ * Answers and returns -1 when it cannot. */
+static int delta_begin(ncmp_http_request *req, cps_api *api, delta *d, int read_only,
+                       const char *ds, const char *src, const char *tgt, cps_target *ts,
+                       cps_target *tt)
 {
     const char *params[3] = {ds, src, tgt};
     ncmp_db_step steps[3];
@@ -1568,7 +1553,8 @@ static int delta_begin_pair(ncmp_http_request *req, cps_api *api, delta *d, cons
         return -1;
     }
     steps[0] =
-        (ncmp_db_step){"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, NULL, NULL};
+        (ncmp_db_step){read_only ? "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN", 0,
+                       NULL, NULL, NULL};
     steps[1] = (ncmp_db_step){SQL_SETTINGS, 0, NULL, NULL, NULL};
     cps_store_resolve_step(d->db, params, &res, &steps[2]);
     if (ncmp_db_pipeline(d->db, steps, 3, NULL, &err) != 0) {
@@ -1577,7 +1563,8 @@ static int delta_begin_pair(ncmp_http_request *req, cps_api *api, delta *d, cons
     }
     d->link.db = d->db;
     rc = cps_store_resolved(d->db, api->schemas, res, 0, ds, src, ts, &why, &err) == 0 &&
-                 cps_store_resolved(d->db, api->schemas, res, 1, ds, tgt, tt, &why, &err) == 0
+                 (!tgt ||
+                  cps_store_resolved(d->db, api->schemas, res, 1, ds, tgt, tt, &why, &err) == 0)
              ? 0
              : -1;
     PQclear(res);
@@ -1604,7 +1591,7 @@ static void h_delta_anchors(ncmp_http_request *req, void *arg)
     d = delta_new(api, req, 1);
     if (xpath_asked(req, &path) != 0 || cps_descendants_asked(req, 2, &d->fetch) != 0 ||
         grouping_asked(req, &d->grouped) != 0 ||
-        delta_begin_pair(req, api, d, ds, src, tgt, &ts, &tt) != 0)
+        delta_begin(req, api, d, 1, ds, src, tgt, &ts, &tt) != 0)
         goto cleanup;
     memcpy(d->src, ts.anchor_id, sizeof(d->src));
     memcpy(d->tgt, tt.anchor_id, sizeof(d->tgt));
@@ -1758,12 +1745,9 @@ static void h_delta_payload(ncmp_http_request *req, void *arg)
                                 "Required part 'targetData' is not present or empty.");
         goto cleanup;
     }
-    if (delta_begin(req, d, yang == NULL) != 0) /* an uploaded model is stored, then rolled back */
+    /* an uploaded model is stored, then rolled back */
+    if (delta_begin(req, api, d, yang == NULL, ds, src, NULL, &ts, NULL) != 0)
         goto cleanup;
-    if (cps_store_resolve(d->db, api->schemas, ds, src, &ts, &why, &err) != 0) {
-        cps_respond_refusal(req, &why, &err);
-        goto cleanup;
-    }
     memcpy(d->src, ts.anchor_id, sizeof(d->src));
     payload.dataspace = ds;
     payload.anchor_name = "(the payload)";
