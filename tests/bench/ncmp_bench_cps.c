@@ -469,6 +469,51 @@ static double pg_read_ms(bench *b, long anchor, const char *sql, long *rows)
     return median(t, runs);
 }
 
+/* The rows of `copy_to` ("COPY (...) TO STDOUT") appended to *rows, in
+ * COPY's text format; their count, or -1. */
+static long copy_out(PGconn *pg, const char *copy_to, ncmp_buf *rows)
+{
+    PGresult *res = PQexec(pg, copy_to);
+    long n = PQresultStatus(res) == PGRES_COPY_OUT ? 0 : -1;
+    char *line;
+    int len;
+
+    PQclear(res);
+    while (n >= 0 && (len = PQgetCopyData(pg, &line, 0)) > 0) {
+        ncmp_buf_append(rows, line, (size_t)len);
+        PQfreemem(line);
+        n++;
+    }
+    while ((res = PQgetResult(pg))) {
+        if (PQresultStatus(res) != PGRES_COMMAND_OK)
+            n = -1;
+        PQclear(res);
+    }
+    return n;
+}
+
+/* rows (COPY's text format) through `copy_from` ("COPY t (...) FROM
+ * STDIN"), sent in blocks of 256 KB; 0, or -1. */
+static int copy_in(PGconn *pg, const char *copy_from, const ncmp_buf *rows)
+{
+    PGresult *res = PQexec(pg, copy_from);
+    int ok = PQresultStatus(res) == PGRES_COPY_IN;
+
+    PQclear(res);
+    if (!ok)
+        return -1;
+    for (size_t off = 0; off < rows->len; off += 256 * 1024) {
+        size_t n = rows->len - off < 256 * 1024 ? rows->len - off : 256 * 1024;
+        PQputCopyData(pg, rows->data + off, (int)n);
+    }
+    PQputCopyEnd(pg, NULL);
+    while ((res = PQgetResult(pg))) {
+        ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
+        PQclear(res);
+    }
+    return ok ? 0 : -1;
+}
+
 /* COPY the fragment rows of `anchor` out, then time COPY of the same rows
  * into an empty table like fragment_store, the partition the store's
  * anchors write to (same key and indexes), the median of runs. */
@@ -478,61 +523,35 @@ static void raw_copy(bench *b, long anchor)
     char sql[256];
     double t[MAX_RUNS];
     PGresult *res;
-    char *line;
-    int len, runs = b->o.runs < 3 ? b->o.runs : 3;
+    int runs = b->o.runs < 3 ? b->o.runs : 3, ok;
 
     snprintf(sql, sizeof(sql),
              "COPY (SELECT anchor_id, path, depth, name, attributes FROM fragment"
              " WHERE anchor_id = %ld ORDER BY path) TO STDOUT",
              anchor);
-    res = PQexec(b->pg, sql);
-    if (PQresultStatus(res) != PGRES_COPY_OUT)
-        goto fail;
-    PQclear(res);
-    b->copy_rows = 0;
-    while ((len = PQgetCopyData(b->pg, &line, 0)) > 0) {
-        ncmp_buf_append(&rows, line, (size_t)len);
-        b->copy_rows++;
-        PQfreemem(line);
-    }
-    res = PQgetResult(b->pg);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
-        goto fail;
-    PQclear(res);
-    for (int i = 0; i < runs; i++) {
+    b->copy_rows = copy_out(b->pg, sql, &rows);
+    ok = b->copy_rows >= 0;
+    if (!ok)
+        b->copy_rows = 0;
+    for (int i = 0; ok && i < runs; i++) {
         double t0;
         res =
             PQexec(b->pg, "DROP TABLE IF EXISTS bench_copy_fragment;"
                           " CREATE TABLE bench_copy_fragment (LIKE fragment_store INCLUDING ALL)");
-        if (PQresultStatus(res) != PGRES_COMMAND_OK)
-            goto fail;
+        ok = PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
         t0 = now_s();
-        res = PQexec(b->pg, "COPY bench_copy_fragment (anchor_id, path, depth, name, attributes)"
-                            " FROM STDIN");
-        if (PQresultStatus(res) != PGRES_COPY_IN)
-            goto fail;
-        PQclear(res);
-        for (size_t off = 0; off < rows.len; off += 256 * 1024) {
-            size_t n = rows.len - off < 256 * 1024 ? rows.len - off : 256 * 1024;
-            PQputCopyData(b->pg, rows.data + off, (int)n);
-        }
-        PQputCopyEnd(b->pg, NULL);
-        res = PQgetResult(b->pg);
-        if (PQresultStatus(res) != PGRES_COMMAND_OK)
-            goto fail;
-        PQclear(res);
+        ok = ok && copy_in(b->pg,
+                           "COPY bench_copy_fragment (anchor_id, path, depth, name, attributes)"
+                           " FROM STDIN",
+                           &rows) == 0;
         t[i] = now_s() - t0;
     }
+    if (ok)
+        b->copy_rows_per_s = (double)b->copy_rows / median(t, runs);
+    else
+        fprintf(stderr, "ncmp-bench-cps: raw COPY: %s", PQerrorMessage(b->pg));
     PQclear(PQexec(b->pg, "DROP TABLE IF EXISTS bench_copy_fragment"));
-    b->copy_rows_per_s = (double)b->copy_rows / median(t, runs);
-    ncmp_buf_free(&rows);
-    return;
-fail:
-    fprintf(stderr, "ncmp-bench-cps: raw COPY: %s", PQresultErrorMessage(res));
-    PQclear(res);
-    while ((res = PQgetResult(b->pg)))
-        PQclear(res);
     ncmp_buf_free(&rows);
 }
 
@@ -1460,6 +1479,16 @@ static void quiesce(bench *b)
     PQclear(res);
 }
 
+/* After `done` documents of a stream, at `t` seconds: when they end a
+ * tenth (of `tenth` documents), its nodes/s into rate[] and *mark = t. */
+static void tenth_note(double rate[10], long done, long tenth, double t, double *mark)
+{
+    if (done % tenth == 0 && done / tenth <= 10) {
+        rate[done / tenth - 1] = (double)(tenth * DOC_DEVICES * NODES_PER_DEVICE) / (t - *mark);
+        *mark = t;
+    }
+}
+
 /* The raw limit of a stream: the rows ncmpd stored for each document,
  * read back from its anchor (not timed) and written by COPY into an empty
  * table like fragment_store (its key and indexes), in the documents'
@@ -1472,8 +1501,7 @@ static int docs_raw_stream(bench *b, docs_run *run, long anchor)
     double mark = 0, spent = 0;
     ncmp_buf sql = NCMP_BUF_INIT;
     PGresult *res;
-    char *line;
-    int len, ok = 1;
+    int ok = 1;
 
     res = PQexec(b->pg, "DROP TABLE IF EXISTS bench_stream_fragment;"
                         " CREATE TABLE bench_stream_fragment (LIKE fragment_store INCLUDING ALL)");
@@ -1500,46 +1528,23 @@ static int docs_raw_stream(bench *b, docs_run *run, long anchor)
                              k > i * DOC_DEVICES + 1 ? " UNION ALL " : "", anchor, dev, dev);
         }
         ncmp_buf_append_str(&sql, " ORDER BY path) TO STDOUT");
-        res = PQexec(b->pg, sql.data);
-        ok = PQresultStatus(res) == PGRES_COPY_OUT;
-        PQclear(res);
-        while (ok && (len = PQgetCopyData(b->pg, &line, 0)) > 0) {
-            ncmp_buf_append(&rows, line, (size_t)len);
-            PQfreemem(line);
-        }
-        while ((res = PQgetResult(b->pg))) {
-            ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
-            PQclear(res);
-        }
-        if (!ok || rows.len == 0) {
+        if (copy_out(b->pg, sql.data, &rows) <= 0) {
             ok = 0;
             ncmp_buf_free(&rows);
             break;
         }
         t0 = now_s();
         PQclear(PQexec(b->pg, "BEGIN"));
-        res = PQexec(b->pg, "COPY bench_stream_fragment (anchor_id, path, depth, name, attributes)"
-                            " FROM STDIN");
-        ok = PQresultStatus(res) == PGRES_COPY_IN;
-        PQclear(res);
-        if (ok) {
-            PQputCopyData(b->pg, rows.data, (int)rows.len);
-            PQputCopyEnd(b->pg, NULL);
-            while ((res = PQgetResult(b->pg))) {
-                ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
-                PQclear(res);
-            }
-        }
+        ok = copy_in(b->pg,
+                     "COPY bench_stream_fragment (anchor_id, path, depth, name, attributes)"
+                     " FROM STDIN",
+                     &rows) == 0;
         res = PQexec(b->pg, ok ? "COMMIT" : "ROLLBACK");
         ok = ok && PQresultStatus(res) == PGRES_COMMAND_OK;
         PQclear(res);
         spent += now_s() - t0;
         ncmp_buf_free(&rows);
-        if ((i + 1) % tenth == 0 && (i + 1) / tenth <= 10) {
-            run->copy_tenth_rate[(i + 1) / tenth - 1] =
-                (double)(tenth * DOC_DEVICES * NODES_PER_DEVICE) / (spent - mark);
-            mark = spent;
-        }
+        tenth_note(run->copy_tenth_rate, i + 1, tenth, spent, &mark);
     }
     if (!ok)
         fprintf(stderr, "ncmp-bench-cps: raw COPY stream: %s", PQerrorMessage(b->pg));
@@ -1575,11 +1580,7 @@ static void docs_stream(bench *b, docs_run *run, long count)
             snprintf(run->error, sizeof(run->error), "document %ld: %s", i + 1, b->why);
             break;
         }
-        if ((i + 1) % tenth == 0 && (i + 1) / tenth <= 10) {
-            run->tenth_rate[(i + 1) / tenth - 1] =
-                (double)(tenth * DOC_DEVICES * NODES_PER_DEVICE) / (b->t - mark);
-            mark = b->t;
-        }
+        tenth_note(run->tenth_rate, i + 1, tenth, b->t, &mark);
     }
     run->secs = b->t;
     run->nodes = count * DOC_DEVICES * NODES_PER_DEVICE;
