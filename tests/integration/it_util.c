@@ -295,19 +295,26 @@ pid_t it_ncmpd_spawn(const char *log_path, const char *const *args)
     return it_spawn(NCMPD_PATH, log_path, argv);
 }
 
-int it_free_port(void)
+int it_taken_port(int *fd)
 {
     struct sockaddr_in a;
     socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
 
-    cr_assert_geq(fd, 0);
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert_geq(*fd, 0);
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    port = ntohs(a.sin_port);
+    cr_assert_eq(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(*fd, 1), 0);
+    cr_assert_eq(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
+int it_free_port(void)
+{
+    int fd, port = it_taken_port(&fd);
+
     close(fd);
     return port;
 }

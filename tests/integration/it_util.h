@@ -86,6 +86,10 @@ pid_t it_spawn(const char *path, const char *log_path, const char *const *argv);
 /* A TCP port on 127.0.0.1 that nothing listened on a moment ago. */
 int it_free_port(void);
 
+/* A TCP port on 127.0.0.1 held by a listening socket, *fd (the caller's
+ * to close): a port that is taken. */
+int it_taken_port(int *fd);
+
 /* The HTTP port an ncmpd logged ("listening on 127.0.0.1:<port>") in
  * log_path (asserts it did). */
 int it_logged_port(const char *log_path);

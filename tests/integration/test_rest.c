@@ -12,16 +12,13 @@
  * and sent with double quotes; see json_text().
  */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include <jwt.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -1883,18 +1880,7 @@ Test(rest, a_taken_http_port_stops_ncmpd_before_it_says_running, .timeout = 60)
     const char *dir = getenv("NCMP_TEST_LOG_DIR");
     char name[96], log[512], flags[5][256], needle[96];
     const char *args[6];
-    struct sockaddr_in a;
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port, status;
-
-    cr_assert_geq(fd, 0);
-    memset(&a, 0, sizeof(a));
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(listen(fd, 1), 0);
-    cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    port = ntohs(a.sin_port);
+    int fd, port = it_taken_port(&fd), status;
 
     it_unique(name, sizeof(name), "port-taken");
     snprintf(log, sizeof(log), "%s/%s.log", dir && *dir ? dir : "/tmp", name);
