@@ -299,6 +299,8 @@ const ncmp_option ncmp_options[] = {
      "Most data-updated events the cps-relay role publishes per round."},
     {"cps.split-parse-bytes", NCMP_OPT_INT, "1048576", NULL, 0, 1073741824, 0, OFF(cps_split_parse_bytes),
      "A JSON write or delta payload of at least this many bytes that is one list (under at most one container, as a bulk of devices) is parsed on two threads, half of its entries each, and joined: a lower latency for one large request (10.7 MB: 75-95 ms instead of 130-160), nothing more for many at once, and the second thread's memory kept by the allocator; 0: every payload on one thread."},
+    {"cps.delta-memory-rows", NCMP_OPT_INT, "10000", NULL, 0, 1000000, 0, OFF(cps_delta_memory_rows),
+     "A grouped delta bounded in depth (descendants none, direct or N) whose two anchors each have at most this many rows within the depth reads both into memory and compares them there, each row read once; a larger one reads its rows in blocks and asks the database which nodes have children on one side only (memory stays flat). 0: always the latter."},
     {"cps.relay-linger-ms", NCMP_OPT_INT, "20", NULL, 0, 10000, 0, OFF(cps_relay_linger_ms),
      "How long the cps-relay role waits after a write's notification before it publishes, so that one round (one Kafka transaction) carries the events of that time; 0: a round per notification. Adds up to this much to an event's latency."},
 

@@ -86,6 +86,7 @@ typedef struct ncmp_config {
     int cps_relay_batch_size;
     int cps_relay_linger_ms;
     int cps_split_parse_bytes;
+    int cps_delta_memory_rows;
     /* HTTP server and the rest role */
     char *http_host;
     int http_port;

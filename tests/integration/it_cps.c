@@ -86,6 +86,12 @@ cps_case *it_cps_start_with(const char *name, const char *roles, const char *ext
     return c;
 }
 
+void it_cps_stop(cps_case *c)
+{
+    cr_assert_eq(it_ncmpd_stop(c->pid), 0, "ncmpd stops cleanly on SIGTERM");
+    c->pid = 0;
+}
+
 void it_cps_restart(cps_case *c, const char *extra)
 {
     size_t len = strlen(c->log);

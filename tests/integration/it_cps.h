@@ -41,8 +41,11 @@ cps_case *it_cps_start(const char *name, const char *roles);
  * its own (events_topic). */
 cps_case *it_cps_start_with(const char *name, const char *roles, const char *extra);
 
+/* Stop its ncmpd, keeping the database; SIGTERM must stop it cleanly. */
+void it_cps_stop(cps_case *c);
+
 /* Start ncmpd again on the case's database, with the case's options and
- * `extra` (NULL: none); the last process must have exited. */
+ * `extra` (NULL: none); the last process must have exited (it_cps_stop). */
 void it_cps_restart(cps_case *c, const char *extra);
 
 /* Stop it (SIGTERM must stop it cleanly) and drop its database. */

@@ -635,8 +635,7 @@ Test(cps_data, a_large_list_parsed_in_two_halves_is_one_parse, .timeout = 240)
               "the large payload was parsed in two halves (%s)", c->log);
     cr_expect(it_file_contains(c->log, "31 entries not parsed in two halves"),
               "the payload with an entry in both halves was parsed whole (%s)", c->log);
-    cr_expect_eq(it_ncmpd_stop(c->pid), 0);
-    c->pid = 0;
+    it_cps_stop(c);
     it_cps_restart(c, "--cps.split-parse-bytes=0");
     for (int i = 0; i < 3; i++) { /* the same anchors again, empty: the answers name them */
         snprintf(path, sizeof(path), DS "/anchors/s%d", i + 1);

@@ -698,3 +698,84 @@ Test(cps_delta, openroadm_devices, .timeout = 180)
     ncmp_buf_free(&body);
     it_cps_fini(c);
 }
+
+/* A grouped delta bounded in depth whose anchors are both small enough
+ * (cps.delta-memory-rows) is compared in memory (the log says so), a
+ * larger one by the database's probes: every report, JSON and XML, is
+ * the one the probes alone give (cps.delta-memory-rows=0). */
+Test(cps_delta, bounded_grouped_in_memory_is_the_probes_report, .timeout = 240)
+{
+    static const char *const xpaths[] = {
+        "/", "/openroadm-devices", "/openroadm-devices/openroadm-device[@device-id='C201-7-1A-2']",
+        "/openroadm-devices/openroadm-device[@device-id='C201-7-1A-2']/org-openroadm-device"};
+    static const char *const depths[] = {"none", "direct", "1", "2", "3", "5", "40"};
+    static const char *const pairs[][2] = {{"s", "t"}, {"t", "s"}, {"s", "e"}, {"e", "t"}};
+    enum { NX = 4, ND = 7, NP = 4, N = NX * ND * NP * 2 };
+    char *first[N];
+    char zip[1024], path[512];
+    ncmp_buf body = NCMP_BUF_INIT;
+    cps_case *c;
+    int k;
+
+    setenv("NCMP_LOG_LEVEL", "debug", 1); /* the log says which way each was compared */
+    /* 3 devices of 86 nodes: in memory down to the devices' children
+     * (depth 3: 7 rows), the deeper bounds by the probes */
+    c = it_cps_start_with("cps_delta_memory", "cps", "--cps.delta-memory-rows=40");
+    snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), DS "/anchors?schema-set-name=or&anchor-name=%s",
+                 i == 0   ? "s"
+                 : i == 1 ? "t"
+                          : "e");
+        it_cps_expect(c, "POST", path, NULL, 201, NULL);
+    }
+    devices(&body, 1, 3, 0);
+    send_json(c, "POST", DS "/anchors/s/nodes?xpath=/", body.data, 201);
+    ncmp_buf_reset(&body);
+    devices(&body, 2, 3, 1);
+    send_json(c, "POST", DS "/anchors/t/nodes?xpath=/", body.data, 201);
+    /* e stays empty: every node on one side */
+
+    for (int run = 0; run < 2; run++) {
+        k = 0;
+        for (int p = 0; p < NP; p++)
+            for (int x = 0; x < NX; x++)
+                for (int d = 0; d < ND; d++)
+                    for (int xml = 0; xml < 2; xml++, k++) {
+                        reply r;
+                        snprintf(path, sizeof(path),
+                                 DS "/anchors/%s/delta?target-anchor-name=%s&xpath=%s"
+                                    "&descendants=%s&grouping-enabled=true",
+                                 pairs[p][0], pairs[p][1], xpaths[x], depths[d]);
+                        it_cps_request(c, "GET", path, xml ? "application/xml" : NULL, NULL, NULL,
+                                       NULL, NULL, &r);
+                        cr_assert_eq(r.status, 200, "%s: %ld %s", path, r.status, r.body.data);
+                        if (run == 0) {
+                            first[k] = strdup(r.body.data ? r.body.data : "");
+                        } else {
+                            cr_expect_str_eq(first[k], r.body.data ? r.body.data : "",
+                                             "%s (%s): in memory or not, one report", path,
+                                             xml ? "XML" : "JSON");
+                            free(first[k]);
+                        }
+                        it_cps_reply_free(&r);
+                    }
+        if (run == 0) {
+            cr_expect(it_file_contains(c->log, "compared in memory (1 and 1 rows)"),
+                      "a delta of one node each was compared in memory (%s)", c->log);
+            cr_expect(it_file_contains(c->log, "compared in memory (7 and 7 rows)"),
+                      "the devices with their children, in memory (%s)", c->log);
+            cr_expect(it_file_contains(c->log, "compared in memory (7 and 0 rows)"),
+                      "against the empty anchor, in memory (%s)", c->log);
+            it_cps_stop(c);
+            it_cps_restart(c, "--cps.delta-memory-rows=0");
+        }
+    }
+    cr_expect(it_file_contains(c->log, " debug "), "the restarted ncmpd logs at debug level (%s)",
+              c->log);
+    cr_expect(!it_file_contains(c->log, "compared in memory"), "0: never in memory (%s)", c->log);
+    ncmp_buf_free(&body);
+    it_cps_fini(c);
+}

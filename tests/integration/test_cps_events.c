@@ -251,8 +251,7 @@ static void crash_and_recover(const char *name, const char *point)
         else
             call(c, "PATCH", path, body, 200);
     }
-    cr_assert_eq(it_ncmpd_stop(c->pid), 0);
-    c->pid = 0;
+    it_cps_stop(c);
 
     snprintf(c->events_topic, sizeof(c->events_topic), "%s-events", c->name);
     it_create_topic(c->events_topic, 3);

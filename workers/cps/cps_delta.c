@@ -29,9 +29,14 @@
  *    leaves) finds the roots of the subtrees only one side has; their
  *    paths are kept (not their subtrees), and the walk then reads only
  *    the rows around those subtrees: the nodes in both trees;
- *  - bounded in depth, a third cursor reads, in the walk's order, the
- *    nodes with children only in the source (one probe of the other
- *    anchor per row: the rows are few).
+ *  - bounded in depth, when both anchors' rows within the depth come
+ *    whole in their cursors' first blocks (cps.delta-memory-rows or fewer
+ *    each: memory stays bounded), they are kept in memory and compared
+ *    there as a payload's rows are (below), each row read once;
+ *  - bounded in depth and larger, a third cursor reads, in the walk's
+ *    order, the nodes with children only in the source (one probe of the
+ *    other anchor per row), and each remove or create entry reads its
+ *    rows with one probe each.
  * The data of a remove or create entry is read by a cursor of its own
  * while the walk waits, and written by cps_read.c's tree writer.
  *
@@ -339,6 +344,7 @@ typedef struct cursor_spec {
     const char *name, *sql;
     int nparams;
     const char *const *params;
+    int first; /* rows of the first block, 0: DELTA_BLOCK (at least that) */
 } cursor_spec;
 
 #define DELTA_OPEN_MAX 3 /* cursors opened at once */
@@ -369,7 +375,8 @@ static int cursors_open(fetch_link *l, const cursor_spec *specs, size_t k, ncmp_
         ncmp_buf_appendf(&declare[i], "DECLARE %s NO SCROLL CURSOR FOR ", specs[i].name);
         ncmp_buf_append_str(&declare[i], specs[i].sql);
         /* the first block comes with the DECLARE */
-        snprintf(fetch[i], sizeof(fetch[i]), "FETCH %d FROM %s", DELTA_BLOCK, specs[i].name);
+        snprintf(fetch[i], sizeof(fetch[i]), "FETCH %d FROM %s",
+                 specs[i].first > DELTA_BLOCK ? specs[i].first : DELTA_BLOCK, specs[i].name);
         PQclear(c->next);
         c->next = NULL;
         steps[n++] = (ncmp_db_step){declare[i].data, specs[i].nparams, specs[i].params, NULL, NULL};
@@ -391,7 +398,7 @@ static int cursors_open(fetch_link *l, const cursor_spec *specs, size_t k, ncmp_
 static int cursor_open(fetch_link *l, cursor *c, const char *name, const char *sql, int nparams,
                        const char *const *params, ncmp_err *err)
 {
-    const cursor_spec one = {c, name, sql, nparams, params};
+    const cursor_spec one = {c, name, sql, nparams, params, 0};
 
     return cursors_open(l, &one, 1, err);
 }
@@ -625,6 +632,12 @@ typedef struct delta {
      * SQL): the removals are found ahead, the create entries' roots kept
      * as the walk passes them */
     mem_rows *mem;
+    /* grouped and bounded in depth, both anchors small enough
+     * (memory_rows): the source's rows, and the target's in mem, both read
+     * once; the remove entries are written from smem */
+    mem_rows *smem;
+    int memory_rows;
+    size_t *rm_rows; /* the rows of smem where the roots of a remove entry start */
     /* with every descendant, or a payload: the one-sided roots found
      * ahead (rm the source's, ad the target's; ad not for a payload) */
     int ahead;
@@ -632,8 +645,8 @@ typedef struct delta {
     size_t rm_next, rm_hit, rm_end;
     size_t *added;
     size_t nadded, added_cap;
-    int aux_mem;            /* the create entry is written from mem, not d->aux */
-    size_t aux_i, aux_iend; /* the roots delta.added[aux_i..aux_iend) */
+    int aux_mem;            /* the entry is written from mem (smem), not d->aux */
+    size_t aux_i, aux_iend; /* the roots delta.added (rm_rows)[aux_i..aux_iend) */
     size_t aux_row;         /* the row at hand, SIZE_MAX: the next root's first */
 } delta;
 
@@ -663,6 +676,8 @@ static void delta_free(void *arg)
     ncmp_buf_free(&d->pending);
     ncmp_buf_free(&d->scratch);
     mem_free(d->mem);
+    mem_free(d->smem);
+    free(d->rm_rows);
     roots_free(&d->rm);
     roots_free(&d->ad);
     free(d->added);
@@ -898,7 +913,12 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
             for (to = from; roots_parent_is(&d->ad, to, fp, fl); to++)
                 ;
         }
-        if (remove || !d->mem) { /* read from their anchor, with their subtrees */
+        if (remove && d->smem) { /* from the source's rows: where each root starts */
+            d->rm_rows = ncmp_xrealloc(d->rm_rows, (to - from + 1) * sizeof(*d->rm_rows));
+            for (size_t i = from; i < to; i++)
+                d->rm_rows[i - from] =
+                    mem_lower(d->smem, set->text.data + set->v[i].child, set->v[i].clen);
+        } else if (remove || !d->mem) { /* read from their anchor, with their subtrees */
             ncmp_buf list = NCMP_BUF_INIT;
             ncmp_pgarray_begin(&list);
             for (size_t i = from; i < to; i++) {
@@ -916,9 +936,10 @@ static int group_start(delta *d, int remove, const gframe *f, ncmp_err *err)
             if (rc != 0)
                 return -1;
         }
-        d->aux_mem = !remove && d->mem; /* the payload's children: from its rows */
-        d->aux_i = f->added_base;
-        d->aux_iend = d->nadded;
+        /* the payload's children (or the rows in memory): from its rows */
+        d->aux_mem = remove ? d->smem != NULL : d->mem != NULL;
+        d->aux_i = remove ? 0 : f->added_base;
+        d->aux_iend = remove ? to - from : d->nadded;
         d->aux_row = SIZE_MAX;
         goto started;
     }
@@ -978,15 +999,18 @@ static void group_end(delta *d)
 
 static int inside(const char *path, size_t len, const char *p, size_t plen);
 
-/* One block of a create entry written from the payload's rows: the
- * subtree of each root kept in d->added. */
+/* One block of a create entry written from the payload's rows (or of a
+ * remove entry from the source's): the subtree of each root whose first
+ * row d->added (d->rm_rows) gives. */
 static int group_block_mem(delta *d)
 {
-    const mem_rows *m = d->mem;
+    const mem_rows *m = d->aux_remove ? d->smem : d->mem;
+    const size_t *starts = d->aux_remove ? d->rm_rows : d->added;
+    int maxdepth = d->aux_remove ? d->s.maxdepth : d->t.maxdepth;
     int rows = 0;
 
     while (d->aux_i < d->aux_iend) {
-        size_t first = d->added[d->aux_i], rlen, len = 0;
+        size_t first = starts[d->aux_i], rlen, len = 0;
         const char *rp = mem_path(m, first, &rlen), *p = NULL;
         if (d->aux_row == SIZE_MAX)
             d->aux_row = first;
@@ -997,7 +1021,7 @@ static int group_block_mem(delta *d)
             d->aux_row = SIZE_MAX;
             continue;
         }
-        if (m->row[d->aux_row].depth <= d->t.maxdepth) {
+        if (m->row[d->aux_row].depth <= maxdepth) {
             if (d->aux_rows++ == 0)
                 group_first(d, p, len);
             cps_tree_writer_text(d->tw, p, len, m->text.data + m->row[d->aux_row].attrs,
@@ -1220,7 +1244,9 @@ static int roots_find(delta *d, const char *read, const char *const *params, ncm
 
     memcpy(p6, params, sizeof(p6));
     p6[0] = d->src;
-    if (cursor_open(&d->link, &s, "delta_rs", sql, 6, p6, err) != 0)
+    if (d->smem)
+        mem_cursor_open(&s, d->smem, &d->rg, atoi(d->maxdepth));
+    else if (cursor_open(&d->link, &s, "delta_rs", sql, 6, p6, err) != 0)
         goto cleanup;
     if (d->mem) {
         mem_cursor_open(&t, d->mem, &d->rg, atoi(d->maxdepth));
@@ -1352,40 +1378,69 @@ static int side_open(delta *d, cursor *c, const char *name, const char *read, co
     return rc;
 }
 
+/* The rows of a cursor's block (path, depth, attributes) as rows in
+ * memory, in its order (key order). */
+static mem_rows *mem_of_block(const PGresult *res)
+{
+    mem_rows *m = ncmp_xcalloc(1, sizeof(*m));
+    int n = PQntuples(res);
+
+    for (int i = 0; i < n; i++)
+        mem_add(m, PQgetvalue(res, i, 0), (size_t)PQgetlength(res, i, 0),
+                atoi(PQgetvalue(res, i, 1)), PQgetvalue(res, i, 2), (size_t)PQgetlength(res, i, 2));
+    mem_sort(m);
+    return m;
+}
+
 /* delta_open without the one-sided subtrees found first: the source's
- * and the target's cursors (the target's rows from memory for a payload)
- * and, grouped, the cursor of the nodes with children only in the
- * source, opened in one round trip. params: the source's, as
- * delta_open makes them. */
+ * and the target's cursors (the target's rows from memory for a
+ * payload), opened in one round trip. Grouped, when both sides came
+ * whole in their first blocks (d->memory_rows or fewer rows each), their
+ * rows are kept in memory and compared as a payload's (*in_memory set);
+ * otherwise the cursor of the nodes with children only in the source
+ * follows. params: the source's, as delta_open makes them. */
 static int delta_open_plain(delta *d, const char *read, const char **params, const char *top,
-                            ncmp_err *err)
+                            int *in_memory, ncmp_err *err)
 {
     const char *pt[6], *pr[8];
     cursor_spec specs[DELTA_OPEN_MAX];
     char *removed = NULL;
     size_t k = 0;
-    int rc;
+    int rc, first = d->grouped && !d->mem && d->memory_rows > 0 ? d->memory_rows + 1 : 0;
 
+    *in_memory = 0;
     memcpy(pt, params, sizeof(pt));
     pt[0] = d->tgt;
     memcpy(pr, params, 6 * sizeof(*pr));
     pr[6] = d->tgt;
     pr[7] = top;
-    specs[k++] = (cursor_spec){&d->s, "delta_s", read, 6, params};
+    specs[k++] = (cursor_spec){&d->s, "delta_s", read, 6, params, first};
     if (d->mem)
         mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
     else
-        specs[k++] = (cursor_spec){&d->t, "delta_t", read, 6, pt};
-    if (d->grouped) {
-        removed = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
-        specs[k++] = (cursor_spec){&d->r, "delta_r", removed, 8, pr};
+        specs[k++] = (cursor_spec){&d->t, "delta_t", read, 6, pt, first};
+    if (cursors_open(&d->link, specs, k, err) != 0)
+        return -1;
+    if (first && PQntuples(d->s.next) < first && PQntuples(d->t.next) < first) {
+        d->smem = mem_of_block(d->s.next);
+        d->mem = mem_of_block(d->t.next);
+        log_debug("cps", "delta of anchors %s and %s compared in memory (%zu and %zu rows)", d->src,
+                  d->tgt, d->smem->n, d->mem->n);
+        cursor_forget(&d->s); /* the transaction's end closes them */
+        cursor_forget(&d->t);
+        d->s.open = d->t.open = 0;
+        *in_memory = 1;
+        return 0;
     }
-    rc = cursors_open(&d->link, specs, k, err);
+    ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
+    if (!d->grouped)
+        return 0;
+    removed = sql_around(SQL_REMOVED_PARENTS_HEAD, read, SQL_REMOVED_PARENTS_TAIL);
+    rc = cursor_open(&d->link, &d->r, "delta_r", removed, 8, pr, err);
     free(removed);
     if (rc != 0)
         return -1;
-    ncmp_buf_append_str(&d->pending, d->xml ? "<deltaReports>" : "[");
-    return d->grouped ? frame_push(d, "", 0, 1, err) : 0;
+    return frame_push(d, "", 0, 1, err);
 }
 
 /* Open the cursors in d->db's transaction and write the answer's head. */
@@ -1410,10 +1465,19 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     /* grouped, with every descendant: the one-sided subtrees are found
      * first, and the walk reads the rows around them */
     d->ahead = d->grouped && (d->mem || d->fetch < 0);
-    if (!d->ahead)
-        return delta_open_plain(d, read, params, top, err);
-    if (roots_find(d, read, params, err) != 0 ||
-        side_open(d, &d->s, "delta_s", read, params, &d->rm, err) != 0)
+    if (!d->ahead) {
+        int in_memory;
+        if (delta_open_plain(d, read, params, top, &in_memory, err) != 0)
+            return -1;
+        if (!in_memory)
+            return 0;
+        d->ahead = 1; /* both sides in memory: found ahead there */
+    }
+    if (roots_find(d, read, params, err) != 0)
+        return -1;
+    if (d->smem)
+        mem_cursor_open(&d->s, d->smem, &d->rg, atoi(d->maxdepth));
+    else if (side_open(d, &d->s, "delta_s", read, params, &d->rm, err) != 0)
         return -1;
     if (d->mem) {
         mem_cursor_open(&d->t, d->mem, &d->rg, atoi(d->maxdepth));
@@ -1522,6 +1586,7 @@ static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
 
     d->pool = api->pool;
     d->xml = wants_xml(req, get);
+    d->memory_rows = api->cfg->cps_delta_memory_rows;
     return d;
 }
 
