@@ -1073,3 +1073,57 @@ Test(cps_data, composite_queries_combine_paths, .timeout = 120)
     composite_count(c, "not json", 400);
     it_cps_fini(c);
 }
+
+/* Reads remember an anchor by name and check it in their own round trip:
+ * an anchor deleted is 404 at once, and one made again under the same
+ * name (a new anchor, on the same schema set or another) is read as the
+ * new anchor, by the node read, the query and the composite query. */
+Test(cps_data, a_read_after_its_anchor_is_made_again_reads_the_new_one, .timeout = 120)
+{
+    cps_case *c = bookstore_case("cps_data_anchor_again");
+    const char *node = "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/bookstore";
+    const char *cat1 = Q "//categories[@code='1']";
+    const char *composite = "{\"cpsPath\":\"//categories[@code='1']\"}";
+    char zip[1024];
+    ncmp_buf body = NCMP_BUF_INIT;
+
+    /* twice each: the second read goes by the anchor remembered */
+    for (int i = 0; i < 2; i++) {
+        it_cps_expect(c, "GET", node, NULL, 200, "Easons");
+        cr_expect_eq(query_count(c, cat1), 1);
+        cr_expect_eq(composite_count(c, composite, 200), 1);
+    }
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    it_cps_expect(c, "GET", node, NULL, 404, "Anchor with name a1 does not exist");
+    it_cps_expect(c, "GET", cat1, NULL, 404, "Anchor with name a1 does not exist");
+    composite_count(c, composite, 404);
+
+    /* the same name, the same schema set, other data */
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
+    send_json(c, "POST", AN "/nodes?xpath=/",
+              "{\"bookstore\":{\"bookstore-name\":\"Chapters\",\"categories\":"
+              "[{\"code\":\"1\",\"name\":\"Poetry\"},{\"code\":\"2\",\"name\":\"Odes\"}]}}",
+              201, NULL);
+    for (int i = 0; i < 2; i++) {
+        it_cps_expect(c, "GET", node, NULL, 200, "Chapters");
+        cr_expect_eq(query_count(c, Q "//categories"), 2);
+        cr_expect_eq(composite_count(c, "{\"cpsPath\":\"//categories[@name='Odes']\"}", 200), 1);
+    }
+
+    /* the same name on another schema set: its data, named by its modules */
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=or&anchor-name=a1", NULL, 201, NULL);
+    ncmp_buf_append_str(&body, "{\"openroadm-devices\":{\"openroadm-device\":[");
+    devices(&body, 1, 2);
+    ncmp_buf_append_str(&body, "]}}");
+    send_json(c, "POST", AN "/nodes?xpath=/", body.data, 201, NULL);
+    it_cps_expect(c, "GET", "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/openroadm-devices",
+                  NULL, 200, "\"owbiv2:openroadm-devices\"");
+    it_cps_expect(c, "GET", node, NULL, 404, NULL);
+    cr_expect_eq(query_count(c, Q DEV), 2);
+    cr_expect_eq(query_count(c, cat1), 0);
+    ncmp_buf_free(&body);
+    it_cps_fini(c);
+}

@@ -498,6 +498,7 @@ int cps_api_new(cps_api **out, const ncmp_config *cfg, rest_pool *pool, ncmp_err
     api->cfg = cfg;
     api->pool = pool;
     api->schemas = cps_schema_cache_new();
+    api->anchors = cps_anchor_cache_new();
     api->analyzer = cps_analyzer_new(cfg, "fragment");
     *out = api;
     return 0;
@@ -533,6 +534,7 @@ void cps_api_destroy(cps_api *api)
     if (!api)
         return;
     cps_analyzer_free(api->analyzer);
+    cps_anchor_cache_destroy(api->anchors);
     cps_schema_cache_destroy(api->schemas);
     free(api);
 }

@@ -11,6 +11,7 @@
  * insert, and the anchor cannot be deleted under a write.
  */
 #include <libyang/libyang.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "ncmp_json.h"
 #include "ncmp_log.h"
 #include "ncmp_time.h"
+#include "ncmp_text.h"
 
 /* A write locks its anchor's row: writers of one anchor take turns, and a
  * delete of the anchor waits for the write (and then takes its fragments
@@ -59,14 +61,6 @@ int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *d
     return rc;
 }
 
-void cps_target_clear(cps_target *t)
-{
-    cps_schema_release(t->schema);
-    t->schema = NULL;
-    free(t->schema_set);
-    t->schema_set = NULL;
-}
-
 /* Every request of the API resolves its anchor: prepared once per
  * connection, the statement is not planned again each time (a third of a
  * small read's time in PostgreSQL). $3, a second anchor of the same
@@ -77,6 +71,172 @@ static const char SQL_RESOLVE[] =
     " LEFT JOIN schema_set s ON s.id = a.schema_set_id"
     " LEFT JOIN anchor b ON b.dataspace_id = d.id AND b.name = $3"
     " LEFT JOIN schema_set r ON r.id = b.schema_set_id WHERE d.name = $1";
+
+/* --- anchors remembered (cps_internal.h) ---------------------------------- */
+
+#define ANCHOR_SLOTS 4096
+
+typedef struct anchor_slot {
+    char *key; /* dataspace NUL anchor, klen bytes */
+    size_t klen;
+    char anchor_id[24];
+    char *schema_set;
+    cps_schema *schema; /* the slot's reference */
+} anchor_slot;
+
+struct cps_anchor_cache {
+    pthread_mutex_t lock;
+    anchor_slot slot[ANCHOR_SLOTS];
+};
+
+cps_anchor_cache *cps_anchor_cache_new(void)
+{
+    cps_anchor_cache *c = ncmp_xcalloc(1, sizeof(*c));
+
+    pthread_mutex_init(&c->lock, NULL);
+    return c;
+}
+
+static void slot_clear(anchor_slot *s)
+{
+    free(s->key);
+    free(s->schema_set);
+    cps_schema_release(s->schema);
+    memset(s, 0, sizeof(*s));
+}
+
+void cps_anchor_cache_destroy(cps_anchor_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < ANCHOR_SLOTS; i++)
+        slot_clear(&c->slot[i]);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+/* The key of an anchor and its slot. */
+static anchor_slot *slot_of(cps_anchor_cache *c, const char *dataspace, const char *anchor,
+                            ncmp_buf *key)
+{
+    ncmp_buf_append_str(key, dataspace);
+    ncmp_buf_append_char(key, '\0');
+    ncmp_buf_append_str(key, anchor);
+    return &c->slot[ncmp_hash(key->data, key->len) % ANCHOR_SLOTS];
+}
+
+static int slot_is(const anchor_slot *s, const ncmp_buf *key)
+{
+    return s->key && s->klen == key->len && memcmp(s->key, key->data, key->len) == 0;
+}
+
+static void anchor_remember(cps_anchor_cache *c, const cps_target *t)
+{
+    ncmp_buf key = NCMP_BUF_INIT;
+    anchor_slot *s;
+
+    pthread_mutex_lock(&c->lock);
+    s = slot_of(c, t->dataspace, t->anchor_name, &key);
+    slot_clear(s);
+    s->key = ncmp_xmalloc(key.len);
+    memcpy(s->key, key.data, key.len);
+    s->klen = key.len;
+    snprintf(s->anchor_id, sizeof(s->anchor_id), "%s", t->anchor_id);
+    s->schema_set = ncmp_xstrdup(t->schema_set);
+    s->schema = cps_schema_ref(t->schema);
+    pthread_mutex_unlock(&c->lock);
+    ncmp_buf_free(&key);
+}
+
+/* 1 and t filled (references of its own) when remembered. */
+static int anchor_recall(cps_anchor_cache *c, const char *dataspace, const char *anchor,
+                         cps_target *t)
+{
+    ncmp_buf key = NCMP_BUF_INIT;
+    anchor_slot *s;
+    int hit;
+
+    pthread_mutex_lock(&c->lock);
+    s = slot_of(c, dataspace, anchor, &key);
+    hit = slot_is(s, &key);
+    if (hit) {
+        t->dataspace = dataspace;
+        t->anchor_name = anchor;
+        snprintf(t->anchor_id, sizeof(t->anchor_id), "%s", s->anchor_id);
+        t->schema_set = ncmp_xstrdup(s->schema_set);
+        t->schema = cps_schema_ref(s->schema);
+    }
+    pthread_mutex_unlock(&c->lock);
+    ncmp_buf_free(&key);
+    return hit;
+}
+
+static void anchor_forget(cps_anchor_cache *c, const char *dataspace, const char *anchor)
+{
+    ncmp_buf key = NCMP_BUF_INIT;
+    anchor_slot *s;
+
+    pthread_mutex_lock(&c->lock);
+    s = slot_of(c, dataspace, anchor, &key);
+    if (slot_is(s, &key))
+        slot_clear(s);
+    pthread_mutex_unlock(&c->lock);
+    ncmp_buf_free(&key);
+}
+
+int cps_read_target(ncmp_http_request *req, cps_api *api, const char *dataspace, const char *anchor,
+                    int recall, cps_target *t, int *recalled)
+{
+    *recalled = recall && anchor_recall(api->anchors, dataspace, anchor, t);
+    if (*recalled)
+        return 0;
+    if (cps_target_resolve_named(req, api, dataspace, anchor, t) != 0)
+        return -1;
+    anchor_remember(api->anchors, t);
+    return 0;
+}
+
+/* What a recalled anchor was: the resolution's row must say the same. */
+typedef struct anchor_seen {
+    const char *anchor_id, *schema_set_id;
+} anchor_seen;
+
+static int anchor_holds(void *arg, const PGresult *res)
+{
+    const anchor_seen *seen = arg;
+
+    return res && PQntuples(res) == 1 && !PQgetisnull(res, 0, 1) && !PQgetisnull(res, 0, 2) &&
+           strcmp(PQgetvalue(res, 0, 1), seen->anchor_id) == 0 &&
+           strcmp(PQgetvalue(res, 0, 2), seen->schema_set_id) == 0;
+}
+
+int cps_read_stream(ncmp_http_request *req, cps_api *api, const cps_target *t, int recalled,
+                    const char *schema_set_id, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state)
+{
+    const char *rparams[3] = {t->dataspace, t->anchor_name, NULL};
+    anchor_seen seen = {t->anchor_id, schema_set_id};
+    rest_db_check check = {"cps_resolve", SQL_RESOLVE, 3, rparams, anchor_holds, &seen};
+
+    if (!recalled) {
+        rest_db_stream(req, api->pool, sql, nparams, params, block_rows, ops, state);
+        return 0;
+    }
+    if (rest_db_stream_checked(req, api->pool, &check, sql, nparams, params, block_rows, ops,
+                               state) == 0)
+        return 0;
+    anchor_forget(api->anchors, t->dataspace, t->anchor_name);
+    return 1;
+}
+
+void cps_target_clear(cps_target *t)
+{
+    cps_schema_release(t->schema);
+    t->schema = NULL;
+    free(t->schema_set);
+    t->schema_set = NULL;
+}
 
 void cps_store_resolve_step(ncmp_db *db, const char *const params[3], PGresult **out,
                             ncmp_db_step *step)

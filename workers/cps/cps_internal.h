@@ -13,11 +13,14 @@
 #include "cps_schema.h"
 #include "cps_store.h"
 
+typedef struct cps_anchor_cache cps_anchor_cache;
+
 struct cps_api {
     const ncmp_config *cfg;
     rest_pool *pool;
     cps_schema_cache *schemas;
-    cps_analyzer *analyzer; /* fresh statistics after bulk writes */
+    cps_anchor_cache *anchors; /* the anchors reads resolved, by name */
+    cps_analyzer *analyzer;    /* fresh statistics after bulk writes */
 };
 
 #define CPS_POOL_WAIT_MS 5000
@@ -63,6 +66,31 @@ int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *
  * outlive *t). */
 int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *dataspace,
                              const char *anchor, cps_target *t);
+
+/* The anchors a read resolved, remembered by name, so that the next read
+ * of one goes to the database once: its rows and the anchor's check in
+ * one round trip, in one snapshot (rest_db_stream_checked). An anchor
+ * deleted, or deleted and made again, fails the check, is forgotten and
+ * resolved anew. A fixed number of slots: a name takes its slot's place. */
+cps_anchor_cache *cps_anchor_cache_new(void);
+void cps_anchor_cache_destroy(cps_anchor_cache *c);
+
+/* A read's anchor: recalled (*recalled 1, to be checked by
+ * cps_read_stream) when `recall` and it is remembered, resolved otherwise
+ * (and remembered). Answers 404 (or the error) and returns -1 when it
+ * cannot. */
+int cps_read_target(ncmp_http_request *req, cps_api *api, const char *dataspace, const char *anchor,
+                    int recall, cps_target *t, int *recalled);
+
+/* rest_db_stream of a read of t's anchor (t from cps_read_target; its
+ * schema may have been taken over since). When t was recalled, the
+ * anchor is checked in the read's own round trip: 1 when it has changed
+ * (nothing answered, `state` freed, the anchor forgotten): the caller
+ * reads again with recall 0. 0: answered. */
+int cps_read_stream(ncmp_http_request *req, cps_api *api, const cps_target *t, int recalled,
+                    const char *schema_set_id, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state);
 
 /* The implemented module of `ctx` with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);

@@ -658,11 +658,10 @@ static void h_get(ncmp_http_request *req, void *arg)
 void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *dataspace,
                           const char *anchor, const char *xpath, int fetch, int v)
 {
-    int top_depth;
-    tree_writer *w = NULL;
+    int top_depth, recalled;
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
-    char maxdepth[16];
+    char maxdepth[16], schema_set_id[32];
     const char *params[6];
     cps_target t = {0};
     ncmp_err err;
@@ -675,31 +674,38 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
     }
     ncmp_buf_append_char(&path, '\0');
     path.len--;
-    if (cps_target_resolve_named(req, api, dataspace, anchor, &t) != 0)
-        goto cleanup;
     top_depth = path.len ? cps_path_depth(path.data, path.len) : 1;
     snprintf(maxdepth, sizeof(maxdepth), "%d", fetch < 0 ? CPS_DEPTH_ALL : top_depth + fetch);
     cps_path_ranges_of(path.data, path.len, &rg);
-    w = ncmp_xcalloc(1, sizeof(*w));
-    w->version = v;
-    w->root = path.len == 0;
-    w->group_entries = w->root || !cps_path_is_list_entry(path.data, path.len);
-    w->xpath = xpath;
-    w->anchor = t.anchor_name;
-    w->dataspace = t.dataspace;
-    /* top nodes may come from several modules: the writer looks each
-     * one's prefix up in the schema it holds */
-    w->schema = t.schema;
-    t.schema = NULL;
-    params[0] = t.anchor_id;
     params[1] = maxdepth;
     params[2] = rg.lo1.data;
     params[3] = rg.hi1.data;
     params[4] = rg.lo2.data;
     params[5] = rg.hi2.data;
-    rest_db_stream(req, api->pool, cps_sql_read_bounded(atoi(maxdepth)), 6, params, READ_BLOCK,
-                   wants_xml(req) ? &xml_ops : &tree_ops, w);
-cleanup:
+    /* a remembered anchor first; read again with it resolved when it changed */
+    for (int recall = 1;; recall = 0) {
+        tree_writer *w;
+        if (cps_read_target(req, api, dataspace, anchor, recall, &t, &recalled) != 0)
+            break;
+        w = ncmp_xcalloc(1, sizeof(*w));
+        w->version = v;
+        w->root = path.len == 0;
+        w->group_entries = w->root || !cps_path_is_list_entry(path.data, path.len);
+        w->xpath = xpath;
+        w->anchor = t.anchor_name;
+        w->dataspace = t.dataspace;
+        /* top nodes may come from several modules: the writer looks each
+         * one's prefix up in the schema it holds */
+        snprintf(schema_set_id, sizeof(schema_set_id), "%s", cps_schema_set_id(t.schema));
+        w->schema = t.schema;
+        t.schema = NULL;
+        params[0] = t.anchor_id;
+        if (cps_read_stream(req, api, &t, recalled, schema_set_id,
+                            cps_sql_read_bounded(atoi(maxdepth)), 6, params, READ_BLOCK,
+                            wants_xml(req) ? &xml_ops : &tree_ops, w) == 0)
+            break;
+        cps_target_clear(&t);
+    }
     cps_target_clear(&t);
     ncmp_buf_free(&path);
     cps_path_ranges_free(&rg);
@@ -812,34 +818,73 @@ static const char *const *query_params_all(query_params *q)
     return q->all;
 }
 
-/* Answer the matches of `msql` (over anchor $1, the depth $2, the path's
- * values from $3) with their subtrees, as a list of {prefix:name: node}
- * (or XML); `schema` is taken over. No match is an empty list. An msql
+/* The query of the matches of `msql` (over anchor $1, the depth $2, the
+ * path's values from $3) with their subtrees, for matches_writer. An msql
  * with the matches' leaves (cps_query_to_sql_leaves, fetch 0) is the
  * answer itself, in its own order. */
-static void stream_matches(ncmp_http_request *req, cps_api *api, const ncmp_buf *msql,
-                           query_params *q, int fetch, int with_leaves, cps_schema *schema)
+static void matches_sql(ncmp_buf *sql, const ncmp_buf *msql, int fetch, int with_leaves)
+{
+    if (with_leaves && fetch == 0)
+        ncmp_buf_appendf(sql,
+                         "SELECT m.path, m.depth, m.attributes, m.path FROM (%s) m"
+                         " WHERE $2::int >= 0 ORDER BY m.anchor_id, m.path",
+                         msql->data);
+    else
+        ncmp_buf_appendf(sql,
+                         "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
+                         "FROM m%s",
+                         msql->data, match_join(fetch));
+}
+
+/* The writer of matches_sql's rows as a list of {prefix:name: node} (or
+ * XML); `schema` is taken over. No match is an empty list. */
+static tree_writer *matches_writer(cps_schema *schema)
 {
     tree_writer *w = ncmp_xcalloc(1, sizeof(*w));
-    ncmp_buf sql = NCMP_BUF_INIT;
 
     w->version = 2;
     w->root = 1;
     w->grouped = 1;
     w->schema = schema;
-    if (with_leaves && fetch == 0)
-        ncmp_buf_appendf(&sql,
-                         "SELECT m.path, m.depth, m.attributes, m.path FROM (%s) m"
-                         " WHERE $2::int >= 0 ORDER BY m.anchor_id, m.path",
-                         msql->data);
-    else
-        ncmp_buf_appendf(&sql,
-                         "WITH m AS MATERIALIZED (%s) SELECT f.path, f.depth, f.attributes, m.path "
-                         "FROM m%s",
-                         msql->data, match_join(fetch));
-    rest_db_stream(req, api->pool, sql.data, (int)(2 + q->path.n), query_params_all(q), READ_BLOCK,
-                   wants_xml(req) ? &xml_ops : &tree_ops, w);
-    ncmp_buf_free(&sql);
+    return w;
+}
+
+/* Answer `sql` over the request's anchor ($1, set here), the depth $2 and
+ * the path's values in q: the values of leaf `leaf`, or (NULL) the
+ * matches of matches_sql. A remembered anchor first; asked again with it
+ * resolved when it changed. */
+static void query_anchor(ncmp_http_request *req, cps_api *api, const ncmp_buf *sql, query_params *q,
+                         int fetch, const char *leaf)
+{
+    cps_target t = {0};
+
+    for (int recall = 1;; recall = 0) {
+        int recalled, rc;
+        char schema_set_id[32];
+        const rest_stream_ops *ops = &leaf_ops;
+        void *state;
+        if (cps_read_target(req, api, ncmp_http_param(req, "dataspace"),
+                            ncmp_http_param(req, "anchor"), recall, &t, &recalled) != 0)
+            break;
+        query_params_set(q, t.anchor_id, fetch);
+        snprintf(schema_set_id, sizeof(schema_set_id), "%s", cps_schema_set_id(t.schema));
+        if (leaf) {
+            leaf_writer *lw = ncmp_xcalloc(1, sizeof(*lw));
+            snprintf(lw->name, sizeof(lw->name), "%s", leaf);
+            state = lw;
+        } else {
+            state = matches_writer(t.schema);
+            ops = wants_xml(req) ? &xml_ops : &tree_ops;
+            t.schema = NULL;
+        }
+        free(q->all);
+        rc = cps_read_stream(req, api, &t, recalled, schema_set_id, sql->data, (int)(2 + q->path.n),
+                             query_params_all(q), READ_BLOCK, ops, state);
+        if (rc == 0)
+            break;
+        cps_target_clear(&t);
+    }
+    cps_target_clear(&t);
 }
 
 /* GET /v1|v2/dataspaces/{ds}/anchors/{anchor}/nodes/query?cps-path=&descendants=
@@ -855,7 +900,6 @@ static void h_query(ncmp_http_request *req, void *arg)
     query_params q = {0};
     cps_query_kind kind;
     char *leaf = NULL;
-    cps_target t = {0};
     ncmp_err err;
 
     if (!v)
@@ -873,23 +917,14 @@ static void h_query(ncmp_http_request *req, void *arg)
         ncmp_http_respond_error(req, 400, "Invalid CPS path", err.msg);
         goto cleanup;
     }
-    if (cps_target_resolve_pooled(req, api, &t) != 0)
-        goto cleanup;
-    query_params_set(&q, t.anchor_id, fetch);
-    if (kind == CPS_QUERY_LEAF) {
-        leaf_writer *lw = ncmp_xcalloc(1, sizeof(*lw));
-        snprintf(lw->name, sizeof(lw->name), "%s", leaf ? leaf : "");
-        /* $2 (the depth) has no use here; typed so that PostgreSQL takes it */
+    if (kind ==
+        CPS_QUERY_LEAF) /* $2 (the depth) has no use here; typed so that PostgreSQL takes it */
         ncmp_buf_appendf(&sql, "SELECT q.value FROM (%s) q WHERE $2::int IS NOT NULL", msql.data);
-        rest_db_stream(req, api->pool, sql.data, (int)(2 + q.path.n), query_params_all(&q),
-                       READ_BLOCK, &leaf_ops, lw);
-    } else {
-        stream_matches(req, api, &msql, &q, fetch, fetch == 0, t.schema);
-        t.schema = NULL;
-    }
+    else
+        matches_sql(&sql, &msql, fetch, fetch == 0);
+    query_anchor(req, api, &sql, &q, fetch, kind == CPS_QUERY_LEAF ? (leaf ? leaf : "") : NULL);
 cleanup:
     free(leaf);
-    cps_target_clear(&t);
     query_params_free(&q);
     ncmp_buf_free(&msql);
     ncmp_buf_free(&sql);
@@ -1125,10 +1160,9 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
     int fetch = 0, count = 0;
     size_t len = 0;
     const char *body = ncmp_http_body(req, &len);
-    ncmp_buf msql = NCMP_BUF_INIT;
+    ncmp_buf msql = NCMP_BUF_INIT, sql = NCMP_BUF_INIT;
     query_params q = {0};
     json_object *doc = NULL;
-    cps_target t = {0};
     ncmp_err err;
 
     if (!cps_api_version(req, 2))
@@ -1140,16 +1174,13 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
         ncmp_http_respond_error(req, 400, "Invalid composite query", err.msg);
         goto cleanup;
     }
-    if (cps_target_resolve_pooled(req, api, &t) != 0)
-        goto cleanup;
-    query_params_set(&q, t.anchor_id, fetch);
-    stream_matches(req, api, &msql, &q, fetch, 0, t.schema);
-    t.schema = NULL;
+    matches_sql(&sql, &msql, fetch, 0);
+    query_anchor(req, api, &sql, &q, fetch, NULL);
 cleanup:
     json_object_put(doc);
-    cps_target_clear(&t);
     query_params_free(&q);
     ncmp_buf_free(&msql);
+    ncmp_buf_free(&sql);
 }
 
 void cps_read_routes_add(cps_api *api, ncmp_http_server *s)

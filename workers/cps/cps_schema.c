@@ -327,9 +327,21 @@ int cps_schema_get(cps_schema_cache *c, ncmp_db *db, const char *id, cps_schema 
     return 0;
 }
 
+const char *cps_schema_set_id(const cps_schema *s)
+{
+    return s->id;
+}
+
 const struct ly_ctx *cps_schema_ctx(const cps_schema *s)
 {
     return s->ctx;
+}
+
+cps_schema *cps_schema_ref(cps_schema *s)
+{
+    if (s)
+        atomic_fetch_add(&s->refs, 1);
+    return s;
 }
 
 void cps_schema_release(cps_schema *s)

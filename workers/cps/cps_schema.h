@@ -62,8 +62,14 @@ void cps_schema_cache_destroy(cps_schema_cache *cache);
 int cps_schema_get(cps_schema_cache *cache, ncmp_db *db, const char *schema_set_id,
                    cps_schema **schema, ncmp_err *err);
 
+/* The schema set's id (decimal; borrowed, as the context). */
+const char *cps_schema_set_id(const cps_schema *schema);
+
 /* The context (borrowed, valid while the reference is held). */
 const struct ly_ctx *cps_schema_ctx(const cps_schema *schema);
+
+/* Another reference to `schema` (NULL gives NULL). */
+cps_schema *cps_schema_ref(cps_schema *schema);
 
 /* Drop a reference. Accepts NULL. */
 void cps_schema_release(cps_schema *schema);

@@ -146,6 +146,8 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
  * request's budget as its statement_timeout. Sent with the query itself:
  * one round trip (ncmp_db_pipeline). */
 static const char SQL_BEGIN[] = "BEGIN READ ONLY";
+/* A read whose check (rest_db_check) and query must see one snapshot. */
+static const char SQL_BEGIN_SNAPSHOT[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
 static const char SQL_SETTINGS[] =
     "SELECT set_config('TimeZone', 'UTC', true), set_config('DateStyle', 'ISO, YMD', true),"
     " set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true),"
@@ -155,7 +157,7 @@ static const char SQL_SETTINGS[] =
 typedef struct read_txn {
     char timeout[16];
     const char *timeout_param[1];
-    ncmp_db_step steps[4];
+    ncmp_db_step steps[5];
 } read_txn;
 
 /* What is left of `req`'s rest.query-timeout-ms (INT_MAX when there is no
@@ -441,34 +443,51 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
     stream_unref(st);
 }
 
-/* Open the transaction, DECLARE the cursor and FETCH the first block, in
- * one round trip: what can fail for a reason the client should hear about
- * fails here, before the first byte. */
-static int stream_open(db_stream *st, read_txn *txn, const char *sql, int nparams,
-                       const char *const *params, int *rows, ncmp_err *err)
+/* Open the transaction, run the check (when there is one), DECLARE the
+ * cursor and FETCH the first block, in one round trip: what can fail for
+ * a reason the client should hear about fails here, before the first
+ * byte. 1: the check said no (nothing formatted). */
+static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check, const char *sql,
+                       int nparams, const char *const *params, int *rows, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
-    PGresult *res = NULL;
-    int rc;
+    PGresult *res = NULL, *checked = NULL;
+    int rc, n = 2;
 
+    if (check) {
+        ncmp_db_statement(st->db, check->stmt, check->sql);
+        txn->steps[0].sql = SQL_BEGIN_SNAPSHOT;
+        txn->steps[n++] =
+            (ncmp_db_step){NULL, check->nparams, check->params, &checked, check->stmt};
+    }
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
-    txn->steps[2] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
-    txn->steps[3] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
-    rc = ncmp_db_pipeline(st->db, txn->steps, 4, &res, err);
+    txn->steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
+    txn->steps[n++] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+    rc = ncmp_db_pipeline(st->db, txn->steps, (size_t)n, &res, err);
     ncmp_buf_free(&declare);
-    if (rc != 0)
+    if (rc != 0) {
+        PQclear(checked);
         return -1;
+    }
+    if (check) {
+        rc = check->holds(check->arg, checked);
+        PQclear(checked);
+        if (!rc) {
+            PQclear(res);
+            return 1;
+        }
+    }
     st->ops->head(st->state, &st->pending);
     return stream_fetch_inline(st, res, rows, err);
 }
 
-void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
-                    const char *const *params, int block_rows, const rest_stream_ops *ops,
-                    void *state)
+int rest_db_stream_checked(ncmp_http_request *req, rest_pool *pool, const rest_db_check *check,
+                           const char *sql, int nparams, const char *const *params, int block_rows,
+                           const rest_stream_ops *ops, void *state)
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
-    int rows = 0, ahead;
+    int rows = 0, ahead, rc = 0;
     read_txn txn;
     ncmp_err err;
 
@@ -481,14 +500,18 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->taken, NULL);
     if (query_begin(pool, req, &st->db, &txn, &err) != 0 ||
-        stream_open(st, &txn, sql, nparams, params, &rows, &err) != 0) {
+        (rc = stream_open(st, &txn, check, sql, nparams, params, &rows, &err)) < 0) {
         stream_destroy(st);
         answer_read_error(pool, req, &err);
-        return;
+        return 0;
+    }
+    if (rc == 1) { /* nothing answered */
+        stream_destroy(st);
+        return 1;
     }
     if (rows == 0 && ops->empty && ops->empty(state, req)) {
         stream_destroy(st);
-        return;
+        return 0;
     }
     /* more to read, and a worker thread to read it on: it reads ahead */
     ahead = !st->closed && ncmp_http_on_worker(req);
@@ -503,6 +526,14 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
     pthread_mutex_unlock(&st->lock);
     if (ahead)
         stream_read_ahead(st, req);
+    return 0;
+}
+
+void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state)
+{
+    rest_db_stream_checked(req, pool, NULL, sql, nparams, params, block_rows, ops, state);
 }
 
 /* A JSON array of rows, each written by a rest_row_fn. */

@@ -78,6 +78,28 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
                     const char *const *params, int block_rows, const rest_stream_ops *ops,
                     void *state);
 
+/* What a caller of rest_db_stream_checked assumed (an anchor's id it
+ * remembered, say), checked in the read's own round trip: the prepared
+ * statement `stmt` (`sql`, registered on the connection) runs first, in
+ * the read's snapshot, and `holds(arg, its result)` says whether the
+ * assumption holds. */
+typedef struct rest_db_check {
+    const char *stmt, *sql;
+    int nparams;
+    const char *const *params;
+    int (*holds)(void *arg, const PGresult *res);
+    void *arg;
+} rest_db_check;
+
+/* rest_db_stream with `check` (NULL: none) in the same round trip as the
+ * query, in one snapshot (REPEATABLE READ). When the check does not hold
+ * nothing is answered, `state` is freed all the same, and 1 is returned
+ * (the caller asks again without its assumption); 0 otherwise, the
+ * request answered. */
+int rest_db_stream_checked(ncmp_http_request *req, rest_pool *pool, const rest_db_check *check,
+                           const char *sql, int nparams, const char *const *params, int block_rows,
+                           const rest_stream_ops *ops, void *state);
+
 /* Run `sql` expecting at most one row; answer 200 with it written by
  * `fmt`, or call `missing(req, arg)` when there is no row. */
 void rest_db_answer_one(ncmp_http_request *req, rest_pool *pool, const char *sql, int nparams,
