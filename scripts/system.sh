@@ -82,8 +82,9 @@ ncmpd_start() {
     local name=${NCMPD_NAME:-ncmpd} i from
     local pidfile="$NCMP_INSTANCE_DIR/$name.pid" log="$NCMP_INSTANCE_DIR/$name.log"
     ncmpd_env
-    # the log is appended to: only this start's lines count
+    # the log is appended to: only this start's lines count (ncmpd_wait_assigned too)
     from=$(($(cat "$log" 2>/dev/null | wc -l) + 1))
+    echo "$from" >"$NCMP_INSTANCE_DIR/$name.log-from"
     setsid "$NCMP_BIN/workers/ncmpd" "$@" >>"$log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     for ((i = 0; i < 300; i++)); do
@@ -117,12 +118,16 @@ dmistub_stat() {
 # ncmpd_wait_assigned ROLE: wait (30 s at most) until the role's consumers
 # have their partitions, so that a measurement does not time the group join.
 ncmpd_wait_assigned() {
-    local i
+    local i log="$NCMP_INSTANCE_DIR/ncmpd.log" from
+    from=$(cat "$NCMP_INSTANCE_DIR/ncmpd.log-from" 2>/dev/null || echo 1)
     for ((i = 0; i < 300; i++)); do
-        grep -q "group-$1#consumer.* assigned:" "$NCMP_INSTANCE_DIR/ncmpd.log" 2>/dev/null && return 0
+        # this start's lines only: an earlier run's assignment says nothing
+        tail -n +"$from" "$log" 2>/dev/null | grep -q "group-$1#consumer.* assigned:" && return 0
+        pid_alive "$NCMP_INSTANCE_DIR/ncmpd.pid" ||
+            die "ncmpd stopped before its $1 workers got partitions (see $log)"
         sleep 0.1
     done
-    die "ncmpd's $1 workers got no partitions within 30 s (see $NCMP_INSTANCE_DIR/ncmpd.log)"
+    die "ncmpd's $1 workers got no partitions within 30 s (see $log)"
 }
 
 system_up() {

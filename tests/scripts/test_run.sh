@@ -220,7 +220,44 @@ instance_in_use_is_refused() {
     grep -q "took it" <<<"$out" || { echo "third: $out"; return 1; }
 }
 
+# ncmpd_wait_assigned reads the lines of ncmpd's last start only: an
+# assignment an earlier run logged does not count, one logged after the
+# start does, and an ncmpd that died is said at once
+wait_assigned_reads_this_start() {
+    local dir="$scratch/assigned" sleeper waiter rc out
+    mkdir -p "$dir"
+    printf '%s\n' 'x info  [kafka] ncmpd-g-ingest#consumer-1 group-registration#consumer-1 assigned: t[0]' \
+        'x info  [main] ncmpd 0.1.0 running (1 roles)' >"$dir/ncmpd.log"
+    echo 3 >"$dir/ncmpd.log-from" # as ncmpd_start writes it
+    sleep 60 &
+    sleeper=$!
+    echo "$sleeper" >"$dir/ncmpd.pid"
+    NCMP_INSTANCE_DIR=$dir bash -c '. "$1/scripts/common.sh"; . "$1/scripts/system.sh"
+        ncmpd_wait_assigned registration' probe "$ROOT" >/dev/null 2>&1 &
+    waiter=$!
+    sleep 1
+    if ! kill -0 "$waiter" 2>/dev/null; then
+        kill "$sleeper"
+        echo "returned on the earlier run's assignment"
+        return 1
+    fi
+    echo 'x info  [kafka] ncmpd-g-ingest#consumer-2 group-registration#consumer-2 assigned: t[1]' \
+        >>"$dir/ncmpd.log"
+    wait "$waiter"
+    rc=$?
+    [ "$rc" = 0 ] || { kill "$sleeper"; echo "this start's assignment not seen ($rc)"; return 1; }
+    kill "$sleeper"
+    wait "$sleeper" 2>/dev/null
+    echo 5 >"$dir/ncmpd.log-from"
+    out=$(NCMP_INSTANCE_DIR=$dir timeout 10 bash -c '. "$1/scripts/common.sh"; . "$1/scripts/system.sh"
+        ncmpd_wait_assigned module-sync' probe "$ROOT" 2>&1)
+    rc=$?
+    [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -q 'ncmpd stopped before its module-sync workers' <<<"$out" ||
+        { echo "a dead ncmpd: status $rc, $out"; return 1; }
+}
+
 check "help lists the commands" help_lists_commands
+check "waiting for partitions reads the last start's lines only" wait_assigned_reads_this_start
 check "every command and benchmark explains itself with --help, running nothing" commands_have_help
 check "the benchmark clients explain themselves with --help" bench_clients_have_help
 check "unknown command fails" unknown_command_fails
