@@ -253,7 +253,10 @@ Test(cps_data, reads_bounded_in_depth_are_the_whole_read_cut_at_that_depth, .tim
     ncmp_err err;
 
     /* enough devices that the planner prefers the depth index for the
-     * ranges over all of them (the writes analyze the table) */
+     * ranges over all of them (the writes analyze the table); a bounded
+     * read is tried as a small read of at most a block (5,000 rows), and
+     * the deeper ones from / (6,001 rows and more) are read again by a
+     * cursor */
     post_devices(c, 0, 200, 201);
     cr_assert_eq(ncmp_db_open(&db, c->dburl, NULL, 5, &err), 0, "%s", err.msg);
     scans_before = depth_index_scans(db);

@@ -611,17 +611,18 @@ const char CPS_SQL_READ_ALL[] =
  * it, one index probe per row answered. A range scan would read the
  * whole subtree to answer its top (86,001 rows for one node without
  * descendants). */
-const char CPS_SQL_READ_WALK[] =
-    "WITH RECURSIVE r(path, depth, attributes, hi) AS ("
-    " SELECT s.path, s.depth, s.attributes, b.hi FROM (VALUES ($3, $4), ($5, $6)) b(lo, hi),"
-    " LATERAL (SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
-    "  AND path >= b.lo AND path < b.hi ORDER BY path LIMIT 1) s"
-    " UNION ALL"
-    " SELECT n.path, n.depth, n.attributes, r.hi FROM r,"
-    " LATERAL (SELECT path, depth, attributes FROM fragment f WHERE f.anchor_id = $1"
-    "  AND f.path >= r.path || CASE WHEN r.depth < $2::int THEN E'\\x01' ELSE E'\\x02' END"
-    "  AND f.path < r.hi ORDER BY f.path LIMIT 1) n)"
-    " SELECT path, depth, attributes FROM r ORDER BY path";
+#define SQL_READ_WALK                                                                              \
+    "WITH RECURSIVE r(path, depth, attributes, hi) AS ("                                           \
+    " SELECT s.path, s.depth, s.attributes, b.hi FROM (VALUES ($3, $4), ($5, $6)) b(lo, hi),"      \
+    " LATERAL (SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"                  \
+    "  AND path >= b.lo AND path < b.hi ORDER BY path LIMIT 1) s"                                  \
+    " UNION ALL"                                                                                   \
+    " SELECT n.path, n.depth, n.attributes, r.hi FROM r,"                                          \
+    " LATERAL (SELECT path, depth, attributes FROM fragment f WHERE f.anchor_id = $1"              \
+    "  AND f.path >= r.path || CASE WHEN r.depth < $2::int THEN E'\\x01' ELSE E'\\x02' END"        \
+    "  AND f.path < r.hi ORDER BY f.path LIMIT 1) n)"                                              \
+    " SELECT path, depth, attributes FROM r ORDER BY path"
+const char CPS_SQL_READ_WALK[] = SQL_READ_WALK;
 
 /* A read bounded in depth ($2) to CPS_DEPTH_INDEXED or less: the rows of
  * each depth down to the bound, a range scan each of the depth index
@@ -630,16 +631,30 @@ const char CPS_SQL_READ_WALK[] =
  * small (a node deep in the tree). The SQL here and in
  * SQL_MATCH_BOUNDED writes CPS_DEPTH_INDEXED out, as the migration does. */
 _Static_assert(CPS_DEPTH_INDEXED == 3, "SQL_READ_SHALLOW and SQL_MATCH_BOUNDED write it as 3");
-static const char SQL_READ_SHALLOW[] =
-    "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"
-    " AND depth = ANY(('{1,2,3}'::smallint[])[1:$2::int]) AND depth <= 3"
-    " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5) ORDER BY path";
+#define SQL_READ_SHALLOW                                                                           \
+    "SELECT path, depth, attributes FROM fragment WHERE anchor_id = $1"                            \
+    " AND depth = ANY(('{1,2,3}'::smallint[])[1:$2::int]) AND depth <= 3"                          \
+    " AND path >= $3 AND path < $6 AND (path < $4 OR path >= $5) ORDER BY path"
+
+/* The reads bounded in depth as small reads (rest_db_small): prepared,
+ * their plans kept by the connection (planning one took 0.2 ms, most of
+ * the database's time for a node without descendants), a block at most. */
+static const rest_db_small READ_SHALLOW_SMALL = {"cps_read_shallow", SQL_READ_SHALLOW " LIMIT $7"};
+static const rest_db_small READ_WALK_SMALL = {"cps_read_walk", SQL_READ_WALK " LIMIT $7"};
 
 const char *cps_sql_read_bounded(int maxdepth)
 {
     if (maxdepth >= CPS_DEPTH_ALL)
         return CPS_SQL_READ_ALL;
     return maxdepth <= CPS_DEPTH_INDEXED ? SQL_READ_SHALLOW : CPS_SQL_READ_WALK;
+}
+
+/* The small read of cps_sql_read_bounded's (NULL for every descendant). */
+static const rest_db_small *read_small(int maxdepth)
+{
+    if (maxdepth >= CPS_DEPTH_ALL)
+        return NULL;
+    return maxdepth <= CPS_DEPTH_INDEXED ? &READ_SHALLOW_SMALL : &READ_WALK_SMALL;
 }
 
 /* GET /v1|v2|v3/.../anchors/{a}/node?xpath=&descendants= : the node at
@@ -700,7 +715,7 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
         w->schema = t.schema;
         t.schema = NULL;
         params[0] = t.anchor_id;
-        if (cps_read_stream(req, api, &t, recalled, schema_set_id,
+        if (cps_read_stream(req, api, &t, recalled, schema_set_id, read_small(atoi(maxdepth)),
                             cps_sql_read_bounded(atoi(maxdepth)), 6, params, READ_BLOCK,
                             wants_xml(req) ? &xml_ops : &tree_ops, w) == 0)
             break;
@@ -878,8 +893,8 @@ static void query_anchor(ncmp_http_request *req, cps_api *api, const ncmp_buf *s
             t.schema = NULL;
         }
         free(q->all);
-        rc = cps_read_stream(req, api, &t, recalled, schema_set_id, sql->data, (int)(2 + q->path.n),
-                             query_params_all(q), READ_BLOCK, ops, state);
+        rc = cps_read_stream(req, api, &t, recalled, schema_set_id, NULL, sql->data,
+                             (int)(2 + q->path.n), query_params_all(q), READ_BLOCK, ops, state);
         if (rc == 0)
             break;
         cps_target_clear(&t);

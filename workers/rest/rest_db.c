@@ -144,14 +144,20 @@ void rest_db_answer_error(ncmp_http_request *req, const ncmp_err *err)
  * answer's plan crosses its cost threshold and pays 100 ms or more of
  * compiling for a query that runs in less), and what is left of the
  * request's budget as its statement_timeout. Sent with the query itself:
- * one round trip (ncmp_db_pipeline). */
+ * one round trip (ncmp_db_pipeline); the settings prepared, as they are
+ * the same every time but for the timeout. */
 static const char SQL_BEGIN[] = "BEGIN READ ONLY";
 /* A read whose check (rest_db_check) and query must see one snapshot. */
 static const char SQL_BEGIN_SNAPSHOT[] = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
-static const char SQL_SETTINGS[] =
-    "SELECT set_config('TimeZone', 'UTC', true), set_config('DateStyle', 'ISO, YMD', true),"
-    " set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true),"
-    " set_config('statement_timeout', $1, true)";
+#define SETTINGS                                                                                   \
+    "SELECT set_config('TimeZone', 'UTC', true), set_config('DateStyle', 'ISO, YMD', true),"       \
+    " set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true),"           \
+    " set_config('statement_timeout', $1, true)"
+static const char SQL_SETTINGS[] = SETTINGS;
+/* A small read's: its statement keeps one plan, made for any parameters
+ * (rest_db_small). */
+static const char SQL_SETTINGS_GENERIC[] =
+    SETTINGS ", set_config('plan_cache_mode', 'force_generic_plan', true)";
 
 /* A read's transaction: its opening statements, then the caller's. */
 typedef struct read_txn {
@@ -195,7 +201,8 @@ static int query_begin(rest_pool *pool, const ncmp_http_request *req, ncmp_db **
     snprintf(txn->timeout, sizeof(txn->timeout), "%d", left == INT_MAX ? 0 : left);
     txn->timeout_param[0] = txn->timeout;
     txn->steps[0] = (ncmp_db_step){SQL_BEGIN, 0, NULL, NULL, NULL};
-    txn->steps[1] = (ncmp_db_step){SQL_SETTINGS, 1, txn->timeout_param, NULL, NULL};
+    ncmp_db_statement(*db, "rest_settings", SQL_SETTINGS);
+    txn->steps[1] = (ncmp_db_step){NULL, 1, txn->timeout_param, NULL, "rest_settings"};
     return 0;
 }
 
@@ -446,12 +453,18 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
 /* Open the transaction, run the check (when there is one), DECLARE the
  * cursor and FETCH the first block, in one round trip: what can fail for
  * a reason the client should hear about fails here, before the first
- * byte. 1: the check said no (nothing formatted). */
-static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check, const char *sql,
-                       int nparams, const char *const *params, int *rows, ncmp_err *err)
+ * byte. A small read runs its prepared statement instead of the cursor,
+ * and only an answer of a whole block or more is read again through the
+ * cursor, in a second round trip. 1: the check said no (nothing
+ * formatted). */
+static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
+                       const rest_db_small *small, const char *sql, int nparams,
+                       const char *const *params, int *rows, ncmp_err *err)
 {
     ncmp_buf declare = NCMP_BUF_INIT;
     PGresult *res = NULL, *checked = NULL;
+    const char **limited = NULL;
+    char limit[16];
     int rc, n = 2;
 
     if (check) {
@@ -462,29 +475,53 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
     }
     ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
     ncmp_buf_append_str(&declare, sql);
-    txn->steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
-    txn->steps[n++] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+    if (small) {
+        ncmp_db_statement(st->db, "rest_settings_generic", SQL_SETTINGS_GENERIC);
+        txn->steps[1].stmt = "rest_settings_generic";
+        ncmp_db_statement(st->db, small->stmt, small->sql);
+        limited = ncmp_xcalloc((size_t)nparams + 1, sizeof(*limited));
+        memcpy(limited, params, (size_t)nparams * sizeof(*limited));
+        snprintf(limit, sizeof(limit), "%d", st->block_rows);
+        limited[nparams] = limit;
+        txn->steps[n++] = (ncmp_db_step){NULL, nparams + 1, limited, NULL, small->stmt};
+    } else {
+        txn->steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
+        txn->steps[n++] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+    }
     rc = ncmp_db_pipeline(st->db, txn->steps, (size_t)n, &res, err);
-    ncmp_buf_free(&declare);
+    free(limited);
     if (rc != 0) {
         PQclear(checked);
-        return -1;
+        goto cleanup;
     }
     if (check) {
         rc = check->holds(check->arg, checked);
         PQclear(checked);
         if (!rc) {
             PQclear(res);
-            return 1;
+            rc = 1;
+            goto cleanup;
         }
     }
+    if (small && PQntuples(res) >= st->block_rows) { /* not small: the cursor */
+        PQclear(res);
+        res = NULL;
+        txn->steps[0] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
+        txn->steps[1] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+        if ((rc = ncmp_db_pipeline(st->db, txn->steps, 2, &res, err)) != 0)
+            goto cleanup;
+    }
     st->ops->head(st->state, &st->pending);
-    return stream_fetch_inline(st, res, rows, err);
+    rc = stream_fetch_inline(st, res, rows, err);
+cleanup:
+    ncmp_buf_free(&declare);
+    return rc;
 }
 
 int rest_db_stream_checked(ncmp_http_request *req, rest_pool *pool, const rest_db_check *check,
-                           const char *sql, int nparams, const char *const *params, int block_rows,
-                           const rest_stream_ops *ops, void *state)
+                           const rest_db_small *small, const char *sql, int nparams,
+                           const char *const *params, int block_rows, const rest_stream_ops *ops,
+                           void *state)
 {
     db_stream *st = ncmp_xcalloc(1, sizeof(*st));
     int rows = 0, ahead, rc = 0;
@@ -500,7 +537,7 @@ int rest_db_stream_checked(ncmp_http_request *req, rest_pool *pool, const rest_d
     pthread_mutex_init(&st->lock, NULL);
     pthread_cond_init(&st->taken, NULL);
     if (query_begin(pool, req, &st->db, &txn, &err) != 0 ||
-        (rc = stream_open(st, &txn, check, sql, nparams, params, &rows, &err)) < 0) {
+        (rc = stream_open(st, &txn, check, small, sql, nparams, params, &rows, &err)) < 0) {
         stream_destroy(st);
         answer_read_error(pool, req, &err);
         return 0;
@@ -533,7 +570,7 @@ void rest_db_stream(ncmp_http_request *req, rest_pool *pool, const char *sql, in
                     const char *const *params, int block_rows, const rest_stream_ops *ops,
                     void *state)
 {
-    rest_db_stream_checked(req, pool, NULL, sql, nparams, params, block_rows, ops, state);
+    rest_db_stream_checked(req, pool, NULL, NULL, sql, nparams, params, block_rows, ops, state);
 }
 
 /* A JSON array of rows, each written by a rest_row_fn. */

@@ -91,14 +91,26 @@ typedef struct rest_db_check {
     void *arg;
 } rest_db_check;
 
+/* A read that is most often smaller than a block: `stmt`, registered on
+ * the connection as `sql` (the read's query with " LIMIT $n+1" appended,
+ * n its parameters), runs prepared with one plan made for any parameters
+ * (plan_cache_mode force_generic_plan: PostgreSQL would otherwise plan
+ * each execution anew, as it does each cursor), so the query must be one
+ * whose best plan does not depend on its values; an answer of a whole
+ * block or more is read again through the cursor. */
+typedef struct rest_db_small {
+    const char *stmt, *sql;
+} rest_db_small;
+
 /* rest_db_stream with `check` (NULL: none) in the same round trip as the
- * query, in one snapshot (REPEATABLE READ). When the check does not hold
- * nothing is answered, `state` is freed all the same, and 1 is returned
- * (the caller asks again without its assumption); 0 otherwise, the
- * request answered. */
+ * query, in one snapshot (REPEATABLE READ), and the query run as `small`
+ * says (NULL: a cursor). When the check does not hold nothing is
+ * answered, `state` is freed all the same, and 1 is returned (the caller
+ * asks again without its assumption); 0 otherwise, the request answered. */
 int rest_db_stream_checked(ncmp_http_request *req, rest_pool *pool, const rest_db_check *check,
-                           const char *sql, int nparams, const char *const *params, int block_rows,
-                           const rest_stream_ops *ops, void *state);
+                           const rest_db_small *small, const char *sql, int nparams,
+                           const char *const *params, int block_rows, const rest_stream_ops *ops,
+                           void *state);
 
 /* Run `sql` expecting at most one row; answer 200 with it written by
  * `fmt`, or call `missing(req, arg)` when there is no row. */
