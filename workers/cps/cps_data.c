@@ -211,12 +211,12 @@ static int anchor_holds(void *arg, const PGresult *res)
 }
 
 int cps_read_stream(ncmp_http_request *req, cps_api *api, const cps_target *t, int recalled,
-                    const char *schema_set_id, const rest_db_small *small, const char *sql,
-                    int nparams, const char *const *params, int block_rows,
-                    const rest_stream_ops *ops, void *state)
+                    const rest_db_small *small, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state)
 {
     const char *rparams[3] = {t->dataspace, t->anchor_name, NULL};
-    anchor_seen seen = {t->anchor_id, schema_set_id};
+    anchor_seen seen = {t->anchor_id, cps_schema_set_id(t->schema)};
     rest_db_check check = {"cps_resolve", SQL_RESOLVE, 3, rparams, anchor_holds, &seen};
 
     if (rest_db_stream_checked(req, api->pool, recalled ? &check : NULL, small, sql, nparams,

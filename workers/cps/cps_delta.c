@@ -1426,9 +1426,8 @@ static int delta_open_plain(delta *d, const char *read, const char **params, con
         d->mem = mem_of_block(d->t.next);
         log_debug("cps", "delta of anchors %s and %s compared in memory (%zu and %zu rows)", d->src,
                   d->tgt, d->smem->n, d->mem->n);
-        cursor_forget(&d->s); /* the transaction's end closes them */
-        cursor_forget(&d->t);
-        d->s.open = d->t.open = 0;
+        cursor_close(NULL, &d->s); /* the transaction's end closes them */
+        cursor_close(NULL, &d->t);
         *in_memory = 1;
         return 0;
     }

@@ -82,16 +82,16 @@ void cps_anchor_cache_destroy(cps_anchor_cache *c);
 int cps_read_target(ncmp_http_request *req, cps_api *api, const char *dataspace, const char *anchor,
                     int recall, cps_target *t, int *recalled);
 
-/* rest_db_stream of a read of t's anchor (t from cps_read_target; its
- * schema may have been taken over since), as a small read when `small`
- * says how (NULL: a cursor). When t was recalled, the anchor is checked
+/* rest_db_stream of a read of t's anchor (t from cps_read_target, its
+ * schema still held), as a small read when `small` says how (NULL: a
+ * cursor). When t was recalled, the anchor is checked
  * in the read's own round trip: 1 when it has changed (nothing answered,
  * `state` freed, the anchor forgotten): the caller reads again with
  * recall 0. 0: answered. */
 int cps_read_stream(ncmp_http_request *req, cps_api *api, const cps_target *t, int recalled,
-                    const char *schema_set_id, const rest_db_small *small, const char *sql,
-                    int nparams, const char *const *params, int block_rows,
-                    const rest_stream_ops *ops, void *state);
+                    const rest_db_small *small, const char *sql, int nparams,
+                    const char *const *params, int block_rows, const rest_stream_ops *ops,
+                    void *state);
 
 /* The implemented module of `ctx` with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len);

@@ -676,7 +676,7 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
     int top_depth, recalled;
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
-    char maxdepth[16], schema_set_id[32];
+    char maxdepth[16];
     const char *params[6];
     cps_target t = {0};
     ncmp_err err;
@@ -711,11 +711,9 @@ void cps_api_respond_node(cps_api *api, ncmp_http_request *req, const char *data
         w->dataspace = t.dataspace;
         /* top nodes may come from several modules: the writer looks each
          * one's prefix up in the schema it holds */
-        snprintf(schema_set_id, sizeof(schema_set_id), "%s", cps_schema_set_id(t.schema));
-        w->schema = t.schema;
-        t.schema = NULL;
+        w->schema = cps_schema_ref(t.schema);
         params[0] = t.anchor_id;
-        if (cps_read_stream(req, api, &t, recalled, schema_set_id, read_small(atoi(maxdepth)),
+        if (cps_read_stream(req, api, &t, recalled, read_small(atoi(maxdepth)),
                             cps_sql_read_bounded(atoi(maxdepth)), 6, params, READ_BLOCK,
                             wants_xml(req) ? &xml_ops : &tree_ops, w) == 0)
             break;
@@ -875,26 +873,23 @@ static void query_anchor(ncmp_http_request *req, cps_api *api, const ncmp_buf *s
 
     for (int recall = 1;; recall = 0) {
         int recalled, rc;
-        char schema_set_id[32];
         const rest_stream_ops *ops = &leaf_ops;
         void *state;
         if (cps_read_target(req, api, ncmp_http_param(req, "dataspace"),
                             ncmp_http_param(req, "anchor"), recall, &t, &recalled) != 0)
             break;
         query_params_set(q, t.anchor_id, fetch);
-        snprintf(schema_set_id, sizeof(schema_set_id), "%s", cps_schema_set_id(t.schema));
         if (leaf) {
             leaf_writer *lw = ncmp_xcalloc(1, sizeof(*lw));
             snprintf(lw->name, sizeof(lw->name), "%s", leaf);
             state = lw;
         } else {
-            state = matches_writer(t.schema);
+            state = matches_writer(cps_schema_ref(t.schema));
             ops = wants_xml(req) ? &xml_ops : &tree_ops;
-            t.schema = NULL;
         }
         free(q->all);
-        rc = cps_read_stream(req, api, &t, recalled, schema_set_id, NULL, sql->data,
-                             (int)(2 + q->path.n), query_params_all(q), READ_BLOCK, ops, state);
+        rc = cps_read_stream(req, api, &t, recalled, NULL, sql->data, (int)(2 + q->path.n),
+                             query_params_all(q), READ_BLOCK, ops, state);
         if (rc == 0)
             break;
         cps_target_clear(&t);

@@ -450,6 +450,17 @@ static void stream_read_ahead(db_stream *st, const ncmp_http_request *req)
     stream_unref(st);
 }
 
+/* The cursor's two steps at `steps`: DECLARE rest_cursor for `sql` (its
+ * text in `declare`) and the FETCH of the first block. */
+static void cursor_steps(const db_stream *st, ncmp_db_step *steps, ncmp_buf *declare,
+                         const char *sql, int nparams, const char *const *params)
+{
+    ncmp_buf_append_str(declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
+    ncmp_buf_append_str(declare, sql);
+    steps[0] = (ncmp_db_step){declare->data, nparams, params, NULL, NULL};
+    steps[1] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+}
+
 /* Open the transaction, run the check (when there is one), DECLARE the
  * cursor and FETCH the first block, in one round trip: what can fail for
  * a reason the client should hear about fails here, before the first
@@ -473,8 +484,6 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
         txn->steps[n++] =
             (ncmp_db_step){NULL, check->nparams, check->params, &checked, check->stmt};
     }
-    ncmp_buf_append_str(&declare, "DECLARE rest_cursor NO SCROLL CURSOR FOR ");
-    ncmp_buf_append_str(&declare, sql);
     if (small) {
         ncmp_db_statement(st->db, "rest_settings_generic", SQL_SETTINGS_GENERIC);
         txn->steps[1].stmt = "rest_settings_generic";
@@ -485,8 +494,8 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
         limited[nparams] = limit;
         txn->steps[n++] = (ncmp_db_step){NULL, nparams + 1, limited, NULL, small->stmt};
     } else {
-        txn->steps[n++] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
-        txn->steps[n++] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+        cursor_steps(st, &txn->steps[n], &declare, sql, nparams, params);
+        n += 2;
     }
     rc = ncmp_db_pipeline(st->db, txn->steps, (size_t)n, &res, err);
     free(limited);
@@ -506,8 +515,7 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
     if (small && PQntuples(res) >= st->block_rows) { /* not small: the cursor */
         PQclear(res);
         res = NULL;
-        txn->steps[0] = (ncmp_db_step){declare.data, nparams, params, NULL, NULL};
-        txn->steps[1] = (ncmp_db_step){st->fetch_sql, 0, NULL, NULL, NULL};
+        cursor_steps(st, txn->steps, &declare, sql, nparams, params);
         if ((rc = ncmp_db_pipeline(st->db, txn->steps, 2, &res, err)) != 0)
             goto cleanup;
     }
