@@ -1081,6 +1081,58 @@ Test(cps_data, composite_queries_combine_paths, .timeout = 120)
  * an anchor deleted is 404 at once, and one made again under the same
  * name (a new anchor, on the same schema set or another) is read as the
  * new anchor, by the node read, the query and the composite query. */
+/* Writes go by the anchor remembered too, their lock of its row the
+ * check: one made again under the same name, with nothing between to
+ * tell this process, is the one written. */
+Test(cps_data, a_write_after_its_anchor_is_made_again_writes_the_new_one, .timeout = 120)
+{
+    cps_case *c = bookstore_case("cps_data_write_again");
+    const char *node = "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/bookstore";
+    const char *cat2 = AN "/nodes?xpath=/bookstore/categories%5B@code='2'%5D";
+    const char *cat3 = AN "/nodes?xpath=/bookstore/categories%5B@code='3'%5D";
+    const char *name = "{\"bookstore\":{\"bookstore-name\":\"Chapters\"}}";
+    const char *data =
+        "{\"bookstore\":{\"bookstore-name\":\"Odeon\",\"categories\":"
+        "[{\"code\":\"2\",\"name\":\"Poetry\"},{\"code\":\"3\",\"name\":\"Odes\"}]}}";
+
+    /* remembered by the setup's write; written twice through it */
+    send_json(c, "PATCH", AN "/nodes?xpath=/", name, 200, NULL);
+    it_cps_expect(c, "GET", node, NULL, 200, "Chapters");
+    it_cps_expect(c, "DELETE", cat2, NULL, 204, NULL);
+    it_cps_expect(c, "DELETE", cat2, NULL, 404, "DataNode with xpath");
+
+    /* gone and made again, no request of it between */
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
+    send_json(c, "POST", AN "/nodes?xpath=/", data, 201, NULL);
+    it_cps_expect(c, "GET", node, NULL, 200, "Odeon");
+    cr_expect_eq(query_count(c, Q "//categories"), 2);
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
+    send_json(c, "POST", AN "/nodes?xpath=/", data, 201, NULL);
+    it_cps_expect(c, "DELETE", cat3, NULL, 204, NULL);
+    cr_expect_eq(query_count(c, Q "//categories"), 1);
+    /* a delete in the new, empty anchor: its node is not found (not the
+     * anchor) */
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
+    it_cps_expect(c, "DELETE", cat2, NULL, 404, "DataNode with xpath");
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=bs&anchor-name=a1", NULL, 201, NULL);
+    send_json(c, "POST", AN "/nodes?xpath=/", data, 201, NULL);
+    send_json(c, "PATCH", AN "/nodes?xpath=/", name, 200, NULL);
+    it_cps_expect(c, "GET", node, NULL, 200, "Chapters");
+    cr_expect_eq(query_count(c, Q "//categories"), 2);
+
+    /* gone for good: each write is CPS's 404, dry run or not */
+    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
+    send_json(c, "PATCH", AN "/nodes?xpath=/", name, 404, "Anchor with name a1 does not exist");
+    send_json(c, "PATCH", AN "/nodes?xpath=/&dry-run=true", name, 404,
+              "Anchor with name a1 does not exist");
+    it_cps_expect(c, "DELETE", cat3, NULL, 404, "Anchor with name a1 does not exist");
+    it_cps_fini(c);
+}
+
 Test(cps_data, a_read_after_its_anchor_is_made_again_reads_the_new_one, .timeout = 120)
 {
     cps_case *c = bookstore_case("cps_data_anchor_again");

@@ -295,21 +295,6 @@ void cps_respond_refusal(ncmp_http_request *req, const cps_refusal *why, const n
         rest_db_answer_error(req, err);
 }
 
-/* Resolve {dataspace}/{anchor} and load its schema set. Answers 404 (or
- * the error) and returns -1 when it cannot. */
-int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t)
-{
-    cps_refusal why = {0};
-    ncmp_err err;
-
-    if (cps_store_resolve(db, api->schemas, ncmp_http_param(req, "dataspace"),
-                          ncmp_http_param(req, "anchor"), t, &why, &err) != 0) {
-        cps_respond_refusal(req, &why, &err);
-        return -1;
-    }
-    return 0;
-}
-
 /* The implemented module with a top-level data node `name`. */
 const struct lys_module *cps_top_module(const struct ly_ctx *ctx, const char *name, size_t len)
 {
@@ -1172,6 +1157,10 @@ static int refuse(cps_refusal *why, int status, const char *message)
     return -1;
 }
 
+/* The refusal of a write whose anchor was gone when it came to lock it
+ * (the same words as a resolution's, told apart by the pointer). */
+static const char ANCHOR_GONE[] = "Anchor not found";
+
 /* The answer of SQL_LOCK_ANCHOR: 0 when it locked the anchor's row, CPS's
  * 404 when the anchor is gone meanwhile. */
 static int anchor_locked(const cps_target *t, const PGresult *lock, cps_refusal *why, ncmp_err *err)
@@ -1180,7 +1169,7 @@ static int anchor_locked(const cps_target *t, const PGresult *lock, cps_refusal 
         return 0;
     ncmp_err_set(err, NCMP_ERR_REJECT, "Anchor with name %s does not exist in dataspace %s.",
                  t->anchor_name, t->dataspace);
-    return refuse(why, 404, "Anchor not found");
+    return refuse(why, 404, ANCHOR_GONE);
 }
 
 /* Lock the anchor's row for the write; gone meanwhile: refused. */
@@ -1190,7 +1179,8 @@ static int lock_anchor(ncmp_db *db, const cps_target *t, cps_refusal *why, ncmp_
     PGresult *res = NULL;
     int rc;
 
-    if (ncmp_db_query(db, SQL_LOCK_ANCHOR, 1, params, &res, err) != 0)
+    ncmp_db_statement(db, "cps_lock_anchor", SQL_LOCK_ANCHOR);
+    if (ncmp_db_run(db, "cps_lock_anchor", 1, params, &res, err) != 0)
         return -1;
     rc = anchor_locked(t, res, why, err);
     PQclear(res);
@@ -1469,11 +1459,12 @@ static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int
     ncmp_buf path = NCMP_BUF_INIT;
     cps_path_ranges rg = {0};
     cps_notice notice = {0};
+    cps_note note = {0};
     const char *params[5];
     PGresult *res = NULL, *lock = NULL;
-    ncmp_db_step steps[3];
+    ncmp_db_step steps[4];
     size_t n = 0;
-    int rc = -1;
+    int rc = -1, noted = 0;
 
     if (!xpath)
         xpath = "/";
@@ -1495,14 +1486,20 @@ static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int
             ncmp_db_query(db, sql, 5, params, &res, err) != 0)
             goto cleanup;
     } else {
+        /* Lock, delete and the event in one round trip: a refusal below
+         * rolls the event back with the rest. */
         if (begin)
             steps[n++] = (ncmp_db_step){"BEGIN", 0, NULL, NULL, NULL};
-        steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock, NULL};
-        steps[n++] = (ncmp_db_step){sql, 5, params, &res, NULL};
+        ncmp_db_statement(db, "cps_lock_anchor", SQL_LOCK_ANCHOR);
+        ncmp_db_statement(db, "cps_delete_nodes", sql);
+        steps[n++] = (ncmp_db_step){SQL_LOCK_ANCHOR, 1, params, &lock, "cps_lock_anchor"};
+        steps[n++] = (ncmp_db_step){sql, 5, params, &res, "cps_delete_nodes"};
+        noted = cps_events_note_step(db, t, "remove", xpath, &note, &steps[n], err);
+        if (noted < 0)
+            goto cleanup;
+        n += (size_t)noted;
         /* an anchor gone meanwhile deleted nothing */
-        if (ncmp_db_pipeline(db, steps, n, NULL, err) != 0 ||
-            anchor_locked(t, lock, why, err) != 0 ||
-            cps_events_begin(db, t, path.data, &notice, err) != 0)
+        if (ncmp_db_pipeline(db, steps, n, NULL, err) != 0 || anchor_locked(t, lock, why, err) != 0)
             goto cleanup;
     }
     if (path.len && strcmp(PQcmdTuples(res), "0") == 0) {
@@ -1512,10 +1509,11 @@ static int delete_nodes(ncmp_db *db, const cps_target *t, const char *xpath, int
         refuse(why, 404, "DataNode not found");
         goto cleanup;
     }
-    if (cps_events_end(db, t, &notice, "remove", xpath, err) != 0)
+    if (!noted && cps_events_end(db, t, &notice, "remove", xpath, err) != 0)
         goto cleanup;
     rc = 0;
 cleanup:
+    cps_note_clear(&note);
     cps_notice_clear(&notice);
     PQclear(res);
     PQclear(lock);
@@ -1561,6 +1559,55 @@ static int observed_asked(ncmp_http_request *req, const char **out)
     return 0;
 }
 
+/* A write's anchor is the one remembered when there is one
+ * (cps_read_target): an anchor's id is never given again and its name,
+ * dataspace and schema set never change, so the write's lock of its row
+ * (SQL_LOCK_ANCHOR) is the check, and a refusal before it (the payload
+ * checked against the anchor's schema) is checked after it. After a
+ * refused write (its transaction rolled back): 1 when the anchor
+ * remembered is gone, forgotten and t cleared, so that the write runs
+ * again with the anchor resolved anew (one made again under the name may
+ * be there); 0 when the refusal stands. */
+static int write_again(cps_api *api, ncmp_db *db, cps_target *t, int recalled,
+                       const cps_refusal *why, const ncmp_err *err)
+{
+    cps_target now = {0};
+    cps_refusal nwhy = {0};
+    ncmp_err nerr;
+    int same;
+
+    if (!recalled || err->cls != NCMP_ERR_REJECT || !why->status)
+        return 0;
+    same = why->message != ANCHOR_GONE &&
+           cps_store_resolve(db, api->schemas, t->dataspace, t->anchor_name, &now, &nwhy, &nerr) ==
+               0 &&
+           strcmp(now.anchor_id, t->anchor_id) == 0;
+    cps_target_clear(&now);
+    if (same)
+        return 0;
+    anchor_forget(api->anchors, t->dataspace, t->anchor_name);
+    cps_target_clear(t);
+    return 1;
+}
+
+/* A write's anchor (cps_read_target: remembered when `recall`) and, the
+ * first time, its connection. Answers and returns -1 when it cannot. */
+static int write_target(ncmp_http_request *req, cps_api *api, int recall, const char *observed,
+                        cps_target *t, int *recalled, ncmp_db **db)
+{
+    ncmp_err err;
+
+    if (cps_read_target(req, api, ncmp_http_param(req, "dataspace"), ncmp_http_param(req, "anchor"),
+                        recall, t, recalled) != 0)
+        return -1;
+    if (!*db && rest_pool_get(api->pool, CPS_POOL_WAIT_MS, db, &err) != 0) {
+        rest_db_answer_error(req, &err);
+        return -1;
+    }
+    t->observed_timestamp = observed;
+    return 0;
+}
+
 /* A write of the request's body, in a transaction of its own. */
 static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind)
 {
@@ -1575,7 +1622,7 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
     ncmp_db *db = NULL;
     ncmp_err err;
     size_t nodes = 0;
-    int in_tx = 0;
+    int in_tx = 0, recalled = 0;
 
     if (!v)
         return;
@@ -1589,23 +1636,27 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
     }
     if (observed_asked(req, &observed) != 0)
         return;
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    t.observed_timestamp = observed;
-    if (!dry_run) {
-        if (ncmp_db_begin(db, &err) != 0) {
-            rest_db_answer_error(req, &err);
+    /* a dry run locks nothing, so its anchor is looked up */
+    for (int recall = !dry_run;; recall = 0) {
+        if (write_target(req, api, recall, observed, &t, &recalled, &db) != 0)
+            goto cleanup;
+        if (!dry_run) {
+            if (ncmp_db_begin(db, &err) != 0) {
+                rest_db_answer_error(req, &err);
+                goto cleanup;
+            }
+            in_tx = 1;
+        }
+        if (cps_store_write(db, &t, kind, xpath, body, len, xml, dry_run, &nodes, &why, &err) == 0)
+            break;
+        if (in_tx) {
+            in_tx = 0;
+            ncmp_db_rollback(db);
+        }
+        if (!write_again(api, db, &t, recalled, &why, &err)) {
+            cps_respond_refusal(req, &why, &err);
             goto cleanup;
         }
-        in_tx = 1;
-    }
-    if (cps_store_write(db, &t, kind, xpath, body, len, xml, dry_run, &nodes, &why, &err) != 0) {
-        cps_respond_refusal(req, &why, &err);
-        goto cleanup;
     }
     if (in_tx) {
         in_tx = 0;
@@ -1624,7 +1675,8 @@ static void data_write(ncmp_http_request *req, cps_api *api, cps_write_kind kind
 cleanup:
     if (in_tx)
         ncmp_db_rollback(db);
-    rest_pool_put(api->pool, db);
+    if (db)
+        rest_pool_put(api->pool, db);
     cps_target_clear(&t);
 }
 
@@ -1664,20 +1716,20 @@ static void h_delete(ncmp_http_request *req, void *arg)
     cps_refusal why = {0};
     ncmp_db *db = NULL;
     ncmp_err err;
+    int recalled = 0;
 
     if (!cps_api_version(req, 2) || observed_asked(req, &observed) != 0)
         return;
-    if (rest_pool_get(api->pool, CPS_POOL_WAIT_MS, &db, &err) != 0) {
-        rest_db_answer_error(req, &err);
-        return;
-    }
-    if (cps_target_resolve(req, api, db, &t) != 0)
-        goto cleanup;
-    t.observed_timestamp = observed;
-    if (delete_nodes(db, &t, ncmp_http_query(req, "xpath"), 1, &why, &err) != 0) {
+    for (int recall = 1;; recall = 0) {
+        if (write_target(req, api, recall, observed, &t, &recalled, &db) != 0)
+            goto cleanup;
+        if (delete_nodes(db, &t, ncmp_http_query(req, "xpath"), 1, &why, &err) == 0)
+            break;
         ncmp_db_rollback(db);
-        cps_respond_refusal(req, &why, &err);
-        goto cleanup;
+        if (!write_again(api, db, &t, recalled, &why, &err)) {
+            cps_respond_refusal(req, &why, &err);
+            goto cleanup;
+        }
     }
     if (ncmp_db_commit(db, &err) != 0) {
         rest_db_answer_error(req, &err);
@@ -1685,7 +1737,8 @@ static void h_delete(ncmp_http_request *req, void *arg)
     }
     ncmp_http_respond(req, 204, NULL, "", 0);
 cleanup:
-    rest_pool_put(api->pool, db);
+    if (db)
+        rest_pool_put(api->pool, db);
     cps_target_clear(&t);
 }
 

@@ -253,44 +253,57 @@ void cps_notice_clear(cps_notice *n)
     n->delta = 0;
 }
 
-static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
-                           ncmp_err *err)
+int cps_events_note_step(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                         cps_note *note, ncmp_db_step *step, ncmp_err *err)
 {
+    /* prepared: planned once per connection, not at every write */
     static const char sql[] =
         SQL_SUBSCRIBED ", ins AS (INSERT INTO cps_event_outbox"
                        "  (event_key, event_id, event_time, event_type, payload)"
                        "  SELECT $4, $5, $6, $7, $8 FROM hit RETURNING 1)"
                        " SELECT pg_notify('" OUTBOX_CHANNEL "', '') FROM ins";
-    ncmp_buf anchor = NCMP_BUF_INIT, dataspace = NCMP_BUF_INIT, anchors = NCMP_BUF_INIT;
-    ncmp_buf key = NCMP_BUF_INIT, payload = NCMP_BUF_INIT;
-    char id[37], now[NCMP_CLOUDEVENT_TIME_SIZE];
-    const char *params[8];
-    int rc = -1;
 
     if (!atomic_load(&events_enabled))
         return 0;
-    if (subscription_paths(t, &anchor, &dataspace, &anchors, err) != 0)
-        goto cleanup;
-    ncmp_buf_appendf(&key, "%s:%s", t->dataspace, t->anchor_name);
-    ncmp_buf_append_char(&key, '\0');
-    ncmp_uuid4(id);
-    ncmp_cloudevent_time_now(now);
-    payload_json(&payload, t, action, xpath, NULL, NULL);
-    params[0] = anchor.data;
-    params[1] = dataspace.data;
-    params[2] = anchors.data;
-    params[3] = key.data;
-    params[4] = id;
-    params[5] = now;
-    params[6] = action;
-    params[7] = payload.data;
-    rc = ncmp_db_query(db, sql, 8, params, NULL, err);
-cleanup:
-    ncmp_buf_free(&anchor);
-    ncmp_buf_free(&dataspace);
-    ncmp_buf_free(&anchors);
-    ncmp_buf_free(&key);
-    ncmp_buf_free(&payload);
+    if (subscription_paths(t, &note->anchor, &note->dataspace, &note->anchors, err) != 0)
+        return -1;
+    ncmp_buf_appendf(&note->key, "%s:%s", t->dataspace, t->anchor_name);
+    ncmp_buf_append_char(&note->key, '\0');
+    ncmp_uuid4(note->id);
+    ncmp_cloudevent_time_now(note->now);
+    payload_json(&note->payload, t, action, xpath, NULL, NULL);
+    note->params[0] = note->anchor.data;
+    note->params[1] = note->dataspace.data;
+    note->params[2] = note->anchors.data;
+    note->params[3] = note->key.data;
+    note->params[4] = note->id;
+    note->params[5] = note->now;
+    note->params[6] = action;
+    note->params[7] = note->payload.data;
+    ncmp_db_statement(db, "cps_event_note", sql);
+    *step = (ncmp_db_step){sql, 8, note->params, NULL, "cps_event_note"};
+    return 1;
+}
+
+void cps_note_clear(cps_note *note)
+{
+    ncmp_buf_free(&note->anchor);
+    ncmp_buf_free(&note->dataspace);
+    ncmp_buf_free(&note->anchors);
+    ncmp_buf_free(&note->key);
+    ncmp_buf_free(&note->payload);
+}
+
+static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                           ncmp_err *err)
+{
+    cps_note note = {0};
+    ncmp_db_step step;
+    int rc = cps_events_note_step(db, t, action, xpath, &note, &step, err);
+
+    if (rc > 0)
+        rc = ncmp_db_pipeline(db, &step, 1, NULL, err);
+    cps_note_clear(&note);
     return rc;
 }
 

@@ -20,6 +20,8 @@
 #define NCMPD_CPS_EVENTS_H
 
 #include "cps_internal.h"
+#include "ncmp_buf.h"
+#include "ncmp_cloudevent.h"
 
 /* A write's events, in its transaction. cps_events_begin is called once
  * the anchor is locked and before anything is written, with the stored
@@ -48,6 +50,21 @@ int cps_events_begin_reads(void);
 
 /* Accepts a zeroed struct. */
 void cps_notice_clear(cps_notice *n);
+
+/* The event of a write without delta notifications (what cps_events_end
+ * writes then), as one prepared statement for the caller's pipeline in
+ * the write's transaction: 1 and *step filled (its parameters in *note,
+ * zeroed before, cleared with cps_note_clear after the pipeline), 0 when
+ * events are off (no step), -1 on error. */
+typedef struct cps_note {
+    ncmp_buf anchor, dataspace, anchors, key, payload;
+    char id[37], now[NCMP_CLOUDEVENT_TIME_SIZE];
+    const char *params[8];
+} cps_note;
+
+int cps_events_note_step(ncmp_db *db, const cps_target *t, const char *action, const char *xpath,
+                         cps_note *note, ncmp_db_step *step, ncmp_err *err);
+void cps_note_clear(cps_note *note);
 
 /* GET/POST/DELETE /cps/api/v2/notification-subscription?xpath= */
 void cps_events_routes_add(cps_api *api, ncmp_http_server *server);

@@ -55,11 +55,9 @@ void cps_anchor_not_found(ncmp_http_request *req, const char *dataspace, const c
  * database error's otherwise. */
 void cps_respond_refusal(ncmp_http_request *req, const cps_refusal *why, const ncmp_err *err);
 
-/* Resolve the request's anchor and load its schema set with `db`.
- * Answers 404 (or the error) and returns -1 when it cannot. */
-int cps_target_resolve(ncmp_http_request *req, cps_api *api, ncmp_db *db, cps_target *t);
-
-/* cps_target_resolve on a connection of the pool, given back at once. */
+/* Resolve the request's anchor and load its schema set, on a connection
+ * of the pool given back at once. Answers 404 (or the error) and returns
+ * -1 when it cannot. */
 int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *t);
 
 /* The same for the anchor `anchor` of `dataspace` (borrowed: they must
@@ -67,16 +65,17 @@ int cps_target_resolve_pooled(ncmp_http_request *req, cps_api *api, cps_target *
 int cps_target_resolve_named(ncmp_http_request *req, cps_api *api, const char *dataspace,
                              const char *anchor, cps_target *t);
 
-/* The anchors a read resolved, remembered by name, so that the next read
- * of one goes to the database once: its rows and the anchor's check in
- * one round trip, in one snapshot (rest_db_stream_checked). An anchor
- * deleted, or deleted and made again, fails the check, is forgotten and
- * resolved anew. A fixed number of slots: a name takes its slot's place. */
+/* The anchors a read or a write resolved, remembered by name, so that the
+ * next read of one goes to the database once: its rows and the anchor's
+ * check in one round trip, in one snapshot (rest_db_stream_checked); a
+ * write's check is its lock of the anchor's row. An anchor deleted, or
+ * deleted and made again, fails the check, is forgotten and resolved
+ * anew. A fixed number of slots: a name takes its slot's place. */
 cps_anchor_cache *cps_anchor_cache_new(void);
 void cps_anchor_cache_destroy(cps_anchor_cache *c);
 
-/* A read's anchor: recalled (*recalled 1, to be checked by
- * cps_read_stream) when `recall` and it is remembered, resolved otherwise
+/* A read's or a write's anchor: recalled (*recalled 1, to be checked by
+ * cps_read_stream or the write's lock) when `recall` and it is remembered, resolved otherwise
  * (and remembered). Answers 404 (or the error) and returns -1 when it
  * cannot. */
 int cps_read_target(ncmp_http_request *req, cps_api *api, const char *dataspace, const char *anchor,
