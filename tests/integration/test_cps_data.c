@@ -154,11 +154,10 @@ static int count_at(cps_case *c, const char *path)
     return n;
 }
 
-/* A case with dataspace ds, the Open ROADM schema set and anchor a1, on
- * an ncmpd of `roles`. */
-static cps_case *openroadm_case_of(const char *name, const char *roles)
+/* A case with dataspace ds, the Open ROADM schema set and anchor a1. */
+static cps_case *openroadm_case(const char *name)
 {
-    cps_case *c = it_cps_start(name, roles);
+    cps_case *c = it_cps_start(name, "cps");
     char zip[1024];
 
     snprintf(zip, sizeof(zip), "%s/tests/data/openroadm/model.zip", NCMP_SOURCE_DIR);
@@ -166,11 +165,6 @@ static cps_case *openroadm_case_of(const char *name, const char *roles)
     it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=or", zip, 201, NULL);
     it_cps_expect(c, "POST", DS "/anchors?schema-set-name=or&anchor-name=a1", NULL, 201, NULL);
     return c;
-}
-
-static cps_case *openroadm_case(const char *name)
-{
-    return openroadm_case_of(name, "cps");
 }
 
 static void post_devices(cps_case *c, int first, int n, long status)
@@ -1087,75 +1081,6 @@ Test(cps_data, composite_queries_combine_paths, .timeout = 120)
  * an anchor deleted is 404 at once, and one made again under the same
  * name (a new anchor, on the same schema set or another) is read as the
  * new anchor, by the node read, the query and the composite query. */
-/* GET `path` (Accept `accept`, NULL: none): its status and body. */
-static long get_raw(cps_case *c, const char *path, const char *accept, ncmp_buf *body)
-{
-    reply r;
-    long status;
-
-    it_cps_request(c, "GET", path, accept, NULL, NULL, NULL, NULL, &r);
-    status = r.status;
-    ncmp_buf_reset(body);
-    ncmp_buf_append_str(body, r.body.data ? r.body.data : "");
-    it_cps_reply_free(&r);
-    return status;
-}
-
-/* An absolute CPS path whose first step names no top-level node of the
- * anchor's schema matches nothing, and is answered without a query: as a
- * path the schema has that matches nothing is, in every form asked, and
- * CPS's 404 once the anchor is gone. */
-Test(cps_data, a_query_whose_top_the_schema_lacks_answers_as_one_that_matches_nothing,
-     .timeout = 120)
-{
-    cps_case *c = openroadm_case_of("cps_data_query_no_top", "rest,cps"); /* rest: /metrics */
-    static const char *const forms[] = {"&descendants=none", "&descendants=direct",
-                                        "&descendants=all", "&descendants=2",
-                                        "&include-descendants=true"};
-    static const char *const accepts[] = {NULL, "application/xml"};
-    /* the first step unknown to the schema; then known, the rest not */
-    const char *lacking = Q "/path/to/non-existing/node%5B@id='1'%5D";
-    const char *having = Q "/openroadm-devices/non-existing/node%5B@id='1'%5D";
-    ncmp_buf a = NCMP_BUF_INIT, b = NCMP_BUF_INIT;
-    char pa[512], pb[512];
-
-    post_devices(c, 1, 2, 201);
-    cr_expect_eq(query_count(c, Q "/openroadm-devices/openroadm-device"), 2);
-    for (size_t i = 0; i < sizeof(forms) / sizeof(*forms); i++)
-        for (size_t j = 0; j < 2; j++) {
-            snprintf(pa, sizeof(pa), "%s%s", lacking, forms[i]);
-            snprintf(pb, sizeof(pb), "%s%s", having, forms[i]);
-            if (i == 4) { /* v1's parameter */
-                memcpy(strstr(pa, "/v2/"), "/v1/", 4);
-                memcpy(strstr(pb, "/v2/"), "/v1/", 4);
-            }
-            cr_expect_eq(get_raw(c, pa, accepts[j], &a), 200, "%s: %s", pa, a.data);
-            cr_expect_eq(get_raw(c, pb, accepts[j], &b), 200, "%s: %s", pb, b.data);
-            cr_expect_str_eq(a.data, b.data, "%s (%s)", pa, accepts[j] ? accepts[j] : "JSON");
-        }
-    /* the first were answered without a query: its statement is known */
-    cr_expect_eq(get_raw(c, "/metrics", NULL, &a), 200, "%.300s", a.data);
-    cr_expect(strstr(a.data, "statement=\"cps_query_none\""),
-              "no path was answered as matching nothing");
-    /* a leaf query */
-    cr_expect_eq(get_raw(c, Q "/path/to/node/@id", NULL, &a), 200, "%s", a.data);
-    cr_expect_eq(get_raw(c, Q "/openroadm-devices/none/@id", NULL, &b), 200, "%s", b.data);
-    cr_expect_str_eq(a.data, b.data);
-    cr_expect_str_eq(a.data, "[]");
-
-    /* remembered by the queries above; gone: 404 */
-    it_cps_expect(c, "DELETE", AN, NULL, 204, NULL);
-    cr_expect_eq(get_raw(c, lacking, NULL, &a), 404);
-    cr_expect(strstr(a.data, "Anchor with name a1 does not exist"), "%s", a.data);
-    it_cps_expect(c, "DELETE", DS "/schema-sets/or", NULL, 204, NULL);
-    it_cps_expect(c, "DELETE", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 204, NULL);
-    cr_expect_eq(get_raw(c, lacking, NULL, &a), 404);
-    cr_expect(strstr(a.data, "Dataspace with name ds does not exist"), "%s", a.data);
-    ncmp_buf_free(&a);
-    ncmp_buf_free(&b);
-    it_cps_fini(c);
-}
-
 /* Writes go by the anchor remembered too, their lock of its row the
  * check: one made again under the same name, with nothing between to
  * tell this process, is the one written. */

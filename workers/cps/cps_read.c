@@ -862,41 +862,12 @@ static tree_writer *matches_writer(cps_schema *schema)
     return w;
 }
 
-/* Does the absolute CPS path `cpspath` match nothing, whatever the
- * anchor holds, its first step naming no top-level node of the schema
- * (a write stores only what the schema defines)? A path of another form
- * (descendant, a prefixed or unusual first step) is left to its query. */
-static int names_no_top(const cps_schema *schema, const char *cpspath)
-{
-    size_t n = 0;
-
-    if (!cpspath || cpspath[0] != '/' || cpspath[1] == '/')
-        return 0;
-    cpspath++;
-    while ((cpspath[n] >= 'a' && cpspath[n] <= 'z') || (cpspath[n] >= 'A' && cpspath[n] <= 'Z') ||
-           (cpspath[n] >= '0' && cpspath[n] <= '9') || cpspath[n] == '_' || cpspath[n] == '-' ||
-           cpspath[n] == '.')
-        n++;
-    if (n == 0 || (cpspath[n] && cpspath[n] != '/' && cpspath[n] != '['))
-        return 0;
-    return !cps_top_module(cps_schema_ctx(schema), cpspath, n);
-}
-
-/* The query of a path that matches nothing (names_no_top): no rows, in
- * the read's transaction all the same, so that a remembered anchor is
- * checked and a missing one answered 404 as for any query. */
-static const char SQL_NO_MATCH[] = "SELECT NULL::text WHERE false";
-static const rest_db_small NO_MATCH_SMALL = {"cps_query_none",
-                                             "SELECT NULL::text WHERE false LIMIT $1"};
-
 /* Answer `sql` over the request's anchor ($1, set here), the depth $2 and
  * the path's values in q: the values of leaf `leaf`, or (NULL) the
- * matches of matches_sql; the CPS path `cpspath` (NULL for a composite
- * query) answered without a query when it can match nothing
- * (names_no_top). A remembered anchor first; asked again with it
+ * matches of matches_sql. A remembered anchor first; asked again with it
  * resolved when it changed. */
 static void query_anchor(ncmp_http_request *req, cps_api *api, const ncmp_buf *sql, query_params *q,
-                         int fetch, const char *leaf, const char *cpspath)
+                         int fetch, const char *leaf)
 {
     cps_target t = {0};
 
@@ -917,13 +888,8 @@ static void query_anchor(ncmp_http_request *req, cps_api *api, const ncmp_buf *s
             ops = wants_xml(req) ? &xml_ops : &tree_ops;
         }
         free(q->all);
-        q->all = NULL;
-        if (names_no_top(t.schema, cpspath))
-            rc = cps_read_stream(req, api, &t, recalled, &NO_MATCH_SMALL, SQL_NO_MATCH, 0, NULL,
-                                 READ_BLOCK, ops, state);
-        else
-            rc = cps_read_stream(req, api, &t, recalled, NULL, sql->data, (int)(2 + q->path.n),
-                                 query_params_all(q), READ_BLOCK, ops, state);
+        rc = cps_read_stream(req, api, &t, recalled, NULL, sql->data, (int)(2 + q->path.n),
+                             query_params_all(q), READ_BLOCK, ops, state);
         if (rc == 0)
             break;
         cps_target_clear(&t);
@@ -966,8 +932,7 @@ static void h_query(ncmp_http_request *req, void *arg)
         ncmp_buf_appendf(&sql, "SELECT q.value FROM (%s) q WHERE $2::int IS NOT NULL", msql.data);
     else
         matches_sql(&sql, &msql, fetch, fetch == 0);
-    query_anchor(req, api, &sql, &q, fetch, kind == CPS_QUERY_LEAF ? (leaf ? leaf : "") : NULL,
-                 cpspath);
+    query_anchor(req, api, &sql, &q, fetch, kind == CPS_QUERY_LEAF ? (leaf ? leaf : "") : NULL);
 cleanup:
     free(leaf);
     query_params_free(&q);
@@ -1220,7 +1185,7 @@ static void h_query_composite(ncmp_http_request *req, void *arg)
         goto cleanup;
     }
     matches_sql(&sql, &msql, fetch, 0);
-    query_anchor(req, api, &sql, &q, fetch, NULL, NULL);
+    query_anchor(req, api, &sql, &q, fetch, NULL);
 cleanup:
     json_object_put(doc);
     query_params_free(&q);

@@ -489,8 +489,7 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
         txn->steps[1].stmt = "rest_settings_generic";
         ncmp_db_statement(st->db, small->stmt, small->sql);
         limited = ncmp_xcalloc((size_t)nparams + 1, sizeof(*limited));
-        if (nparams > 0) /* params may be NULL without any */
-            memcpy(limited, params, (size_t)nparams * sizeof(*limited));
+        memcpy(limited, params, (size_t)nparams * sizeof(*limited));
         snprintf(limit, sizeof(limit), "%d", st->block_rows);
         limited[nparams] = limit;
         txn->steps[n++] = (ncmp_db_step){NULL, nparams + 1, limited, NULL, small->stmt};
