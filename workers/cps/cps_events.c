@@ -302,7 +302,7 @@ static int cps_events_note(ncmp_db *db, const cps_target *t, const char *action,
     int rc = cps_events_note_step(db, t, action, xpath, &note, &step, err);
 
     if (rc > 0)
-        rc = ncmp_db_pipeline(db, &step, 1, NULL, err);
+        rc = ncmp_db_run(db, step.stmt, step.nparams, step.params, NULL, err);
     cps_note_clear(&note);
     return rc;
 }

@@ -75,9 +75,9 @@ cps_anchor_cache *cps_anchor_cache_new(void);
 void cps_anchor_cache_destroy(cps_anchor_cache *c);
 
 /* A read's or a write's anchor: recalled (*recalled 1, to be checked by
- * cps_read_stream or the write's lock) when `recall` and it is remembered, resolved otherwise
- * (and remembered). Answers 404 (or the error) and returns -1 when it
- * cannot. */
+ * cps_read_stream or the write's lock) when `recall` and it is
+ * remembered, resolved otherwise (and remembered). Answers 404 (or the
+ * error) and returns -1 when it cannot. */
 int cps_read_target(ncmp_http_request *req, cps_api *api, const char *dataspace, const char *anchor,
                     int recall, cps_target *t, int *recalled);
 
