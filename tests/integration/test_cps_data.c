@@ -179,8 +179,8 @@ static void post_devices(cps_case *c, int first, int n, long status)
 }
 
 /* Rows just stored are known to the planner within seconds, not at
- * autovacuum's next visit (a minute): the API analyzes the fragment table
- * once its writes pass autovacuum's threshold. */
+ * autovacuum's next visit (a minute): the API vacuums and analyzes the
+ * fragment table once its writes pass autovacuum's threshold. */
 Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
 {
     cps_case *c = openroadm_case("analyzed");
@@ -209,6 +209,18 @@ Test(cps_data, bulk_writes_are_analyzed, .timeout = 120)
                                 "'fragment_store'::regclass",
                                 0, NULL),
                   20 * 86, "the planner knows the rows stored");
+    /* and vacuumed before: every page marked all-visible, so that the
+     * rows near the top are read from their index alone (0021) */
+    cr_expect_eq(it_query_long(db,
+                               "SELECT count(*) FROM pg_stat_user_tables WHERE relname ="
+                               " 'fragment_store' AND last_vacuum IS NOT NULL",
+                               0, NULL),
+                 1, "fragment_store analyzed but not vacuumed");
+    cr_expect_eq(it_query_long(db,
+                               "SELECT (relpages > 0 AND relallvisible = relpages)::int"
+                               " FROM pg_class WHERE oid = 'fragment_store'::regclass",
+                               0, NULL),
+                 1, "pages of fragment_store not all-visible after the vacuum");
     ncmp_db_close(db);
     it_cps_fini(c);
 }
@@ -298,6 +310,86 @@ Test(cps_data, reads_bounded_in_depth_are_the_whole_read_cut_at_that_depth, .tim
         usleep(100 * 1000);
     cr_expect_gt(depth_index_scans(db), scans_before, "no read used the depth index");
     ncmp_db_close(db);
+    it_cps_fini(c);
+}
+
+/* The tags of the garden in an answer (v3: {"g:garden": {...}}), or -1. */
+static int garden_tags(json_object *o)
+{
+    json_object *g, *tags;
+
+    if (json_object_is_type(o, json_type_array)) /* a query's answer */
+        o = json_object_array_get_idx(o, 0);
+    if (!o || !json_object_object_get_ex(o, "g:garden", &g) ||
+        !json_object_object_get_ex(g, "tags", &tags))
+        return -1;
+    return (int)json_object_array_length(tags);
+}
+
+/* Rows near the top whose leaves or path are too large for an index
+ * entry that carries the leaves (migrations/0021: a B-tree entry holds
+ * 2,704 bytes at most) are stored, and read bounded in depth, as the
+ * others are: a container of 300 tags (about 9,000 characters that do
+ * not compress), and a list entry whose key makes its path and its
+ * child's longer than 512 bytes, beside entries of the ordinary size. */
+Test(cps_data, large_rows_near_the_top_are_stored_and_read_bounded_in_depth, .timeout = 120)
+{
+    cps_case *c = it_cps_start("cps_data_large_top", "cps");
+    ncmp_buf body = NCMP_BUF_INIT;
+    char path[512];
+    unsigned seed = 12345;
+    json_object *all, *o;
+
+    it_cps_temp_path(path, sizeof(path), c, "garden.yang");
+    it_cps_write_file(path, GARDEN);
+    it_cps_expect(c, "POST", "/cps/api/v2/dataspaces?dataspace-name=ds", NULL, 201, NULL);
+    it_cps_expect(c, "POST", DS "/schema-sets?schema-set-name=g", path, 201, NULL);
+    it_cps_expect(c, "POST", DS "/anchors?schema-set-name=g&anchor-name=a1", NULL, 201, NULL);
+    ncmp_buf_append_str(&body, "{\"garden\":{\"name\":\"large\",\"tags\":[");
+    for (int i = 0; i < 300; i++) {
+        ncmp_buf_append_str(&body, i ? ",\"" : "\"");
+        for (int k = 0; k < 24; k++) {
+            seed = seed * 1103515245u + 12345u;
+            ncmp_buf_append_char(&body, "0123456789abcdefghijklmnopqrstuv"[(seed >> 16) & 31]);
+        }
+        ncmp_buf_append_char(&body, '"');
+    }
+    ncmp_buf_append_str(&body, "],\"bed\":[");
+    for (int row = 1; row <= 4; row++) {
+        ncmp_buf_appendf(&body, "%s{\"row\":%d,\"col\":\"", row > 1 ? "," : "", row);
+        for (int k = 0; k < (row == 4 ? 600 : 1); k++)
+            ncmp_buf_append_char(&body, 'c');
+        ncmp_buf_appendf(&body, "\",\"soil\":{\"ph\":%d}}", row);
+    }
+    ncmp_buf_append_str(&body, "]}}");
+    send_json(c, "POST", AN "/nodes?xpath=/", body.data, 201, NULL);
+    ncmp_buf_free(&body);
+
+    all = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden&descendants=all");
+    cr_expect_eq(count_nodes_to(all, 99), 9, "%.300s", json_object_to_json_string(all));
+    for (int n = 0; n <= 3; n++) {
+        snprintf(path, sizeof(path),
+                 "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/garden&descendants=%d", n);
+        o = get_json(c, path);
+        cr_expect_eq(count_nodes(o), count_nodes_to(all, n), "%s", path);
+        cr_expect_eq(garden_tags(o), 300, "%s", path);
+        json_object_put(o);
+        snprintf(path, sizeof(path), Q "/garden&descendants=%d", n);
+        o = get_json(c, path);
+        cr_expect_eq(count_nodes(o), count_nodes_to(all, n), "%s", path);
+        cr_expect_eq(garden_tags(o), 300, "%s", path);
+        json_object_put(o);
+    }
+    json_object_put(all);
+    /* from the root, and a query's matches with their children: the
+     * four beds, the long one among them, each with its soil */
+    o = get_json(c, "/cps/api/v3/dataspaces/ds/anchors/a1/node?xpath=/&descendants=1");
+    cr_expect_eq(garden_tags(o), 300);
+    cr_expect_eq(count_nodes(o), 5, "%.300s", json_object_to_json_string(o));
+    json_object_put(o);
+    cr_expect_eq(count_at(c, Q "//bed&descendants=direct"), 8);
+    cr_expect_eq(count_at(c, Q "//bed%5B@row=4%5D&descendants=1"), 2);
+    cr_expect_eq(count_at(c, Q "//soil%5B@ph=4%5D/ancestor::bed&descendants=1"), 2);
     it_cps_fini(c);
 }
 

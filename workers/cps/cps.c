@@ -499,7 +499,7 @@ int cps_api_new(cps_api **out, const ncmp_config *cfg, rest_pool *pool, ncmp_err
     api->pool = pool;
     api->schemas = cps_schema_cache_new();
     api->anchors = cps_anchor_cache_new();
-    api->analyzer = cps_analyzer_new(cfg, "fragment");
+    api->analyzer = cps_analyzer_new(cfg, "fragment", "fragment_store");
     *out = api;
     return 0;
 }

@@ -13,6 +13,18 @@
  * most once every CPS_ANALYZE_INTERVAL_S. SKIP_LOCKED: a running
  * autovacuum of the table is neither waited for nor cancelled (it would
  * be, for a lock it blocks); the rows stay counted for the next turn.
+ *
+ * The API's analyzer runs VACUUM of fragment_store first: the rows near
+ * the top of a tree are read from an index that holds their leaves
+ * (migrations/0021), without the heap, once VACUUM has marked their pages
+ * all-visible (autovacuum would a minute or more later). With the
+ * removal of the rows deleted, whose pages COPY fills again and which
+ * VACUUM cannot mark while they hold dead entries (without it, the rows
+ * of an anchor stored after another was deleted kept their 1,001 heap
+ * fetches; with it, 110 ms for a table of 246,000 rows with 112,000
+ * deleted, the index scans in parallel workers). No truncation: its lock
+ * would stop the reads for a moment. The data sync's partition has no
+ * such index.
  */
 #include "cps_analyze.h"
 
@@ -33,17 +45,19 @@ struct cps_analyzer {
     pthread_cond_t wake;
     pthread_t thread;
     int started, stopping;
-    const char *table; /* "fragment" or one of its partitions */
-    long pending;      /* nodes written since the last ANALYZE */
-    double threshold;  /* pending that makes one due */
+    const char *table;  /* "fragment" or one of its partitions */
+    const char *vacuum; /* the partition to VACUUM first, or NULL */
+    long pending;       /* nodes written since the last ANALYZE */
+    double threshold;   /* pending that makes one due */
 };
 
-cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table)
+cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table, const char *vacuum)
 {
     cps_analyzer *a = ncmp_xcalloc(1, sizeof(*a));
 
     a->cfg = cfg;
     a->table = table;
+    a->vacuum = vacuum;
     a->threshold = 50; /* autovacuum's base; the table's share is learnt */
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->wake, NULL);
@@ -58,17 +72,22 @@ cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table)
     " WHERE (c.oid = $1::regclass AND c.relkind = 'r')"                                            \
     " OR c.oid IN (SELECT i.inhrelid FROM pg_inherits i WHERE i.inhparent = $1::regclass)"
 
-/* ANALYZE (of a partitioned table: the partitions with it), then the
- * threshold from the table's rows as it left them. */
+/* VACUUM when asked, ANALYZE (of a partitioned table: the partitions
+ * with it), then the threshold from the table's rows as it left them. */
 static int analyze(cps_analyzer *a, ncmp_db **db)
 {
-    char sql[64];
+    char sql[96];
     PGresult *res = NULL;
     ncmp_err err;
 
     if (!*db && ncmp_db_open(db, a->cfg->db_url, a->cfg->db_password, a->cfg->db_connect_timeout_s,
                              &err) != 0)
         goto fail;
+    if (a->vacuum) {
+        snprintf(sql, sizeof(sql), "VACUUM (SKIP_LOCKED, TRUNCATE OFF) %s", a->vacuum);
+        if (ncmp_db_exec(*db, sql, &err) != 0)
+            goto fail;
+    }
     snprintf(sql, sizeof(sql), "ANALYZE (SKIP_LOCKED) %s", a->table);
     if (ncmp_db_exec(*db, sql, &err) != 0 ||
         ncmp_db_query(*db, SQL_ROWS, 1, &a->table, &res, &err) != 0)

@@ -130,8 +130,8 @@ int cps_delta_each(ncmp_db *db, const char *src_id, const char *tgt_id, const ch
  * scans the range ($2 must be > 0), READ_WALK jumps over what is deeper
  * than $2. cps_sql_read_bounded gives the read for a deepest depth
  * (CPS_DEPTH_ALL: every descendant): READ_ALL, READ_WALK, or, down to
- * CPS_DEPTH_INDEXED, one range scan per depth of the index on the rows
- * near the top (migrations/0018_cps_fragment_depth.sql). */
+ * CPS_DEPTH_INDEXED, range scans of the indexes on the rows near the
+ * top (migrations/0018_cps_fragment_depth.sql, 0021). */
 #define CPS_DEPTH_ALL     32767
 #define CPS_DEPTH_INDEXED 3
 extern const char CPS_SQL_READ_ALL[];

@@ -782,7 +782,7 @@ int datasync_start(datasync **out, const ncmp_services *svc, ncmp_err *err)
     ds->cfg = svc->cfg;
     ds->dmi = svc->dmi;
     ds->store = datasync_store_new();
-    ds->analyzer = cps_analyzer_new(svc->cfg, "fragment_cache");
+    ds->analyzer = cps_analyzer_new(svc->cfg, "fragment_cache", NULL);
     ds->retry =
         (datasync_retry){svc->cfg->data_sync_retry_initial_ms, svc->cfg->data_sync_retry_max_ms};
     atomic_init(&ds->refs, 1);
