@@ -1452,7 +1452,14 @@ static int delta_open(delta *d, const char *path, size_t plen, ncmp_err *err)
     d->top_depth = plen ? cps_path_depth(path, plen) : 1;
     snprintf(d->maxdepth, sizeof(d->maxdepth), "%d",
              d->fetch < 0 ? CPS_DEPTH_ALL : d->top_depth + d->fetch);
-    read = cps_sql_read_bounded(atoi(d->maxdepth));
+    /* a list entry without descendants is its one row: the walk finds it
+     * with two probes of the key, and its plan, made at each request,
+     * takes less time than that of the scans of the two indexes near the
+     * top (0.13-0.19 ms against 0.23-0.45) */
+    if (d->fetch == 0 && plen && cps_path_is_list_entry(path, plen))
+        read = CPS_SQL_READ_WALK;
+    else
+        read = cps_sql_read_bounded(atoi(d->maxdepth));
     snprintf(top, sizeof(top), "%d", d->top_depth);
     cps_path_ranges_of(path, plen, &d->rg);
     params[0] = d->src;
