@@ -402,7 +402,9 @@ static void tw_free(void *arg)
     free(w);
 }
 
-static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free, NULL};
+/* in key order: the fragments of an anchor were written by COPY in key
+ * order (rest_db.c, SQL_SETTINGS_KEYED) */
+static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free, NULL, 1};
 
 /* --- the same tree as XML ------------------------------------------------ */
 
@@ -530,8 +532,8 @@ static void xml_tail(void *arg, ncmp_buf *out)
     tw_close_all(arg, out);
 }
 
-static const rest_stream_ops xml_ops = {xml_head, xml_row, xml_tail,
-                                        tw_empty, tw_free, "application/xml"};
+static const rest_stream_ops xml_ops = {xml_head, xml_row,           xml_tail, tw_empty,
+                                        tw_free,  "application/xml", 1};
 
 /* --- the data of a delta report's entry ------------------------------------ */
 
@@ -831,7 +833,7 @@ static void lw_tail(void *arg, ncmp_buf *out)
     ncmp_buf_append_char(out, ']');
 }
 
-static const rest_stream_ops leaf_ops = {lw_head, lw_row, lw_tail, NULL, free, NULL};
+static const rest_stream_ops leaf_ops = {lw_head, lw_row, lw_tail, NULL, free, NULL, 0};
 
 /* The parameters of a query: $1 the anchors, $2 the depth, then the
  * path's own values. */

@@ -70,6 +70,10 @@ typedef struct rest_stream_ops {
     int (*empty)(void *state, ncmp_http_request *req);
     void (*free)(void *state);
     const char *content_type; /* NULL: application/json */
+    /* the rows read lie in the table in the order of the index the query
+     * reads them by (the CPS store's fragments, written by COPY in key
+     * order): planned with random_page_cost 1.1 (rest_db.c says why) */
+    int in_key_order;
 } rest_stream_ops;
 
 /* rest_db_stream_array with the body written by `ops` on `state` (owned
