@@ -18,10 +18,11 @@
 -- text, whose binary form (jsonb) is at most about 4.3 times as long
 -- (a leaf-list of one-digit numbers: 128 bytes for the 30 characters of
 -- ten; an Open ROADM device's leaves are 137 characters, 145 bytes), so
--- about 2,300 bytes at most with the rest of the entry. The other rows near the top keep an entry without leaves
--- in an index of their own, read beside the first
--- (workers/cps/cps_read.c, SQL_READ_SHALLOW). The reads repeat both
--- predicates word for word so that the planner may use the two indexes.
+-- about 2,300 bytes at most with the rest of the entry. The other rows
+-- near the top keep an entry without leaves in an index of their own,
+-- read beside the first (workers/cps/cps_read.c, SQL_READ_SHALLOW). The
+-- reads repeat both predicates word for word so that the planner may use
+-- the two indexes.
 DROP INDEX fragment_store_depth;
 CREATE INDEX fragment_store_depth ON fragment_store (anchor_id, depth, path) INCLUDE (attributes)
     WHERE depth <= 3 AND octet_length(path) <= 512 AND octet_length(attributes::text) <= 400;

@@ -448,8 +448,8 @@ static long fragment_rows(bench *b, const char *anchor)
 static double pg_read_ms_once(bench *b, long anchor, const char *sql, long *rows);
 
 /* The same, planned as PostgreSQL plans it by default and as ncmpd plans
- * its reads of the store (random_page_cost 1.1: workers/rest/rest_db.c,
- * SQL_SETTINGS_KEYED): the faster of the two, and the default's in
+ * its reads of the store (random_page_cost 1.1: workers/rest/rest_db.h,
+ * REST_DB_KEY_ORDER): the faster of the two, and the default's in
  * *default_ms (may be NULL), so that the limit is PostgreSQL's best. */
 static double pg_read_ms(bench *b, long anchor, const char *sql, long *rows, double *default_ms)
 {

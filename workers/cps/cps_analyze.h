@@ -1,7 +1,7 @@
 /*
- * cps_analyze: ANALYZE (and VACUUM) of the fragment table once the nodes written since
- * the last one pass autovacuum's threshold, on a thread of its own, at
- * most once every ten seconds (cps_analyze.c says why).
+ * cps_analyze: ANALYZE (and VACUUM) of the fragment table once the nodes
+ * written since the last one pass autovacuum's threshold, on a thread of
+ * its own, at most once every ten seconds (cps_analyze.c says why).
  */
 #ifndef CPS_ANALYZE_H
 #define CPS_ANALYZE_H
@@ -14,9 +14,9 @@ typedef struct cps_analyzer cps_analyzer;
  * `table` is what it analyzes: "fragment" (the partitioned table, every
  * partition with it) or one partition the caller writes to alone
  * ("fragment_cache", the data sync's). `vacuum`, when not NULL, is a
- * partition to VACUUM before each ANALYZE:
- * "fragment_store", the API's, whose rows near the top are read by
- * index-only scans. String constants. */
+ * partition to VACUUM before each ANALYZE: "fragment_store", the API's,
+ * whose rows near the top are read by index-only scans. String
+ * constants. */
 cps_analyzer *cps_analyzer_new(const ncmp_config *cfg, const char *table, const char *vacuum);
 
 /* `nodes` were written (committed): ANALYZE when due. Starts the thread

@@ -1600,12 +1600,12 @@ static delta *delta_new(cps_api *api, ncmp_http_request *req, int get)
  * otherwise), and their plans are not JIT-compiled: a range of a large
  * anchor crosses the cost threshold and paid a second of compiling for
  * a query that runs in milliseconds. An anchor's rows lie in the table
- * in key order: random_page_cost 1.1, as the reads of the data API
- * (workers/rest/rest_db.c, SQL_SETTINGS_KEYED, says why). */
+ * in key order: REST_DB_KEY_ORDER (rest_db.h), as for the reads of the
+ * data API. */
 /* One statement, so that it can go in a pipeline (delta_begin). */
 #define SQL_SETTINGS                                                                               \
-    "SELECT set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', true),"     \
-    " set_config('random_page_cost', '1.1', true)"
+    "SELECT set_config('cursor_tuple_fraction', '1.0', true), set_config('jit', 'off', "           \
+    "true), " REST_DB_KEY_ORDER
 
 /* A pooled connection in a transaction of d's, with anchor `src` (and
  * `tgt`, NULL for a payload's delta) of dataspace `ds` resolved into ts

@@ -403,7 +403,7 @@ static void tw_free(void *arg)
 }
 
 /* in key order: the fragments of an anchor were written by COPY in key
- * order (rest_db.c, SQL_SETTINGS_KEYED) */
+ * order (rest_db.h, REST_DB_KEY_ORDER) */
 static const rest_stream_ops tree_ops = {tw_head, tw_row, tw_tail, tw_empty, tw_free, NULL, 1};
 
 /* --- the same tree as XML ------------------------------------------------ */

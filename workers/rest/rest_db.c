@@ -159,17 +159,9 @@ static const char SQL_SETTINGS[] = SETTINGS;
 #define GENERIC ", set_config('plan_cache_mode', 'force_generic_plan', true)"
 static const char SQL_SETTINGS_GENERIC[] = SETTINGS GENERIC;
 /* A read of rows that lie in the table in its index's order
- * (rest_stream_ops.in_key_order). PostgreSQL prices an index scan by the
- * correlation of the column with the table's order over the whole table;
- * the CPS store's anchors share their paths, so the correlation of path
- * is low (0.56), though each anchor's rows were written in key order. It
- * took the 86,001 rows of an anchor by a parallel scan of the whole
- * table and a sort on disk (75-95 ms) rather than by the key's range in
- * its order (23-26 ms, the heap read in order): with random_page_cost at
- * 1.1, what a table held in memory or on SSD costs, it takes the key. */
-#define KEYED ", set_config('random_page_cost', '1.1', true)"
-static const char SQL_SETTINGS_KEYED[] = SETTINGS KEYED;
-static const char SQL_SETTINGS_KEYED_GENERIC[] = SETTINGS KEYED GENERIC;
+ * (rest_stream_ops.in_key_order), and the same for a small read. */
+static const char SQL_SETTINGS_KEYED[] = SETTINGS ", " REST_DB_KEY_ORDER;
+static const char SQL_SETTINGS_KEYED_GENERIC[] = SETTINGS ", " REST_DB_KEY_ORDER GENERIC;
 
 /* A read's transaction: its opening statements, then the caller's. */
 typedef struct read_txn {
@@ -487,6 +479,7 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
     ncmp_buf declare = NCMP_BUF_INIT;
     PGresult *res = NULL, *checked = NULL;
     const char **limited = NULL;
+    const char *settings = NULL, *settings_sql = NULL; /* NULL: query_begin's */
     char limit[16];
     int rc, n = 2;
 
@@ -496,13 +489,19 @@ static int stream_open(db_stream *st, read_txn *txn, const rest_db_check *check,
         txn->steps[n++] =
             (ncmp_db_step){NULL, check->nparams, check->params, &checked, check->stmt};
     }
-    if (st->ops->in_key_order) {
-        ncmp_db_statement(st->db, small ? "rest_settings_keyed_generic" : "rest_settings_keyed",
-                          small ? SQL_SETTINGS_KEYED_GENERIC : SQL_SETTINGS_KEYED);
-        txn->steps[1].stmt = small ? "rest_settings_keyed_generic" : "rest_settings_keyed";
+    if (st->ops->in_key_order && small) {
+        settings = "rest_settings_keyed_generic";
+        settings_sql = SQL_SETTINGS_KEYED_GENERIC;
+    } else if (st->ops->in_key_order) {
+        settings = "rest_settings_keyed";
+        settings_sql = SQL_SETTINGS_KEYED;
     } else if (small) {
-        ncmp_db_statement(st->db, "rest_settings_generic", SQL_SETTINGS_GENERIC);
-        txn->steps[1].stmt = "rest_settings_generic";
+        settings = "rest_settings_generic";
+        settings_sql = SQL_SETTINGS_GENERIC;
+    }
+    if (settings) {
+        ncmp_db_statement(st->db, settings, settings_sql);
+        txn->steps[1].stmt = settings;
     }
     if (small) {
         ncmp_db_statement(st->db, small->stmt, small->sql);
